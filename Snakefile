@@ -1,0 +1,23 @@
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+report: "report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/train.smk"
+include: "rules/encode.smk"
+include: "rules/evaluate.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

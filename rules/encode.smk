@@ -1,0 +1,32 @@
+# Encoding: one forward pass per model and text set, every grid layer pooled.
+
+
+rule encode_texts:
+    input:
+        model=variant_model,
+        data=eval_tables,
+    output:
+        embeddings=directory(f"{RESULTS}/{{experiment}}/embeddings/{{variant}}"),
+    params:
+        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        layers=lambda wc: list(variant(wc).eval_layers),
+        cut_layers=lambda wc: None if variant(wc).trained else variant(wc).cut_layers,
+        max_dim=lambda wc: max(experiment(wc)["grid"]["dims"]),
+        pooling=lambda wc: experiment(wc)["pooling"],
+        max_seq_length=lambda wc: experiment(wc)["evaluation"]["max_seq_length"],
+        batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+    log:
+        f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../scripts/encode_texts.py"
+
+
+rule all_embeddings:
+    input:
+        stage_targets("embeddings"),

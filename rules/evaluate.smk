@@ -1,0 +1,48 @@
+# Scoring: every (layer, dim) cell of every variant, into the tidy score table.
+
+
+rule evaluate_sts:
+    input:
+        embeddings=variant_embeddings,
+        data=eval_tables,
+    output:
+        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
+    params:
+        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        layers=lambda wc: list(variant(wc).eval_layers),
+        dims=lambda wc: experiment(wc)["grid"]["dims"],
+        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        meta=lambda wc: {
+            "experiment": wc.experiment,
+            "track": experiment(wc)["track"],
+            "variant": variant(wc).method,
+            "model": experiment(wc)["model"],
+            "split": experiment(wc)["evaluation"]["split"],
+            "seed": experiment(wc)["train"]["seed"] if variant(wc).trained else None,
+        },
+    log:
+        f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../scripts/evaluate_sts.py"
+
+
+rule collect_scores:
+    input:
+        scores=experiment_scores,
+    output:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+    log:
+        f"{RESULTS}/logs/collect_scores/{{experiment}}.log",
+    conda:
+        "../envs/report.yaml"
+    localrule: True
+    script:
+        "../scripts/collect_scores.py"
+
+
+rule all_scores:
+    input:
+        stage_targets("scores"),

@@ -1,0 +1,62 @@
+# Tables and figures: views of the score table, ours beside the published numbers.
+
+
+rule sts_table:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        markdown=f"{RESULTS}/{{experiment}}/tables/sts_grid.md",
+        csv=f"{RESULTS}/{{experiment}}/tables/sts_grid.csv",
+        html=report(
+            f"{RESULTS}/{{experiment}}/tables/sts_grid.html",
+            caption="../report/sts_table.rst",
+            category="{experiment}",
+            subcategory="tables",
+            labels={"experiment": "{experiment}", "view": "seed table"},
+        ),
+        comparison=report(
+            f"{RESULTS}/{{experiment}}/tables/sts_vs_published.csv",
+            caption="../report/sts_comparison.rst",
+            category="{experiment}",
+            subcategory="tables",
+            labels={"experiment": "{experiment}", "view": "ours vs published"},
+        ),
+    params:
+        reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
+        dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
+    log:
+        f"{RESULTS}/logs/sts_table/{{experiment}}.log",
+    conda:
+        "../envs/report.yaml"
+    localrule: True
+    script:
+        "../scripts/sts_table.py"
+
+
+rule sts_figure:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        png=report(
+            f"{RESULTS}/{{experiment}}/figures/sts_layers.png",
+            caption="../report/sts_figure.rst",
+            category="{experiment}",
+            subcategory="figures",
+            labels={"experiment": "{experiment}", "view": "layer subplots"},
+        ),
+        svg=f"{RESULTS}/{{experiment}}/figures/sts_layers.svg",
+    params:
+        reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
+        dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
+        title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
+    log:
+        f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
+    conda:
+        "../envs/report.yaml"
+    localrule: True
+    script:
+        "../scripts/sts_figure.py"

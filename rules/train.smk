@@ -1,0 +1,32 @@
+# Fine-tuning: one job per trained variant (BERT-S: one per layer, cut physically).
+
+
+rule train_model:
+    input:
+        model=lambda wc: model_dir(experiment(wc)["model"]),
+        data=train_data,
+    output:
+        model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
+    params:
+        method=lambda wc: variant(wc).method,
+        cut_layers=lambda wc: variant(wc).cut_layers,
+        pooling=lambda wc: experiment(wc)["pooling"],
+        semantics=lambda wc: experiment(wc)["semantics"],
+        dims=lambda wc: experiment(wc)["grid"]["dims"],
+        train=lambda wc: experiment(wc)["train"],
+        kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
+    log:
+        f"{RESULTS}/logs/train_model/{{experiment}}/{{variant}}.log",
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../scripts/train_model.py"
+
+
+rule all_models:
+    input:
+        stage_targets("models"),

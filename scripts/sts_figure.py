@@ -1,0 +1,5 @@
+"""Rule sts_figure: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+from trimbench import rules, steps
+
+rules.run(steps.sts_figure, globals().get("snakemake"))

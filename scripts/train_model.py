@@ -1,0 +1,5 @@
+"""Rule train_model: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+from trimbench import rules, steps
+
+rules.run(steps.train_model, globals().get("snakemake"))

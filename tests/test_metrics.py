@@ -1,0 +1,42 @@
+"""Grid metrics against direct re-computation with scipy."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import pearsonr, spearmanr
+
+from trimbench.metrics import correlations, prefix_cosines, sts_grid
+
+
+def test_prefix_cosines_equal_direct_cosines():
+    rng = np.random.default_rng(0)
+    left, right = rng.normal(size=(20, 16)), rng.normal(size=(20, 16))
+    dims = [16, 8, 3]
+    got = prefix_cosines(left, right, dims)
+    for column, d in enumerate(dims):
+        a, b = left[:, :d], right[:, :d]
+        expected = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        np.testing.assert_allclose(got[:, column], expected, atol=1e-12)
+
+
+def test_correlations_equal_scipy_with_ties():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(50, 3))
+    scores[:5, 0] = 0.5  # ties
+    gold = rng.integers(0, 5, size=50).astype(float)  # many ties, as STS gold scores have
+    got = correlations(scores, gold)
+    for column in range(3):
+        assert np.isclose(got["spearman_cosine"][column], spearmanr(gold, scores[:, column]).statistic)
+        assert np.isclose(got["pearson_cosine"][column], pearsonr(gold, scores[:, column]).statistic)
+
+
+def test_sts_grid_rows():
+    rng = np.random.default_rng(2)
+    embeddings = rng.normal(size=(2, 10, 8)).astype(np.float32)
+    first, second = np.arange(0, 5), np.arange(5, 10)
+    gold = rng.uniform(size=5)
+    rows = sts_grid(embeddings, [3, 6], first, second, gold, [8, 4], ["spearman_cosine"])
+    assert [(r["layer"], r["dim"]) for r in rows] == [(3, 8), (3, 4), (6, 8), (6, 4)]
+    a, b = embeddings[1, first, :4], embeddings[1, second, :4]
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert np.isclose(rows[3]["value"], spearmanr(gold, cos).statistic)

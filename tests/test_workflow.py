@@ -1,0 +1,98 @@
+"""The whole DAG through snakemake itself, on a temporary directory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.workflow
+
+TRAINED = ["full", "separate-L1", "separate-L2", "matryoshka", "2dmse"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """The tiny test config run to the end once for the module."""
+    workdir = tmp_path_factory.mktemp("tiny-run")
+    shutil.copy(REPO / "tests" / "configs" / "tiny.yaml", workdir / "config.yaml")
+    run_snakemake(workdir)
+    return workdir
+
+
+def test_full_run_makes_every_output(finished):
+    base = finished / "results" / "tiny-sts"
+    for name in ("tables/sts_grid.md", "tables/sts_grid.csv", "tables/sts_grid.html",
+                 "tables/sts_vs_published.csv", "figures/sts_layers.png", "figures/sts_layers.svg"):
+        assert (base / name).stat().st_size > 0, name
+    scores = pd.read_parquet(base / "scores.parquet")
+    assert list(scores.columns) == ["experiment", "track", "variant", "model", "layer", "dim", "dataset", "split",
+                                    "metric", "value", "seed"]
+    cells = scores[(scores.dataset == "sts-avg") & (scores.metric == "spearman_cosine")]
+    # 4 methods x 3 layers x 3 dims, plus BERT-S one layer each.
+    assert len(cells) == 4 * 3 * 3 + 3 * 3
+    assert cells["value"].between(-1, 1).all()
+    for variant in TRAINED:
+        assert (base / "models" / variant / "modules.json").is_file()
+    assert not (base / "models" / "separate-L3").exists()  # BERT-S at full depth is the full model
+    assert "**" in (base / "tables" / "sts_grid.md").read_text()
+
+
+def test_rerun_of_evaluation_leaves_training_alone(finished):
+    base = finished / "results" / "tiny-sts"
+    trained = {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED}
+    embedded = {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()}
+    scored = (base / "scores" / "full.parquet").stat().st_mtime_ns
+    result = run_snakemake(finished, "-R", "evaluate_sts")
+    assert "train_model" not in result.stdout + result.stderr.split("Job stats")[-1]
+    assert {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED} == trained
+    assert {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()} == embedded
+    assert (base / "scores" / "full.parquet").stat().st_mtime_ns != scored
+
+
+def test_changed_evaluation_settings_rerun_evaluation_not_training(finished, tmp_path):
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    config["experiments"]["tiny-sts"]["evaluation"]["metrics"] = ["spearman_cosine"]
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    dry = run_snakemake(finished, "-n", "--configfile", str(changed)).stdout
+    stats = dry.split("Job stats:")[1].split("Reasons")[0]
+    assert "evaluate_sts" in stats and "train_model" not in stats and "encode_texts" not in stats
+
+
+def test_no_op_rerun(finished):
+    assert "Nothing to be done" in run_snakemake(finished, "-n").stdout
+
+
+def test_report_builds(finished):
+    run_snakemake(finished, "--report", "results/report.html")
+    html = (finished / "results" / "report.html").read_text(errors="replace")
+    assert "sts_layers.png" in html and "sts_grid.html" in html
+
+
+def test_bad_config_fails_before_any_job(workdir):
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    config["experiments"]["tiny-sts"]["grid"]["dims"] = [64, 32]
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    result = run_snakemake(workdir, check=False)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "Invalid configuration: config key experiments.tiny-sts.grid.dims: dim 64 is larger than model " \
+           "'tiny''s width 32" in output
+    assert not (workdir / "results").exists()
+
+
+def test_paper_preset_dry_run_shows_full_dag(tmp_path):
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs" / "2dmse-sts.yaml"))
+    stats = result.stdout.split("Job stats:")[1].split("Reasons")[0]
+    counts = {line.split()[0]: int(line.split()[1]) for line in stats.splitlines()[3:] if line.strip()}
+    # full, separate x 5 (L12 is the full model), matryoshka, 2dmse; 8 data tables; 1 model download.
+    assert counts["train_model"] == 8
+    assert counts["prepare_data"] == 8
+    assert counts["fetch_model"] == 1
+    assert counts["evaluate_sts"] == 10

@@ -1,0 +1,36 @@
+"""Outputs that are only ever complete: write to a temporary sibling, then rename."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path next to ``path``; move it into place only if the block succeeds.
+
+    A killed job leaves at most a ``.tmp`` sibling, never a file or folder that a later stage
+    would take as finished.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    _remove(tmp)
+    try:
+        yield tmp
+    except BaseException:
+        _remove(tmp)
+        raise
+    if path.exists() and path.is_dir():
+        shutil.rmtree(path)
+    os.replace(tmp, path)

@@ -1,0 +1,264 @@
+"""Configuration: schema validation with defaults, registry and grid checks, experiment expansion.
+
+Everything here runs while Snakemake parses the workflow, so it stays light: no torch, no
+transformers. Every problem is raised as one :class:`ConfigError` naming the key or file.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from trimbench import smoke
+from trimbench.models import ModelShape, declared_shape
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
+
+TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse")
+#: the 2DMSE-Reproduce seed's names for our methods, as in its tables and reference/2dmse_sts.csv
+SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE"}
+TRAINING_KINDS = ("pairs", "triplets")
+
+
+class ConfigError(ValueError):
+    """A problem with the configuration, the registries or a file they name."""
+
+
+def _validator_filling_defaults():
+    base = jsonschema.Draft202012Validator
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = copy.deepcopy(subschema["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, {"properties": set_defaults})
+
+
+_SCHEMA_CACHE: dict = {}
+
+
+def load_schema() -> dict:
+    if "schema" not in _SCHEMA_CACHE:
+        _SCHEMA_CACHE["schema"] = yaml.safe_load(SCHEMA_PATH.read_text())
+    return _SCHEMA_CACHE["schema"]
+
+
+def _key_path(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = _key_path(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hints.append(f"'{key}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        if allowed:
+            return f"config key {where}: unknown key {', '.join(hints)}; allowed: {', '.join(allowed)}"
+        return f"config key {where}: unknown key {', '.join(hints)}"
+    if error.validator == "enum":
+        return f"config key {where}: {error.instance!r} is not one of {error.validator_value}"
+    return f"config key {where}: {error.message}"
+
+
+def validate_schema(config: dict) -> dict:
+    """Return a copy of ``config`` with defaults filled; raise ConfigError on the first problem."""
+    config = copy.deepcopy(config)
+    validator = _validator_filling_defaults()(load_schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        # The deepest error is the most specific one; if/then failures report on the parent.
+        error = max(errors, key=lambda e: len(e.absolute_path))
+        raise ConfigError(_describe(error))
+    return config
+
+
+def _unknown(kind: str, name: str, known, where: str) -> ConfigError:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return ConfigError(
+        f"config key {where}: unknown {kind} '{name}'{hint}; known {kind}s: {', '.join(sorted(known))}"
+    )
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One model whose embeddings get evaluated: a method, possibly cut to ``cut_layers`` layers."""
+
+    name: str
+    method: str
+    cut_layers: int | None
+    eval_layers: tuple[int, ...]
+    #: the variant whose trained model this one reuses (BERT-S at full depth is the full model)
+    model_variant: str
+
+    @property
+    def trained(self) -> bool:
+        return self.method != "pretrained"
+
+
+def variants(experiment: dict, depth: int) -> list[Variant]:
+    """Expand an experiment's methods into the variants the workflow trains and evaluates."""
+    layers = tuple(sorted(experiment["grid"]["layers"]))
+    methods = experiment["methods"]
+    out = []
+    for method in methods:
+        if method == "separate":
+            for k in layers:
+                name = f"separate-L{k}"
+                # The seed's BERT-S at full depth is the full model: reuse it rather than train twice.
+                reuse_full = k == depth and "full" in methods
+                out.append(Variant(name, method, k, (k,), "full" if reuse_full else name))
+        else:
+            out.append(Variant(method, method, None, layers, method))
+    return out
+
+
+def resolve_path(path: str, workdir: Path) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else (workdir / p)
+
+
+def _check_dataset(name: str, entry: dict, workdir: Path) -> None:
+    where = f"datasets.{name}"
+    if entry["source"] == "local":
+        folder = resolve_path(entry["path"], workdir)
+        if not folder.is_dir():
+            raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+
+
+def _check_model_paths(name: str, entry: dict, workdir: Path) -> None:
+    where = f"models.{name}"
+    if entry["source"] == "local":
+        folder = resolve_path(entry["path"], workdir)
+        if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
+            raise ConfigError(
+                f"config key {where}.path: '{entry['path']}' is not a model directory "
+                "(no config.json or modules.json there)"
+            )
+
+
+def model_shape(name: str, entry: dict, workdir: Path) -> ModelShape:
+    try:
+        return declared_shape(entry, workdir)
+    except (FileNotFoundError, ValueError, ImportError) as exc:
+        raise ConfigError(f"config key models.{name}: {exc}") from exc
+
+
+def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, ModelShape]) -> None:
+    where = f"experiments.{name}"
+    datasets, models = config["datasets"], config["models"]
+    if exp["model"] not in models:
+        raise _unknown("model", exp["model"], models, f"{where}.model")
+    shape = shapes[exp["model"]]
+    for k in exp["grid"]["layers"]:
+        if k > shape.layers:
+            raise ConfigError(
+                f"config key {where}.grid.layers: layer {k} is beyond model '{exp['model']}', "
+                f"which has {shape.layers} layers"
+            )
+    for d in exp["grid"]["dims"]:
+        if d > shape.dim:
+            raise ConfigError(
+                f"config key {where}.grid.dims: dim {d} is larger than model '{exp['model']}''s "
+                f"width {shape.dim}"
+            )
+    trained = [m for m in exp["methods"] if m in TRAINED_METHODS]
+    if trained:
+        train_ds = exp["train"].get("dataset")
+        if train_ds is None:
+            raise ConfigError(f"config key {where}.train.dataset: methods {trained} need a training dataset")
+        if train_ds not in datasets:
+            raise _unknown("dataset", train_ds, datasets, f"{where}.train.dataset")
+        if datasets[train_ds]["kind"] not in TRAINING_KINDS:
+            raise ConfigError(
+                f"config key {where}.train.dataset: dataset '{train_ds}' is of kind "
+                f"'{datasets[train_ds]['kind']}', training needs one of {list(TRAINING_KINDS)}"
+            )
+    for ds in exp["evaluation"]["datasets"]:
+        if ds not in datasets:
+            raise _unknown("dataset", ds, datasets, f"{where}.evaluation.datasets")
+        if datasets[ds]["kind"] != "sts":
+            raise ConfigError(
+                f"config key {where}.evaluation.datasets: dataset '{ds}' is of kind "
+                f"'{datasets[ds]['kind']}', STS evaluation needs kind 'sts'"
+            )
+    if exp["evaluation"]["main_metric"] not in exp["evaluation"]["metrics"]:
+        raise ConfigError(
+            f"config key {where}.evaluation.main_metric: '{exp['evaluation']['main_metric']}' "
+            f"is not among evaluation.metrics {exp['evaluation']['metrics']}"
+        )
+
+
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def _coerce_switches(config: dict) -> dict:
+    """``--config smoke=true`` arrives as the string 'true' from some Snakemake versions."""
+    smoke_value = config.get("smoke")
+    if isinstance(smoke_value, str) and smoke_value.lower() in _BOOLEAN_WORDS:
+        config = {**config, "smoke": _BOOLEAN_WORDS[smoke_value.lower()]}
+    return config
+
+
+def prepare(config: dict, workdir: str | Path = ".") -> dict:
+    """Validate ``config`` (as Snakemake loaded it) and return the complete, checked config.
+
+    Smoke mode is applied after validation so that the smoke config is validated too.
+    """
+    workdir = Path(workdir)
+    config = validate_schema(_coerce_switches(config))
+    if config["smoke"]:
+        config = validate_schema(smoke.apply(config))
+    for name, entry in config["models"].items():
+        if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
+            raise _unknown("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
+    models = config["models"]
+    used_models = {exp["model"] for exp in config["experiments"].values()} & set(models)
+    used_models |= {models[m]["vocab_from"] for m in used_models if models[m]["source"] == "tiny"}
+    for name in sorted(used_models):
+        _check_model_paths(name, config["models"][name], workdir)
+    used_datasets = set()
+    for exp in config["experiments"].values():
+        used_datasets |= set(exp["evaluation"]["datasets"])
+        if exp["train"].get("dataset"):
+            used_datasets.add(exp["train"]["dataset"])
+    for name in sorted(used_datasets & set(config["datasets"])):
+        _check_dataset(name, config["datasets"][name], workdir)
+    shapes = {}
+    for name, exp in config["experiments"].items():
+        if exp["model"] in config["models"] and exp["model"] not in shapes:
+            shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
+        _check_experiment(name, exp, config, shapes)
+        exp["_depth"] = shapes[exp["model"]].layers
+    return canonical(config)
+
+
+def canonical(obj):
+    """Dicts with sorted keys, recursively: Snakemake's params trigger compares params by their
+    text, so the same settings written in another key order must not look like a change."""
+    if isinstance(obj, dict):
+        return {key: canonical(obj[key]) for key in sorted(obj)}
+    if isinstance(obj, list):
+        return [canonical(item) for item in obj]
+    return obj
+
+
+def load_file(path: str | Path, overrides: dict | None = None, workdir: str | Path = ".") -> dict:
+    """Load a YAML config as ``snakemake --configfile`` would, then :func:`prepare` it."""
+    config = yaml.safe_load(Path(path).read_text())
+    for key, value in (overrides or {}).items():
+        config[key] = value
+    return prepare(config, workdir)

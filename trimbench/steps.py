@@ -1,0 +1,119 @@
+"""One function per workflow rule: read the job's inputs and params, call the library, write outputs.
+
+Each takes a :class:`trimbench.rules.Job`; ``scripts/<rule>.py`` only calls ``rules.run`` on it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trimbench import scores as score_table
+from trimbench.atomic import atomic_path
+
+log = logging.getLogger("trimbench")
+
+
+def prepare_data(job) -> None:
+    from trimbench.data import load_split
+
+    p = job.params
+    frame = load_split(p.name, p.entry, job.wildcards.split, p.workdir)
+    log.info("dataset %s split %s: %d rows", p.name, job.wildcards.split, len(frame))
+    if frame.empty:
+        raise ValueError(f"dataset '{p.name}' split '{job.wildcards.split}' has no rows")
+    with atomic_path(job.output.table) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+def fetch_model(job) -> None:
+    from trimbench.models import build_tiny_model, fetch_hub_model
+
+    entry, out_dir = job.params.entry, Path(job.output.model)
+    with atomic_path(out_dir) as tmp:
+        if entry["source"] == "tiny":
+            build_tiny_model(entry, Path(job.params.vocab_folder), Path(tmp))
+        else:
+            fetch_hub_model(entry, Path(tmp))
+    log.info("model ready in %s", out_dir)
+
+
+def train_model(job) -> None:
+    from trimbench.losses import build_sts_loss
+    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.training import fine_tune, training_rows
+
+    p = job.params
+    train = p.train
+    model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=train["max_seq_length"])
+    if p.cut_layers is not None:
+        cut_layers(model, p.cut_layers)
+        log.info("cut to %d layers", p.cut_layers)
+    frame = training_rows(pd.read_parquet(job.input.data), p.kind, train["max_samples"], train["seed"])
+    log.info("method %s on %d rows of kind %s", p.method, len(frame), p.kind)
+    loss = build_sts_loss(model, p.method, train, p.dims, p.semantics)
+    fine_tune(model, frame, loss, train, Path(job.output.model))
+
+
+def encode_texts(job) -> None:
+    from trimbench.data import sts_texts
+    from trimbench.encoding import encode_layers
+    from trimbench.models import cut_layers, load_sentence_model
+
+    p = job.params
+    model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.max_seq_length)
+    if p.cut_layers is not None:
+        # A pretrained model evaluated as a separate variant is cut like the trained one.
+        cut_layers(model, p.cut_layers)
+    out_dir = Path(job.output.embeddings)
+    with atomic_path(out_dir) as tmp:
+        Path(tmp).mkdir(parents=True)
+        manifest = {"layers": p.layers, "max_dim": p.max_dim, "datasets": {}}
+        for dataset, table in zip(p.datasets, job.input.data):
+            texts, _, _ = sts_texts(pd.read_parquet(table))
+            array = encode_layers(model, texts, p.layers, batch_size=p.batch_size, max_dim=p.max_dim)
+            np.save(Path(tmp) / f"{dataset}.npy", array)
+            manifest["datasets"][dataset] = {"texts": len(texts), "shape": list(array.shape)}
+            log.info("encoded %s: %s", dataset, array.shape)
+        (Path(tmp) / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+
+
+def evaluate_sts(job) -> None:
+    from trimbench.sts import evaluate_variant
+
+    p = job.params
+    frame = evaluate_variant(Path(job.input.embeddings), dict(zip(p.datasets, job.input.data)), p.meta,
+                             p.layers, p.dims, p.metrics, p.average_name)
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(frame, tmp)
+
+
+def collect_scores(job) -> None:
+    frame = score_table.concat([score_table.read(path) for path in job.input.scores])
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(frame, tmp)
+
+
+def sts_table(job) -> None:
+    from trimbench.tables import sts_grid_tables
+
+    p = job.params
+    published = pd.read_csv(job.input.reference)
+    outputs = sts_grid_tables(score_table.read(job.input.scores), published, p.reference_variant,
+                              p.dataset, p.metric)
+    for name, text in outputs.items():
+        with atomic_path(getattr(job.output, name)) as tmp:
+            Path(tmp).write_text(text)
+
+
+def sts_figure(job) -> None:
+    from trimbench.figures import sts_layer_figure
+
+    p = job.params
+    published = pd.read_csv(job.input.reference)
+    sts_layer_figure(score_table.read(job.input.scores), published, p.reference_variant, p.dataset, p.metric,
+                     p.title, {"png": job.output.png, "svg": job.output.svg})
