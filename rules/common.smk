@@ -1,15 +1,11 @@
 # Config validation, expansion of experiments into targets, input functions, wildcard constraints.
-import os
 import re
 import sys
 from pathlib import Path
 
-# trimbench is installed in the project's venv; with --sdm conda the rule envs lack it, so
-# scripts (and this file) find it beside the Snakefile.
+# trimbench is installed in the project's venv; with --sdm conda the rule envs lack it, so this
+# file and the scripts (through scripts/_repo.py) also find it beside the Snakefile.
 sys.path.insert(0, workflow.basedir)
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p
-)
 
 from trimbench import config as tb_config
 from trimbench.models import local_folder
@@ -56,7 +52,9 @@ def variant(wildcards):
 
 
 def trained_variants(name):
-    return [v for v in VARIANTS[name].values() if v.trained and v.model_variant == v.name]
+    return [
+        v for v in VARIANTS[name].values() if v.trained and v.model_variant == v.name
+    ]
 
 
 def variant_model(wildcards):
@@ -118,13 +116,17 @@ def stage_targets(stage):
     for name, exp in EXPERIMENTS.items():
         evaluation = exp["evaluation"]
         if stage == "data":
-            out += [data_table(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+            out += [
+                data_table(ds, evaluation["split"]) for ds in evaluation["datasets"]
+            ]
             if trained_variants(name):
                 out.append(data_table(exp["train"]["dataset"], exp["train"]["split"]))
         elif stage == "models":
             out += [f"{RESULTS}/{name}/models/{v.name}" for v in trained_variants(name)]
         elif stage == "embeddings":
-            out += [f"{RESULTS}/{name}/embeddings/{v.name}" for v in encoded_variants(name)]
+            out += [
+                f"{RESULTS}/{name}/embeddings/{v.name}" for v in encoded_variants(name)
+            ]
         elif stage == "scores":
             out.append(f"{RESULTS}/{name}/scores.parquet")
     return out

@@ -4,15 +4,15 @@
 rule prepare_data:
     output:
         table=f"{RESULTS}/data/{{dataset}}/{{split}}.parquet",
+    log:
+        f"{RESULTS}/logs/prepare_data/{{dataset}}/{{split}}.log",
+    localrule: True
+    conda:
+        "../envs/train.yaml"
     params:
         name=lambda wc: wc.dataset,
         entry=lambda wc: DATASETS[wc.dataset],
         workdir=str(Path.cwd()),
-    log:
-        f"{RESULTS}/logs/prepare_data/{{dataset}}/{{split}}.log",
-    conda:
-        "../envs/train.yaml"
-    localrule: True
     script:
         "../scripts/prepare_data.py"
 
@@ -20,6 +20,11 @@ rule prepare_data:
 rule fetch_model:
     output:
         model=directory(f"{RESULTS}/models/{{model}}"),
+    log:
+        f"{RESULTS}/logs/fetch_model/{{model}}.log",
+    localrule: True
+    conda:
+        "../envs/train.yaml"
     params:
         entry=lambda wc: MODELS[wc.model],
         vocab_folder=lambda wc: (
@@ -27,11 +32,6 @@ rule fetch_model:
             if MODELS[wc.model]["source"] == "tiny"
             else ""
         ),
-    log:
-        f"{RESULTS}/logs/fetch_model/{{model}}.log",
-    conda:
-        "../envs/train.yaml"
-    localrule: True
     script:
         "../scripts/fetch_model.py"
 

@@ -1,4 +1,4 @@
-# Encoding: one forward pass per model and text set, every grid layer pooled.
+# Embedding texts: one forward pass per model and text set, every grid layer pooled.
 
 
 rule encode_texts:
@@ -7,6 +7,14 @@ rule encode_texts:
         data=eval_tables,
     output:
         embeddings=directory(f"{RESULTS}/{{experiment}}/embeddings/{{variant}}"),
+    log:
+        f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
         layers=lambda wc: list(variant(wc).eval_layers),
@@ -15,14 +23,6 @@ rule encode_texts:
         pooling=lambda wc: experiment(wc)["pooling"],
         max_seq_length=lambda wc: experiment(wc)["evaluation"]["max_seq_length"],
         batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
-    log:
-        f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
-    threads: 2
-    resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
-    conda:
-        "../envs/train.yaml"
     script:
         "../scripts/encode_texts.py"
 

@@ -7,6 +7,10 @@ rule evaluate_sts:
         data=eval_tables,
     output:
         scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
+    log:
+        f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
+    conda:
+        "../envs/train.yaml"
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
         layers=lambda wc: list(variant(wc).eval_layers),
@@ -21,10 +25,6 @@ rule evaluate_sts:
             "split": experiment(wc)["evaluation"]["split"],
             "seed": experiment(wc)["train"]["seed"] if variant(wc).trained else None,
         },
-    log:
-        f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
-    conda:
-        "../envs/train.yaml"
     script:
         "../scripts/evaluate_sts.py"
 
@@ -36,9 +36,9 @@ rule collect_scores:
         scores=f"{RESULTS}/{{experiment}}/scores.parquet",
     log:
         f"{RESULTS}/logs/collect_scores/{{experiment}}.log",
+    localrule: True
     conda:
         "../envs/report.yaml"
-    localrule: True
     script:
         "../scripts/collect_scores.py"
 

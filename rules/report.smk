@@ -22,15 +22,15 @@ rule sts_table:
             subcategory="tables",
             labels={"experiment": "{experiment}", "view": "ours vs published"},
         ),
+    log:
+        f"{RESULTS}/logs/sts_table/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
     params:
         reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
         dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
         metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
-    log:
-        f"{RESULTS}/logs/sts_table/{{experiment}}.log",
-    conda:
-        "../envs/report.yaml"
-    localrule: True
     script:
         "../scripts/sts_table.py"
 
@@ -48,15 +48,15 @@ rule sts_figure:
             labels={"experiment": "{experiment}", "view": "layer subplots"},
         ),
         svg=f"{RESULTS}/{{experiment}}/figures/sts_layers.svg",
+    log:
+        f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
     params:
         reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
         dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
         metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
-    log:
-        f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
-    conda:
-        "../envs/report.yaml"
-    localrule: True
     script:
         "../scripts/sts_figure.py"

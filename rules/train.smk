@@ -7,6 +7,14 @@ rule train_model:
         data=train_data,
     output:
         model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
+    log:
+        f"{RESULTS}/logs/train_model/{{experiment}}/{{variant}}.log",
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
     params:
         method=lambda wc: variant(wc).method,
         cut_layers=lambda wc: variant(wc).cut_layers,
@@ -15,14 +23,6 @@ rule train_model:
         dims=lambda wc: experiment(wc)["grid"]["dims"],
         train=lambda wc: experiment(wc)["train"],
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
-    log:
-        f"{RESULTS}/logs/train_model/{{experiment}}/{{variant}}.log",
-    threads: 2
-    resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
-    conda:
-        "../envs/train.yaml"
     script:
         "../scripts/train_model.py"
 

@@ -53,7 +53,9 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
            "--profile", str(REPO / "profiles" / "default"), *args]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
+        raise AssertionError(
+            f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
+        )
     return result
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow

@@ -54,6 +54,6 @@ def sts_grid(embeddings: np.ndarray, layers: list[int], first: np.ndarray, secon
         cosines = prefix_cosines(embeddings[slot, first], embeddings[slot, second], dims)
         values = correlations(cosines, gold)
         for metric in metrics:
-            for dim, value in zip(dims, values[metric]):
+            for dim, value in zip(dims, values[metric], strict=True):
                 rows.append({"layer": int(layer), "dim": int(dim), "metric": metric, "value": float(value)})
     return rows

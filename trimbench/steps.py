@@ -73,7 +73,7 @@ def encode_texts(job) -> None:
     with atomic_path(out_dir) as tmp:
         Path(tmp).mkdir(parents=True)
         manifest = {"layers": p.layers, "max_dim": p.max_dim, "datasets": {}}
-        for dataset, table in zip(p.datasets, job.input.data):
+        for dataset, table in zip(p.datasets, job.input.data, strict=True):
             texts, _, _ = sts_texts(pd.read_parquet(table))
             array = encode_layers(model, texts, p.layers, batch_size=p.batch_size, max_dim=p.max_dim)
             np.save(Path(tmp) / f"{dataset}.npy", array)
@@ -86,7 +86,7 @@ def evaluate_sts(job) -> None:
     from trimbench.sts import evaluate_variant
 
     p = job.params
-    frame = evaluate_variant(Path(job.input.embeddings), dict(zip(p.datasets, job.input.data)), p.meta,
+    frame = evaluate_variant(Path(job.input.embeddings), dict(zip(p.datasets, job.input.data, strict=True)), p.meta,
                              p.layers, p.dims, p.metrics, p.average_name)
     with atomic_path(job.output.scores) as tmp:
         score_table.write(frame, tmp)

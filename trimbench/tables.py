@@ -36,7 +36,7 @@ def _cells(long: pd.DataFrame, bold) -> pd.DataFrame:
     """Wide cells 'ours (published)' with the best of ours per (layer, dim) emphasised by ``bold``."""
     best = long.groupby(["layer", "dim"])["ours"].transform("max")
     text = []
-    for row, best_value in zip(long.itertuples(), best):
+    for row, best_value in zip(long.itertuples(), best, strict=True):
         ours = "" if pd.isna(row.ours) else f"{row.ours:.4f}"
         if ours and row.ours == best_value:
             ours = bold(ours)

@@ -1,0 +1,63 @@
+"""Datasets: the embedded Lee data, local folders with column maps, smoke stand-ins."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from trimbench.data import DataError, lee_ict, lee_similarity, load_split, sts_texts
+
+
+def test_lee_ict_is_deterministic_and_keeps_heldout_apart():
+    train = lee_ict("train", 0.2, 1, 42)
+    heldout = lee_ict("heldout", 0.2, 1, 42)
+    pd.testing.assert_frame_equal(train, lee_ict("train", 0.2, 1, 42))
+    assert not set(train.article_id) & set(heldout.article_id)
+    assert 40 <= heldout.article_id.nunique() <= 60 and train.article_id.nunique() >= 200
+    for row in train.head(20).itertuples():
+        assert row.anchor not in row.positive and len(row.positive) > len(row.anchor)
+
+
+def test_lee_similarity_has_all_pairs():
+    pairs = lee_similarity()
+    assert len(pairs) == 1225
+    assert pairs.score.between(0, 1).all()
+
+
+def test_local_folder_with_column_map_and_score_scale(tmp_path):
+    rows = [{"s1": "a cat", "s2": "a kitten", "gold": 5.0}, {"s1": "a car", "s2": "the sea", "gold": 0.0}]
+    (tmp_path / "test.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    entry = {"source": "local", "path": str(tmp_path), "kind": "sts", "splits": {},
+             "columns": {"sentence1": "s1", "sentence2": "s2", "score": "gold"}, "score_range": [0, 5]}
+    frame = load_split("mine", entry, "test")
+    assert list(frame.columns) == ["sentence1", "sentence2", "score"]
+    assert frame.score.tolist() == [1.0, 0.0]
+
+
+def test_local_missing_split_and_column_name_the_culprit(tmp_path):
+    (tmp_path / "train.jsonl").write_text(json.dumps({"sentence1": "a", "sentence2": "b"}))
+    entry = {"source": "local", "path": str(tmp_path), "kind": "sts", "splits": {}, "columns": {},
+             "score_range": [0, 1]}
+    with pytest.raises(DataError, match="no file for split 'test'.*found: train.jsonl"):
+        load_split("mine", entry, "test")
+    with pytest.raises(DataError, match=r"dataset 'mine': columns score \(for score\) not found"):
+        load_split("mine", entry, "train")
+
+
+def test_standin_uses_source_columns_and_normalises_back():
+    entry = {"source": "standin", "kind": "triplets", "splits": {}, "seed": 1, "standin_rows": 10,
+             "columns": {"anchor": "sent0", "positive": "sent1", "negative": "hard_neg"}, "score_range": [0, 1]}
+    frame = load_split("nli", entry, "train")
+    assert list(frame.columns) == ["anchor", "positive", "negative"] and len(frame) == 10
+    assert (frame.positive != frame.negative).all()
+    sts = load_split("sts12", {**entry, "kind": "sts", "columns": {}, "score_range": [0, 5]}, "test")
+    assert sts.score.between(0, 1).all()
+
+
+def test_sts_texts_indexes_unique_texts():
+    frame = pd.DataFrame({"sentence1": ["a", "b", "a"], "sentence2": ["b", "c", "c"], "score": [1, 2, 3]})
+    texts, first, second = sts_texts(frame)
+    assert texts == ["a", "b", "c"]
+    assert [texts[i] for i in first] == ["a", "b", "a"] and [texts[i] for i in second] == ["b", "c", "c"]

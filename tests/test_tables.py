@@ -1,0 +1,57 @@
+"""Tables and figures from the tidy score table, ours beside published."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from trimbench import scores
+from trimbench.figures import sts_layer_figure
+from trimbench.tables import ours_vs_published, sts_grid_tables
+
+
+def score_rows():
+    rows = []
+    for method, base in (("full", 0.5), ("2dmse", 0.6), ("pretrained", 0.3)):
+        for layer in (2, 4):
+            for dim in (8, 16):
+                rows.append({"experiment": "x", "track": "2dmse-sts", "variant": method, "model": "m",
+                             "layer": layer, "dim": dim, "dataset": "sts-avg7", "split": "test",
+                             "metric": "spearman_cosine", "value": base + layer / 100 + dim / 1000})
+    return scores.frame(rows)
+
+
+PUBLISHED = pd.DataFrame([
+    {"source": "s", "track": "2dmse-sts", "variant": "v1", "method": "BERT", "layer": 2, "dim": 8,
+     "dataset": "sts-avg7", "metric": "spearman_cosine", "value": 0.444},
+    {"source": "s", "track": "2dmse-sts", "variant": "v1", "method": "BERT", "layer": 12, "dim": 768,
+     "dataset": "sts-avg7", "metric": "spearman_cosine", "value": 0.8},
+    {"source": "s", "track": "2dmse-sts", "variant": "v2", "method": "BERT", "layer": 2, "dim": 8,
+     "dataset": "sts-avg7", "metric": "spearman_cosine", "value": 0.1},
+])
+
+
+def test_join_covers_both_sides_with_delta():
+    long = ours_vs_published(score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine")
+    cell = long[(long.method == "BERT") & (long.layer == 2) & (long.dim == 8)].iloc[0]
+    assert abs(cell.ours - 0.528) < 1e-9 and cell.published == 0.444 and abs(cell.delta - 0.084) < 1e-9
+    assert long[(long.layer == 12)].ours.isna().all()  # published only
+    assert set(long.method) == {"pretrained", "BERT", "2DMSE"}
+
+
+def test_seed_layout_bolds_best_and_shows_published():
+    out = sts_grid_tables(score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine")
+    lines = out["markdown"].splitlines()
+    assert "Cells compared: 1" in lines[0] and "largest |Δ| 0.0840" in lines[0]
+    bert = next(line for line in lines if "| BERT " in line and line.startswith("|       2"))
+    assert "0.5280 (0.444)" in bert
+    best = next(line for line in lines if "| 2DMSE" in line and line.startswith("|       2"))
+    assert "**0.6280**" in best
+    assert "<b>" in out["html"] and out["csv"].startswith("layer,method,16,8")
+
+
+def test_figure_is_byte_reproducible(tmp_path):
+    paths = [{"png": tmp_path / f"f{i}.png", "svg": tmp_path / f"f{i}.svg"} for i in range(2)]
+    for p in paths:
+        sts_layer_figure(score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine", "t", p)
+    assert paths[0]["png"].read_bytes() == paths[1]["png"].read_bytes()
+    assert paths[0]["svg"].read_bytes() == paths[1]["svg"].read_bytes()
