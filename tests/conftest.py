@@ -64,3 +64,16 @@ def workdir(tmp_path) -> Path:
     """An empty working directory with the tiny test config."""
     shutil.copy(REPO / "tests" / "configs" / "tiny.yaml", tmp_path / "config.yaml")
     return tmp_path
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The 'Job stats' table snakemake prints: rule -> number of jobs."""
+    if "Job stats:" not in output:
+        return {}
+    table = output.split("Job stats:")[1].split("\n\n")[0]
+    counts = {}
+    for line in table.splitlines()[3:]:
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
+from conftest import REPO, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -48,7 +48,9 @@ def test_rerun_of_evaluation_leaves_training_alone(finished):
     embedded = {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()}
     scored = (base / "scores" / "full.parquet").stat().st_mtime_ns
     result = run_snakemake(finished, "-R", "evaluate_sts")
-    assert "train_model" not in result.stdout + result.stderr.split("Job stats")[-1]
+    counts = job_counts(result.stdout + result.stderr)
+    assert counts["evaluate_sts"] == 7 and counts["sts_table"] == 1
+    assert "train_model" not in counts and "encode_texts" not in counts
     assert {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED} == trained
     assert {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()} == embedded
     assert (base / "scores" / "full.parquet").stat().st_mtime_ns != scored
@@ -59,9 +61,9 @@ def test_changed_evaluation_settings_rerun_evaluation_not_training(finished, tmp
     config["experiments"]["tiny-sts"]["evaluation"]["metrics"] = ["spearman_cosine"]
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    dry = run_snakemake(finished, "-n", "--configfile", str(changed)).stdout
-    stats = dry.split("Job stats:")[1].split("Reasons")[0]
-    assert "evaluate_sts" in stats and "train_model" not in stats and "encode_texts" not in stats
+    counts = job_counts(run_snakemake(finished, "-n", "--configfile", str(changed)).stdout)
+    assert counts["evaluate_sts"] == 7
+    assert "train_model" not in counts and "encode_texts" not in counts
 
 
 def test_no_op_rerun(finished):
@@ -88,8 +90,7 @@ def test_bad_config_fails_before_any_job(workdir):
 
 def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     result = run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs" / "2dmse-sts.yaml"))
-    stats = result.stdout.split("Job stats:")[1].split("Reasons")[0]
-    counts = {line.split()[0]: int(line.split()[1]) for line in stats.splitlines()[3:] if line.strip()}
+    counts = job_counts(result.stdout)
     # full, separate x 5 (L12 is the full model), matryoshka, 2dmse; 8 data tables; 1 model download.
     assert counts["train_model"] == 8
     assert counts["prepare_data"] == 8
