@@ -18,7 +18,6 @@ rule encode_texts:
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
         layers=lambda wc: list(variant(wc).eval_layers),
-        cut_layers=lambda wc: None if variant(wc).trained else variant(wc).cut_layers,
         max_dim=lambda wc: max(experiment(wc)["grid"]["dims"]),
         pooling=lambda wc: experiment(wc)["pooling"],
         max_seq_length=lambda wc: experiment(wc)["evaluation"]["max_seq_length"],

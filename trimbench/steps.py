@@ -62,13 +62,11 @@ def train_model(job) -> None:
 def encode_texts(job) -> None:
     from trimbench.data import sts_texts
     from trimbench.encoding import encode_layers
-    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.models import load_sentence_model
 
     p = job.params
+    # Trained BERT-S models were saved cut, so every model is encoded as it is on disk.
     model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.max_seq_length)
-    if p.cut_layers is not None:
-        # A pretrained model evaluated as a separate variant is cut like the trained one.
-        cut_layers(model, p.cut_layers)
     out_dir = Path(job.output.embeddings)
     with atomic_path(out_dir) as tmp:
         Path(tmp).mkdir(parents=True)
