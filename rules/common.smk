@@ -79,6 +79,19 @@ def reference_file(wildcards):
     return str(path if path.is_absolute() else Path(workflow.basedir) / path)
 
 
+def score_meta(wildcards):
+    """The columns every score row of this variant shares (the tidy table's key)."""
+    exp, v = experiment(wildcards), variant(wildcards)
+    return {
+        "experiment": wildcards.experiment,
+        "track": exp["track"],
+        "variant": v.method,
+        "model": exp["model"],
+        "split": exp["evaluation"]["split"],
+        "seed": exp["train"]["seed"] if v.trained else None,
+    }
+
+
 def train_data(wildcards):
     train = experiment(wildcards)["train"]
     return data_table(train["dataset"], train["split"])

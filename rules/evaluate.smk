@@ -17,14 +17,7 @@ rule evaluate_sts:
         dims=lambda wc: experiment(wc)["grid"]["dims"],
         metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
         average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
-        meta=lambda wc: {
-            "experiment": wc.experiment,
-            "track": experiment(wc)["track"],
-            "variant": variant(wc).method,
-            "model": experiment(wc)["model"],
-            "split": experiment(wc)["evaluation"]["split"],
-            "seed": experiment(wc)["train"]["seed"] if variant(wc).trained else None,
-        },
+        meta=score_meta,
     script:
         "../scripts/evaluate_sts.py"
 
