@@ -1,0 +1,1 @@
+"""trimbench: reproduce research on trimmed text embeddings, one Snakemake workflow."""
