@@ -31,6 +31,7 @@ wildcard_constraints:
     split="[^/]+",
     model="[^/]+",
     variant="[^/]+",
+    track="[^/]+",
 
 
 def model_dir(name):
@@ -73,10 +74,40 @@ def encoded_variants(name):
     return [v for v in VARIANTS[name].values() if v.model_variant == v.name]
 
 
-def reference_file(wildcards):
+def reference_path(name):
     """Published numbers; a relative path is relative to the workflow, not the working directory."""
-    path = Path(experiment(wildcards)["reference"]["file"])
+    path = Path(EXPERIMENTS[name]["reference"]["file"])
     return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+
+
+def reference_file(wildcards):
+    return reference_path(wildcards.experiment)
+
+
+def version_experiments(track):
+    """Experiments shown side by side in one table (the seed's v1 and v2 halves), config order."""
+    return [name for name, exp in EXPERIMENTS.items() if exp["track"] == track]
+
+
+def version_block(name):
+    exp = EXPERIMENTS[name]
+    return {
+        "label": name,
+        "reference_variant": exp["reference"]["variant"],
+        "dataset": exp["evaluation"]["average_name"],
+        "metric": exp["evaluation"]["main_metric"],
+    }
+
+
+def track_outputs(track):
+    """Views across a track's experiments: only where there is more than one to compare."""
+    if len(version_experiments(track)) < 2:
+        return []
+    base = f"{RESULTS}/tracks/{track}"
+    return [
+        *expand(f"{base}/sts_versions.{{ext}}", ext=["md", "csv", "html"]),
+        *expand(f"{base}/sts_versions_layers.{{ext}}", ext=["png", "svg"]),
+    ]
 
 
 def score_meta(wildcards):
@@ -90,6 +121,21 @@ def score_meta(wildcards):
         "split": exp["evaluation"]["split"],
         "seed": exp["train"]["seed"] if v.trained else None,
     }
+
+
+# Settings that only one objective reads: left out of the other's params, so that adding an
+# objective's settings (with defaults) does not re-trigger the other's trained models.
+OBJECTIVE_ONLY_SETTINGS = {
+    "mnrl": ("scale", "n_dims_per_step", "kl_temperature", "kl_div_weight"),
+    "angle": ("angle", "ese"),
+}
+
+
+def train_settings(wildcards):
+    exp = experiment(wildcards)
+    other = [o for o in OBJECTIVE_ONLY_SETTINGS if o != exp["objective"]]
+    unused = {key for o in other for key in OBJECTIVE_ONLY_SETTINGS[o]}
+    return {k: v for k, v in exp["train"].items() if k not in unused}
 
 
 def train_data(wildcards):
@@ -120,7 +166,10 @@ def experiment_outputs(name):
 
 
 def all_targets():
-    return [path for name in EXPERIMENTS for path in experiment_outputs(name)]
+    tracks = sorted({exp["track"] for exp in EXPERIMENTS.values()})
+    return [path for name in EXPERIMENTS for path in experiment_outputs(name)] + [
+        path for track in tracks for path in track_outputs(track)
+    ]
 
 
 def stage_targets(stage):

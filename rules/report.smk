@@ -60,3 +60,44 @@ rule sts_figure:
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
         "../scripts/sts_figure.py"
+
+
+rule sts_versions:
+    input:
+        scores=lambda wc: [
+            f"{RESULTS}/{name}/scores.parquet"
+            for name in version_experiments(wc.track)
+        ],
+        references=lambda wc: [
+            reference_path(name) for name in version_experiments(wc.track)
+        ],
+    output:
+        markdown=f"{RESULTS}/tracks/{{track}}/sts_versions.md",
+        csv=f"{RESULTS}/tracks/{{track}}/sts_versions.csv",
+        html=report(
+            f"{RESULTS}/tracks/{{track}}/sts_versions.html",
+            caption="../report/sts_versions_table.rst",
+            category="{track}",
+            subcategory="side by side",
+            labels={"track": "{track}", "view": "seed table, all versions"},
+        ),
+        png=report(
+            f"{RESULTS}/tracks/{{track}}/sts_versions_layers.png",
+            caption="../report/sts_versions_figure.rst",
+            category="{track}",
+            subcategory="side by side",
+            labels={"track": "{track}", "view": "layer subplots, all versions"},
+        ),
+        svg=f"{RESULTS}/tracks/{{track}}/sts_versions_layers.svg",
+    log:
+        f"{RESULTS}/logs/sts_versions/{{track}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        blocks=lambda wc: [
+            version_block(name) for name in version_experiments(wc.track)
+        ],
+        title=lambda wc: f"{wc.track}: " + " | ".join(version_experiments(wc.track)),
+    script:
+        "../scripts/sts_versions.py"

@@ -19,9 +19,10 @@ rule train_model:
         method=lambda wc: variant(wc).method,
         cut_layers=lambda wc: variant(wc).cut_layers,
         pooling=lambda wc: experiment(wc)["pooling"],
+        objective=lambda wc: experiment(wc)["objective"],
         semantics=lambda wc: experiment(wc)["semantics"],
         dims=lambda wc: experiment(wc)["grid"]["dims"],
-        train=lambda wc: experiment(wc)["train"],
+        train=train_settings,
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
     script:
         "../scripts/train_model.py"

@@ -62,7 +62,7 @@ def test_bad_enum_value(default):
 def test_unknown_dataset_lists_known(default):
     default["experiments"]["sts-v1"]["evaluation"]["datasets"] = ["lee-simm"]
     with pytest.raises(ConfigError, match=r"unknown dataset 'lee-simm' \(did you mean 'lee-sim'\?\); "
-                                          r"known datasets: lee-ict, lee-sim"):
+                                          r"known datasets: lee-ict, lee-ict-triplets, lee-sim"):
         prepare(default)
 
 
@@ -129,3 +129,42 @@ def test_variants_expand_separate_per_layer_and_reuse_full_at_depth(default):
     assert variants["separate-L6"].model_variant == "full"
     assert variants["full"].eval_layers == (2, 4, 6)
     assert not variants["pretrained"].trained
+
+
+def test_angle_objective_needs_triplets(default):
+    default["experiments"]["sts-v2"]["train"]["dataset"] = "lee-ict"
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v2\.train\.dataset: objective 'angle' trains "
+                                          r"on \(text, positive, negative\) triplets; dataset 'lee-ict' is of "
+                                          r"kind 'pairs'"):
+        prepare(default)
+
+
+def test_semantics_must_belong_to_the_objective(default):
+    default["experiments"]["sts-v2"]["semantics"] = "st6"
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v2\.semantics: 'st6' is not a semantics of objective "
+                                          r"'angle'; it has \['seed', 'corrected'\]"):
+        prepare(default)
+    default["experiments"]["sts-v2"]["semantics"] = "corrected"
+    default["experiments"]["sts-v1"]["semantics"] = "corrected"
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v1\.semantics: 'corrected'"):
+        prepare(default)
+
+
+def test_compression_size_beyond_width(default):
+    default["experiments"]["sts-v2"]["train"]["ese"]["compression_size"] = 512
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v2\.train\.ese\.compression_size: 512 is larger than "
+                                          r"model 'minilm''s width 384"):
+        prepare(default)
+
+
+def test_angle_weight_typo_is_named(default):
+    default["experiments"]["sts-v2"]["train"]["angle"]["ibn_weight"] = 3
+    with pytest.raises(ConfigError, match=r"train\.angle: unknown key 'ibn_weight' \(did you mean 'ibn_w'\?\)"):
+        prepare(default)
+
+
+@pytest.mark.parametrize("name", ["tracks", "logs", "a/b"])
+def test_experiment_names_that_would_clash_with_results_folders(default, name):
+    default["experiments"][name] = default["experiments"].pop("sts-v1")
+    with pytest.raises(ConfigError, match=r"config key experiments"):
+        prepare(default)

@@ -20,6 +20,16 @@ def test_lee_ict_is_deterministic_and_keeps_heldout_apart():
         assert row.anchor not in row.positive and len(row.positive) > len(row.anchor)
 
 
+def test_lee_ict_triplets_take_negatives_from_other_articles():
+    entry = {"source": "gensim", "builder": "lee_ict", "kind": "triplets", "heldout_fraction": 0.2,
+             "pairs_per_article": 1, "seed": 42, "splits": {}, "columns": {}}
+    triplets = load_split("lee-ict-triplets", entry, "train")
+    assert list(triplets.columns) == ["anchor", "positive", "negative", "article_id"]
+    positives = dict(zip(triplets.positive, triplets.article_id, strict=False))
+    assert all(positives[n] != a for n, a in zip(triplets.negative, triplets.article_id, strict=True))
+    pd.testing.assert_frame_equal(triplets, load_split("lee-ict-triplets", entry, "train"))
+
+
 def test_lee_similarity_has_all_pairs():
     pairs = lee_similarity()
     assert len(pairs) == 1225

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
 import pandas as pd
 
 from trimbench import scores
-from trimbench.figures import sts_layer_figure
-from trimbench.tables import ours_vs_published, sts_grid_tables
+from trimbench.figures import sts_layer_figure, sts_versions_figure
+from trimbench.tables import VersionBlock, ours_vs_published, sts_grid_tables, sts_versions_tables
 
 
 def score_rows():
@@ -53,5 +55,38 @@ def test_figure_is_byte_reproducible(tmp_path):
     paths = [{"png": tmp_path / f"f{i}.png", "svg": tmp_path / f"f{i}.svg"} for i in range(2)]
     for p in paths:
         sts_layer_figure(score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine", "t", p)
+    assert paths[0]["png"].read_bytes() == paths[1]["png"].read_bytes()
+    assert paths[0]["svg"].read_bytes() == paths[1]["svg"].read_bytes()
+
+
+def version_blocks():
+    v1 = score_rows()
+    v2 = score_rows()
+    v2 = v2[v2.variant != "pretrained"].assign(value=lambda f: f["value"] - 0.4)
+    return [VersionBlock("v1-run", v1, PUBLISHED, "v1", "sts-avg7", "spearman_cosine"),
+            VersionBlock("v2-run", v2, PUBLISHED, "v2", "sts-avg7", "spearman_cosine")]
+
+
+def test_versions_side_by_side():
+    out = sts_versions_tables(version_blocks())
+    numbers = pd.read_csv(io.StringIO(out["csv"]))
+    assert list(numbers.columns) == ["layer", "method", "v1-run 16", "v1-run 8", "v2-run 16", "v2-run 8"]
+    bert = numbers[(numbers.layer == 2) & (numbers.method == "BERT")].iloc[0]
+    assert abs(bert["v1-run 8"] - 0.528) < 1e-6 and abs(bert["v2-run 8"] - 0.128) < 1e-6
+    assert numbers[numbers.method == "pretrained"]["v2-run 8"].isna().all()
+    lines = out["markdown"].splitlines()
+    assert lines[0].startswith("v1-run: ") and "Cells compared: 1" in lines[0]
+    assert lines[2].startswith("v2-run: ") and "largest |Δ| 0.0280" in lines[2]
+    row = next(line for line in lines if "| BERT " in line and line.startswith("|       2"))
+    assert "0.5280 (0.444)" in row and "0.1280 (0.100)" in row
+    # Best per block: v1's pretrained is worse than 2DMSE; v2's best is 2DMSE too, bold in each block.
+    best = next(line for line in lines if "| 2DMSE" in line and line.startswith("|       2"))
+    assert best.count("**") == 8
+
+
+def test_versions_figure_is_byte_reproducible(tmp_path):
+    paths = [{"png": tmp_path / f"v{i}.png", "svg": tmp_path / f"v{i}.svg"} for i in range(2)]
+    for p in paths:
+        sts_versions_figure(version_blocks(), "t", p)
     assert paths[0]["png"].read_bytes() == paths[1]["png"].read_bytes()
     assert paths[0]["svg"].read_bytes() == paths[1]["svg"].read_bytes()

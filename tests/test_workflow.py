@@ -42,6 +42,29 @@ def test_full_run_makes_every_output(finished):
     assert "**" in (base / "tables" / "sts_grid.md").read_text()
 
 
+def test_v2_objective_and_side_by_side_table(finished):
+    base = finished / "results" / "tiny-sts-v2"
+    for variant in ("full", "separate-L2", "matryoshka", "2dmse"):
+        assert (base / "models" / variant / "modules.json").is_file()
+    log = (finished / "results" / "logs" / "train_model" / "tiny-sts-v2" / "2dmse.log").read_text()
+    assert "objective angle: loss EspressoLoss" in log
+    scores = pd.read_parquet(base / "scores.parquet")
+    cells = scores[(scores.dataset == "sts-avg") & (scores.metric == "spearman_cosine")]
+    # full, matryoshka, 2dmse x 2 layers x 3 dims, plus BERT-S at layers 2 and 3 (3 is the full model)
+    assert len(cells) == 3 * 2 * 3 + 2 * 3 and cells["value"].between(-1, 1).all()
+    side = finished / "results" / "tracks" / "2dmse-sts"
+    numbers = pd.read_csv(side / "sts_versions.csv")
+    assert [c for c in numbers.columns if c.endswith(" 32")] == ["tiny-sts 32", "tiny-sts-v2 32"]
+    # v2 has no pretrained row; v1 has layer 1, v2 does not.
+    pretrained = numbers[numbers.method == "pretrained"]
+    assert pretrained["tiny-sts-v2 32"].isna().all() and pretrained["tiny-sts 32"].notna().all()
+    v2 = cells[(cells.variant == "2dmse") & (cells.layer == 3) & (cells.dim == 32)]["value"].iloc[0]
+    row = numbers[(numbers.layer == 3) & (numbers.method == "2DMSE")]
+    assert abs(row["tiny-sts-v2 32"].iloc[0] - v2) < 1e-6
+    assert "tiny-sts-v2" in (side / "sts_versions.md").read_text()
+    assert (side / "sts_versions_layers.png").stat().st_size > 0
+
+
 def test_rerun_of_evaluation_leaves_training_alone(finished):
     base = finished / "results" / "tiny-sts"
     trained = {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED}
@@ -49,7 +72,7 @@ def test_rerun_of_evaluation_leaves_training_alone(finished):
     scored = (base / "scores" / "full.parquet").stat().st_mtime_ns
     result = run_snakemake(finished, "-R", "evaluate_sts")
     counts = job_counts(result.stdout + result.stderr)
-    assert counts["evaluate_sts"] == 7 and counts["sts_table"] == 1
+    assert counts["evaluate_sts"] == 7 + 5 and counts["sts_table"] == 2 and counts["sts_versions"] == 1
     assert "train_model" not in counts and "encode_texts" not in counts
     assert {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED} == trained
     assert {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()} == embedded

@@ -187,6 +187,7 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
                 f"config key {where}.train.dataset: dataset '{train_ds}' is of kind "
                 f"'{datasets[train_ds]['kind']}', training needs one of {list(TRAINING_KINDS)}"
             )
+    _check_objective(where, exp, datasets, shape, bool(trained))
     for ds in exp["evaluation"]["datasets"]:
         if ds not in datasets:
             raise _unknown("dataset", ds, datasets, f"{where}.evaluation.datasets")
@@ -199,6 +200,33 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
         raise ConfigError(
             f"config key {where}.evaluation.main_metric: '{exp['evaluation']['main_metric']}' "
             f"is not among evaluation.metrics {exp['evaluation']['metrics']}"
+        )
+
+
+#: the ``semantics`` values each objective knows
+OBJECTIVE_SEMANTICS = {"mnrl": ("seed", "st6"), "angle": ("seed", "corrected")}
+
+
+def _check_objective(where: str, exp: dict, datasets: dict, shape: ModelShape, trained: bool) -> None:
+    objective, semantics = exp["objective"], exp["semantics"]
+    if semantics not in OBJECTIVE_SEMANTICS[objective]:
+        raise ConfigError(
+            f"config key {where}.semantics: '{semantics}' is not a semantics of objective '{objective}'; "
+            f"it has {list(OBJECTIVE_SEMANTICS[objective])}"
+        )
+    if objective != "angle" or not trained:
+        return
+    kind = datasets[exp["train"]["dataset"]]["kind"]
+    if kind != "triplets":
+        raise ConfigError(
+            f"config key {where}.train.dataset: objective 'angle' trains on (text, positive, negative) "
+            f"triplets; dataset '{exp['train']['dataset']}' is of kind '{kind}'"
+        )
+    size = exp["train"]["ese"]["compression_size"]
+    if size > shape.dim:
+        raise ConfigError(
+            f"config key {where}.train.ese.compression_size: {size} is larger than model "
+            f"'{exp['model']}''s width {shape.dim}"
         )
 
 

@@ -92,8 +92,23 @@ def _gensim(entry: dict, split: str) -> pd.DataFrame:
     if split not in GENSIM_SPLITS[builder]:
         raise DataError(f"gensim builder '{builder}' has splits {list(GENSIM_SPLITS[builder])}, not '{split}'")
     if builder == "lee_ict":
-        return lee_ict(split, entry["heldout_fraction"], entry["pairs_per_article"], entry["seed"])
+        frame = lee_ict(split, entry["heldout_fraction"], entry["pairs_per_article"], entry["seed"])
+        return with_other_article_negatives(frame, entry["seed"]) if entry["kind"] == "triplets" else frame
     return lee_similarity()
+
+
+def with_other_article_negatives(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Triplets from ICT pairs: each anchor's negative is the positive of a row drawn, by seed,
+    from another article (a random negative; mined hard negatives are the retrieval track's)."""
+    rng = np.random.default_rng(seed)
+    articles = frame["article_id"].to_numpy()
+    negatives = []
+    for i in range(len(frame)):
+        others = np.flatnonzero(articles != articles[i])
+        if len(others) == 0:
+            raise DataError("ICT triplets need at least two articles")
+        negatives.append(frame["positive"].iat[int(rng.choice(others))])
+    return frame.assign(negative=negatives)
 
 
 # --- smoke-mode stand-ins ------------------------------------------------------------------------

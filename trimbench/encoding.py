@@ -9,6 +9,8 @@ the full model is the last hidden state of the model physically cut to ``k`` lay
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -59,27 +61,37 @@ def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int
     order = np.argsort([-len(t) for t in texts], kind="stable")
     device = st_model.device
     st_model.eval()
+    with torch.inference_mode(), hidden_states_kept(transformer):
+        for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not show_progress,
+                          mininterval=5):
+            index = order[start:start + batch_size]
+            features = st_model.preprocess([texts[i] for i in index])
+            features = transformer(batch_to_device(features, device))
+            for slot, layer in enumerate(layers):
+                embedding = pool_layer(heads, features, layer)[:, :max_dim]
+                out[slot, index] = embedding.float().cpu().numpy().astype(dtype, copy=False)
+    return out
+
+
+@contextmanager
+def hidden_states_kept(transformer):
+    """Make the sentence-transformers ``Transformer`` module return ``all_layer_embeddings``."""
     config = transformer.auto_model.config
     previous = config.output_hidden_states
     config.output_hidden_states = True
     try:
-        with torch.inference_mode():
-            for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not show_progress,
-                              mininterval=5):
-                index = order[start:start + batch_size]
-                features = st_model.preprocess([texts[i] for i in index])
-                features = batch_to_device(features, device)
-                features = transformer(features)
-                hidden = features["all_layer_embeddings"]
-                for slot, layer in enumerate(layers):
-                    layer_features = {**features, "token_embeddings": hidden[layer]}
-                    for module in heads:
-                        layer_features = module(layer_features)
-                    embedding = layer_features["sentence_embedding"][:, :max_dim]
-                    out[slot, index] = embedding.float().cpu().numpy().astype(dtype, copy=False)
+        yield
     finally:
         config.output_hidden_states = previous
-    return out
+
+
+def pool_layer(heads, features: dict, layer: int):
+    """Sentence embeddings of hidden state ``layer``: it goes through the modules after the
+    transformer (``heads``) in place of the last hidden state."""
+    layer_features = {**features, "token_embeddings": features["all_layer_embeddings"][layer]}
+    for module in heads:
+        layer_features = module(layer_features)
+    return layer_features["sentence_embedding"]
 
 
 def _blocks(transformer):

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from trimbench.tables import METHOD_ORDER, ours_vs_published  # noqa: E402
+from trimbench.tables import METHOD_ORDER, VersionBlock, ours_vs_published  # noqa: E402
 
 # Fixed metadata and SVG ids: a figure rebuilt from the same scores is the same bytes.
 _SAVE_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
@@ -27,18 +27,34 @@ def sts_layer_figure(scores: pd.DataFrame, published: pd.DataFrame, reference_va
                      metric: str, title: str, paths: dict[str, str]) -> None:
     """One panel per layer, x = dim (log2), y = score, one line per method; published dashed."""
     long = ours_vs_published(scores, published, reference_variant, dataset, metric)
-    layers = sorted(long.dropna(subset=["ours"])["layer"].unique())
+    _layer_panels(_ours_and_published(long, f"published {reference_variant}"), metric, title, paths)
+
+
+def sts_versions_figure(blocks: list[VersionBlock], title: str, paths: dict[str, str]) -> None:
+    """The layer panels with one row per experiment (e.g. v1 above v2), ours solid, published dashed."""
+    data = pd.concat([_ours_and_published(b.long(), "published").assign(version=b.label) for b in blocks])
+    _layer_panels(data, blocks[0].metric, title, paths, row="version",
+                  row_order=[b.label for b in blocks])
+
+
+def _ours_and_published(long: pd.DataFrame, published_label: str) -> pd.DataFrame:
+    layers = set(long.dropna(subset=["ours"])["layer"])
     data = pd.concat([
         long.dropna(subset=["ours"]).assign(source="ours", score=lambda f: f["ours"]),
-        long.dropna(subset=["published"]).assign(source=f"published {reference_variant}",
-                                                 score=lambda f: f["published"]),
+        long.dropna(subset=["published"]).assign(source=published_label, score=lambda f: f["published"]),
     ])
-    data = data[data["layer"].isin(layers)]
+    return data[data["layer"].isin(layers)]
+
+
+def _layer_panels(data: pd.DataFrame, metric: str, title: str, paths: dict[str, str], row: str | None = None,
+                  row_order: list[str] | None = None) -> None:
+    layers = sorted(data["layer"].unique())
     methods = [m for m in METHOD_ORDER if m in set(data["method"])]
     methods += sorted(set(data["method"]) - set(methods))
-    columns = min(len(layers), 4)
+    # Without a row facet, wrap the layers four to a line; with one, a row per version.
+    wrap = min(len(layers), 4) if row is None and len(layers) > 1 else None
     grid = sns.relplot(data=data, x="dim", y="score", hue="method", hue_order=methods, style="source",
-                       col="layer", col_wrap=columns if len(layers) > 1 else None, kind="line", marker="o",
+                       col="layer", col_wrap=wrap, row=row, row_order=row_order, kind="line", marker="o",
                        markersize=4, height=2.6, aspect=1.1, facet_kws={"sharey": True})
     dims = sorted(data["dim"].unique())
     for ax in grid.axes.flat:
@@ -46,7 +62,7 @@ def sts_layer_figure(scores: pd.DataFrame, published: pd.DataFrame, reference_va
         ax.set_xticks(dims, [str(d) for d in dims], fontsize=7)
         ax.minorticks_off()
         ax.grid(alpha=0.3)
-    grid.set_titles("layer {col_name}")
+    grid.set_titles("layer {col_name}" if row is None else "{row_name} · layer {col_name}")
     grid.set_axis_labels("dim", metric)
     grid.figure.suptitle(title, y=1.02)
     save(grid.figure, paths)

@@ -55,7 +55,8 @@ def train_model(job) -> None:
         log.info("cut to %d layers", p.cut_layers)
     frame = training_rows(pd.read_parquet(job.input.data), p.kind, train["max_samples"], train["seed"])
     log.info("method %s on %d rows of kind %s", p.method, len(frame), p.kind)
-    loss = build_sts_loss(model, p.method, train, p.dims, p.semantics)
+    loss = build_sts_loss(model, p.method, train, p.dims, p.semantics, p.objective)
+    log.info("objective %s: loss %s", p.objective, type(loss).__name__)
     fine_tune(model, frame, loss, train, Path(job.output.model))
 
 
@@ -115,3 +116,19 @@ def sts_figure(job) -> None:
     published = pd.read_csv(job.input.reference)
     sts_layer_figure(score_table.read(job.input.scores), published, p.reference_variant, p.dataset, p.metric,
                      p.title, {"png": job.output.png, "svg": job.output.svg})
+
+
+def sts_versions(job) -> None:
+    from trimbench.figures import sts_versions_figure
+    from trimbench.tables import VersionBlock, sts_versions_tables
+
+    p = job.params
+    blocks = [
+        VersionBlock(spec["label"], score_table.read(scores), pd.read_csv(reference), spec["reference_variant"],
+                     spec["dataset"], spec["metric"])
+        for spec, scores, reference in zip(p.blocks, job.input.scores, job.input.references, strict=True)
+    ]
+    for name, text in sts_versions_tables(blocks).items():
+        with atomic_path(getattr(job.output, name)) as tmp:
+            Path(tmp).write_text(text)
+    sts_versions_figure(blocks, p.title, {"png": job.output.png, "svg": job.output.svg})
