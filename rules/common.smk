@@ -32,6 +32,7 @@ wildcard_constraints:
     model="[^/]+",
     variant="[^/]+",
     track="[^/]+",
+    cost="|".join(tb_config.PARETO_COSTS),
 
 
 def model_dir(name):
@@ -46,6 +47,11 @@ def data_table(dataset, split):
 
 def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
+
+
+def experiment_track(wildcards):
+    """The report groups results by track (category), then experiment (subcategory)."""
+    return experiment(wildcards)["track"]
 
 
 def variant(wildcards):
@@ -165,11 +171,38 @@ def experiment_outputs(name):
     ]
 
 
+def evaluated_datasets():
+    """Every dataset some experiment is scored on, in config order."""
+    seen = {}
+    for exp in EXPERIMENTS.values():
+        seen.update(dict.fromkeys(exp["evaluation"]["datasets"]))
+    return list(seen)
+
+
+def pareto_path(dataset, cost, ext):
+    return f"{RESULTS}/scoreboard/pareto/{dataset}.{cost}.{ext}"
+
+
+# The front page shows the first evaluated dataset's quality-vs-compute Pareto.
+HEADLINE_PARETO = (evaluated_datasets()[0], tb_config.PARETO_COSTS[0])
+SCOREBOARD = [
+    f"{RESULTS}/scoreboard/{name}"
+    for name in ("status.csv", "status.md", "status.html", "comparisons.html")
+] + [
+    pareto_path(dataset, cost, ext)
+    for dataset in evaluated_datasets()
+    for cost in tb_config.PARETO_COSTS
+    for ext in ("csv", "png", "svg")
+]
+
+
 def all_targets():
     tracks = sorted({exp["track"] for exp in EXPERIMENTS.values()})
-    return [path for name in EXPERIMENTS for path in experiment_outputs(name)] + [
-        path for track in tracks for path in track_outputs(track)
-    ]
+    return (
+        [path for name in EXPERIMENTS for path in experiment_outputs(name)]
+        + [path for track in tracks for path in track_outputs(track)]
+        + SCOREBOARD
+    )
 
 
 def stage_targets(stage):

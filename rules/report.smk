@@ -11,15 +11,15 @@ rule sts_table:
         html=report(
             f"{RESULTS}/{{experiment}}/tables/sts_grid.html",
             caption="../report/sts_table.rst",
-            category="{experiment}",
-            subcategory="tables",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "seed table"},
         ),
         comparison=report(
             f"{RESULTS}/{{experiment}}/tables/sts_vs_published.csv",
             caption="../report/sts_comparison.rst",
-            category="{experiment}",
-            subcategory="tables",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "ours vs published"},
         ),
     log:
@@ -43,8 +43,8 @@ rule sts_figure:
         png=report(
             f"{RESULTS}/{{experiment}}/figures/sts_layers.png",
             caption="../report/sts_figure.rst",
-            category="{experiment}",
-            subcategory="figures",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "layer subplots"},
         ),
         svg=f"{RESULTS}/{{experiment}}/figures/sts_layers.svg",
@@ -78,14 +78,14 @@ rule sts_versions:
             f"{RESULTS}/tracks/{{track}}/sts_versions.html",
             caption="../report/sts_versions_table.rst",
             category="{track}",
-            subcategory="side by side",
+            subcategory="all experiments side by side",
             labels={"track": "{track}", "view": "seed table, all versions"},
         ),
         png=report(
             f"{RESULTS}/tracks/{{track}}/sts_versions_layers.png",
             caption="../report/sts_versions_figure.rst",
             category="{track}",
-            subcategory="side by side",
+            subcategory="all experiments side by side",
             labels={"track": "{track}", "view": "layer subplots, all versions"},
         ),
         svg=f"{RESULTS}/tracks/{{track}}/sts_versions_layers.svg",
@@ -101,3 +101,64 @@ rule sts_versions:
         title=lambda wc: f"{wc.track}: " + " | ".join(version_experiments(wc.track)),
     script:
         "../scripts/sts_versions.py"
+
+
+rule scoreboard:
+    input:
+        scores=[f"{RESULTS}/{name}/scores.parquet" for name in EXPERIMENTS],
+        references=[reference_path(name) for name in EXPERIMENTS],
+        figure=pareto_path(*HEADLINE_PARETO, "png"),
+    output:
+        csv=f"{RESULTS}/scoreboard/status.csv",
+        markdown=f"{RESULTS}/scoreboard/status.md",
+        # Included at the top of the report's front page (report/workflow.rst).
+        html=report(
+            f"{RESULTS}/scoreboard/status.html",
+            caption="../report/status.rst",
+            category="reproduction status",
+            labels={"view": "status, one row per experiment"},
+        ),
+        comparisons=report(
+            f"{RESULTS}/scoreboard/comparisons.html",
+            caption="../report/comparisons.rst",
+            category="reproduction status",
+            labels={"view": "ours, published and delta, every common cell"},
+        ),
+    log:
+        f"{RESULTS}/logs/scoreboard/scoreboard.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        names=list(EXPERIMENTS),
+        configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        figure_caption="Quality against cost on {}, every variant of every experiment; the "
+        "Pareto front in black ({}).".format(*HEADLINE_PARETO),
+    script:
+        "../scripts/scoreboard.py"
+
+
+rule pareto:
+    input:
+        scores=[f"{RESULTS}/{name}/scores.parquet" for name in EXPERIMENTS],
+        references=[reference_path(name) for name in EXPERIMENTS],
+    output:
+        points=pareto_path("{dataset}", "{cost}", "csv"),
+        png=report(
+            pareto_path("{dataset}", "{cost}", "png"),
+            caption="../report/pareto.rst",
+            category="reproduction status",
+            subcategory="quality vs cost",
+            labels={"dataset": "{dataset}", "cost": "{cost}"},
+        ),
+        svg=pareto_path("{dataset}", "{cost}", "svg"),
+    log:
+        f"{RESULTS}/logs/pareto/{{dataset}}.{{cost}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        names=list(EXPERIMENTS),
+        configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+    script:
+        "../scripts/pareto.py"

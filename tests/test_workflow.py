@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -97,6 +100,47 @@ def test_report_builds(finished):
     run_snakemake(finished, "--report", "results/report.html")
     html = (finished / "results" / "report.html").read_text(errors="replace")
     assert "sts_layers.png" in html and "sts_grid.html" in html
+
+
+def view_files(workdir: Path) -> dict[str, str]:
+    """Every table and figure of the run (the views of the score tables), with its content hash."""
+    results = workdir / "results"
+    paths = [*results.glob("*/tables/*"), *results.glob("*/figures/*"), *(results / "tracks").rglob("*.*"),
+             *(results / "scoreboard").glob("*")]
+    return {str(p.relative_to(results)): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
+
+
+def test_views_rebuild_byte_identical(finished):
+    before = view_files(finished)
+    assert len(before) >= 12
+    for name in before:
+        (finished / "results" / name).unlink()
+    result = run_snakemake(finished)
+    counts = job_counts(result.stdout + result.stderr)
+    assert "train_model" not in counts and "evaluate_sts" not in counts
+    assert view_files(finished) == before
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_report_renders_status_table_and_figure_in_chromium(finished, tmp_path):
+    run_snakemake(finished, "--report", "results/report.html")
+    chromium = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000", "--window-size=1400,1000"]
+    page = (finished / "results" / "report.html").as_uri()
+    screenshot = tmp_path / "report.png"
+    subprocess.run([*chromium, f"--screenshot={screenshot}", page], check=True, capture_output=True, timeout=120)
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
+    dom = subprocess.run([*chromium, "--dump-dom", page], check=True, capture_output=True, text=True,
+                         timeout=120).stdout
+    # What the page's scripts rendered into #app (the raw data is also in the page, but escaped).
+    app = dom[dom.index('<div id="app">'):]
+    status = app[app.index('<div id="reproduction-status">'):]
+    status = status[:status.index("</table>")]
+    for expected in ("<th>within ±tolerance</th>", "<td>tiny-sts</td>", "<td>tiny-sts-v2</td>",
+                     "<td>2DMSE STS v2</td>"):
+        assert expected in status
+    assert re.search(r'<img id="status-figure" [^>]*src="data:image/png;base64,', app)
 
 
 def test_bad_config_fails_before_any_job(workdir):

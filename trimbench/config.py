@@ -23,6 +23,8 @@ TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse")
 #: the 2DMSE-Reproduce seed's names for our methods, as in its tables and reference/2dmse_sts.csv
 SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE"}
 TRAINING_KINDS = ("pairs", "triplets")
+#: x axes of the cross-track Pareto figures (computed in trimbench.scoreboard.COSTS)
+PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
 
 
 class ConfigError(ValueError):

@@ -66,3 +66,26 @@ def _layer_panels(data: pd.DataFrame, metric: str, title: str, paths: dict[str, 
     grid.set_axis_labels("dim", metric)
     grid.figure.suptitle(title, y=1.02)
     save(grid.figure, paths)
+
+
+def cross_track_pareto_figure(points: pd.DataFrame, cost_label: str, metric: str, title: str,
+                              paths: dict[str, str]) -> None:
+    """Quality against cost for every variant cell of every experiment on one dataset; colour =
+    experiment, marker = variant; the Pareto front (cheapest first) as a black staircase."""
+    from trimbench.pareto import plot_front
+
+    figure, ax = plt.subplots(figsize=(7.5, 4.2))
+    if points.empty:
+        ax.text(0.5, 0.5, "no scores on this dataset", ha="center", va="center", transform=ax.transAxes)
+    else:
+        sns.scatterplot(data=points, x="cost", y="score", hue="experiment", style="variant", s=28, alpha=0.85, ax=ax,
+                        hue_order=sorted(points["experiment"].unique()),
+                        style_order=sorted(points["variant"].unique()))
+        plot_front(ax, points, "cost", "score")
+        ax.set_xscale("log", base=2)
+        ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left", borderaxespad=0)
+    ax.set_xlabel(f"{cost_label} (log2)")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    save(figure, paths)

@@ -132,3 +132,47 @@ def sts_versions(job) -> None:
         with atomic_path(getattr(job.output, name)) as tmp:
             Path(tmp).write_text(text)
     sts_versions_figure(blocks, p.title, {"png": job.output.png, "svg": job.output.svg})
+
+
+def scoreboard(job) -> None:
+    import base64
+
+    from trimbench.scoreboard import comparisons_html, readable_status, status_html, status_table
+
+    experiments = _scoreboard_experiments(job)
+    status = status_table(experiments)
+    figure_uri = "data:image/png;base64," + base64.b64encode(Path(job.input.figure).read_bytes()).decode()
+    outputs = {
+        "csv": status.to_csv(index=False, float_format="%.6f"),
+        "markdown": "# Reproduction status\n\n" + readable_status(status).to_markdown(index=False) + "\n",
+        "html": status_html(status, figure_uri, job.params.figure_caption),
+        "comparisons": comparisons_html(experiments),
+    }
+    for name, text in outputs.items():
+        with atomic_path(getattr(job.output, name)) as tmp:
+            Path(tmp).write_text(text)
+
+
+def _scoreboard_experiments(job) -> list:
+    from trimbench.scoreboard import Experiment
+
+    p = job.params
+    return [
+        Experiment(name, config, score_table.read(scores), pd.read_csv(reference))
+        for name, config, scores, reference in zip(p.names, p.configs, job.input.scores, job.input.references,
+                                                   strict=True)
+    ]
+
+
+def pareto(job) -> None:
+    from trimbench.figures import cross_track_pareto_figure
+    from trimbench.scoreboard import COSTS, pareto_points
+
+    p, wildcards = job.params, job.wildcards
+    points = pareto_points(_scoreboard_experiments(job), wildcards.dataset, wildcards.cost)
+    with atomic_path(job.output.points) as tmp:
+        points.to_csv(tmp, index=False, float_format="%.6f")
+    metrics = sorted({config["evaluation"]["main_metric"] for config in p.configs})
+    cross_track_pareto_figure(points, COSTS[wildcards.cost][0], " / ".join(metrics),
+                              f"{wildcards.dataset}: every variant of every experiment",
+                              {"png": job.output.png, "svg": job.output.svg})

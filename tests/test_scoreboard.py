@@ -1,0 +1,65 @@
+"""The reproduction scoreboard and the cross-track Pareto points, on hand-made scores."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from trimbench import scores
+from trimbench.scoreboard import Experiment, comparison, pareto_points, status_table, summarise, summary_line
+
+PUBLISHED = pd.DataFrame([
+    {"variant": "v1", "method": m, "layer": layer, "dim": dim, "dataset": "sts-avg7",
+     "metric": "spearman_cosine", "value": v}
+    for m, layer, dim, v in [("BERT", 2, 8, 0.500), ("BERT", 2, 16, 0.600), ("2DMSE", 2, 8, 0.700),
+                             ("2DMSE", 12, 768, 0.800), ("MSE", 2, 8, 0.9)]
+])
+
+
+def experiment(values: dict, scale="paper", tolerance=0.01, dataset="sts-avg7") -> Experiment:
+    rows = [{"experiment": "e", "track": "2dmse-sts", "variant": variant, "model": "m", "layer": layer, "dim": dim,
+             "dataset": dataset, "split": "test", "metric": "spearman_cosine", "value": value}
+            for (variant, layer, dim), value in values.items()]
+    config = {"track": "2dmse-sts", "scale": scale, "methods": ["full", "2dmse"],
+              "evaluation": {"average_name": dataset, "main_metric": "spearman_cosine", "split": "test"},
+              "reference": {"variant": "v1", "tolerance": tolerance, "work": None}}
+    return Experiment("e", config, scores.frame(rows), PUBLISHED)
+
+
+def test_summary_counts_within_largest_and_one_sided():
+    exp = experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630, ("2dmse", 2, 8): 0.690,
+                      ("2dmse", 4, 8): 0.75})
+    row = status_table([exp]).iloc[0]
+    assert (row.compared, row.within) == (3, 2)  # |0.005|, |0.03|, |0.01| against tolerance 0.01
+    assert row.largest_abs_delta == pytest.approx(0.03) and row.largest_at == "layer 2, method BERT, dim 16"
+    assert (row.ours_only, row.published_only) == (1, 2)
+    assert row.work == "2DMSE STS v1"
+    # Headline: 2DMSE at our deepest layer and widest dim, beside the work's (layer 12, dim 768).
+    assert row.headline_ours == pytest.approx(0.75) and row.headline_ours_cell == "2DMSE L4 d8 sts-avg7"
+    assert row.headline_published == pytest.approx(0.8) and row.headline_published_cell == "2DMSE L12 d768 sts-avg7"
+    assert "3 cells compared, 2 within ±0.01, largest |Δ| 0.0300" in summary_line(exp)
+
+
+def test_tolerance_is_the_experiments():
+    exp = experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630}, tolerance=0.05)
+    assert summarise(comparison(exp), 0.05)["within"] == 2 == status_table([exp]).iloc[0].within
+
+
+def test_toy_run_without_common_cells_still_has_a_headline():
+    exp = experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg")
+    row = status_table([exp]).iloc[0]
+    assert row.compared == 0 and pd.isna(row.within_fraction)
+    assert row.headline_ours == pytest.approx(0.5) and row.headline_published == pytest.approx(0.8)
+
+
+def test_pareto_points_cost_and_seed_mean():
+    rows = [{"experiment": "e", "track": "t", "variant": "full", "model": "m", "layer": 2, "dim": 8,
+             "dataset": "d", "split": "test", "metric": "spearman_cosine", "value": v, "seed": s}
+            for s, v in ((1, 0.4), (2, 0.6))]
+    rows.append({**rows[0], "metric": "pearson_cosine", "value": 0.9})
+    exp = Experiment("e", {"track": "t", "evaluation": {"main_metric": "spearman_cosine", "split": "test"}},
+                     scores.frame(rows), PUBLISHED)
+    points = pareto_points([exp], "d", "layers_x_dim")
+    assert len(points) == 1 and points.score.iloc[0] == pytest.approx(0.5) and points.cost.iloc[0] == 16
+    assert pareto_points([exp], "d", "bytes_per_doc").cost.iloc[0] == 32
+    assert pareto_points([exp], "other", "bytes_per_doc").empty

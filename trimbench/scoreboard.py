@@ -1,0 +1,224 @@
+"""The reproduction scoreboard: how close each experiment is to the work it reproduces.
+
+Per experiment, every cell that both we and the work cover is compared (ours, published, Δ); the
+summary counts cells within the experiment's tolerance, names the largest |Δ|, and counts the cells
+only one side covers. The status table has one row per experiment with its headline number beside
+the published one, so a toy run (no cell in common with the paper's grid) still says where it is.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import pandas as pd
+
+from trimbench.config import SEED_METHOD_LABELS
+from trimbench.tables import ours_vs_published
+
+#: the reproduced work's name per track (the STS track names its version: v1 / v2)
+WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}"}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What the scoreboard needs of one experiment: its scores, the published numbers and config."""
+
+    name: str
+    config: dict
+    scores: pd.DataFrame
+    published: pd.DataFrame
+
+    @property
+    def track(self) -> str:
+        return self.config["track"]
+
+    @property
+    def work(self) -> str:
+        reference = self.config["reference"]
+        return reference.get("work") or WORK_NAMES.get(self.track, self.track).format(**reference)
+
+    @property
+    def tolerance(self) -> float:
+        return self.config["reference"]["tolerance"]
+
+
+def comparison(exp: Experiment) -> pd.DataFrame:
+    """Long table over every cell either side covers: key columns, then ours, published, delta."""
+    if exp.track == "2dmse-sts":
+        evaluation = exp.config["evaluation"]
+        return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
+                                 evaluation["average_name"], evaluation["main_metric"])
+    raise ValueError(f"no published-numbers comparison for track '{exp.track}'")
+
+
+def _cell_name(row: pd.Series, keys: list[str]) -> str:
+    return ", ".join(f"{key} {row[key]}" for key in keys)
+
+
+def summarise(long: pd.DataFrame, tolerance: float) -> dict:
+    """Cells compared and within ±tolerance, the largest |Δ| and where, one-sided cells."""
+    keys = [c for c in long.columns if c not in ("ours", "published", "delta")]
+    both = long.dropna(subset=["ours", "published"])
+    summary = {
+        "compared": len(both),
+        # A hair of slack: published numbers have three decimals, ours are floats.
+        "within": int((both["delta"].abs() <= tolerance + 1e-9).sum()),
+        "ours_only": int((long["ours"].notna() & long["published"].isna()).sum()),
+        "published_only": int((long["ours"].isna() & long["published"].notna()).sum()),
+        "largest_abs_delta": None,
+        "largest_at": "",
+    }
+    if len(both):
+        worst = both.loc[both["delta"].abs().idxmax()]
+        summary["largest_abs_delta"] = float(abs(worst["delta"]))
+        summary["largest_at"] = _cell_name(worst, keys)
+    return summary
+
+
+def _sts_headline(exp: Experiment) -> dict:
+    """2DMSE (or the last method run) at the deepest layer and widest dim: ours on our grid, the
+    work's on its own grid (a toy run on a small model still shows the paper's number)."""
+    evaluation = exp.config["evaluation"]
+    methods = [m for m in exp.config["methods"] if m != "pretrained"] or exp.config["methods"]
+    method = "2dmse" if "2dmse" in methods else methods[-1]
+    ours = exp.scores[(exp.scores["variant"] == method) & (exp.scores["dataset"] == evaluation["average_name"])
+                      & (exp.scores["metric"] == evaluation["main_metric"])]
+    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    if len(ours):
+        top = ours[(ours["layer"] == ours["layer"].max())]
+        top = top[top["dim"] == top["dim"].max()].iloc[0]
+        out["ours"] = float(top["value"])
+        out["ours_cell"] = f"{SEED_METHOD_LABELS.get(method, method)} L{top['layer']} d{top['dim']} {top['dataset']}"
+    pub = exp.published[(exp.published["variant"] == exp.config["reference"]["variant"])
+                        & (exp.published["method"] == SEED_METHOD_LABELS.get(method, method))
+                        & (exp.published["metric"] == evaluation["main_metric"])]
+    if evaluation["average_name"] in set(pub["dataset"]):
+        pub = pub[pub["dataset"] == evaluation["average_name"]]
+    if len(pub):
+        top = pub[pub["layer"] == pub["layer"].max()]
+        top = top[top["dim"] == top["dim"].max()].iloc[0]
+        out["published"] = float(top["value"])
+        out["published_cell"] = f"{top['method']} L{top['layer']} d{top['dim']} {top['dataset']}"
+    return out
+
+
+HEADLINES = {"2dmse-sts": _sts_headline}
+
+
+def status_row(exp: Experiment) -> dict:
+    summary = summarise(comparison(exp), exp.tolerance)
+    compared = summary["compared"]
+    return {
+        "work": exp.work,
+        "experiment": exp.name,
+        "scale": exp.config["scale"],
+        "tolerance": exp.tolerance,
+        "compared": compared,
+        "within": summary["within"],
+        "within_fraction": summary["within"] / compared if compared else None,
+        "largest_abs_delta": summary["largest_abs_delta"],
+        "largest_at": summary["largest_at"],
+        "ours_only": summary["ours_only"],
+        "published_only": summary["published_only"],
+        **{f"headline_{k}": v for k, v in HEADLINES[exp.track](exp).items()},
+    }
+
+
+def status_table(experiments: list[Experiment]) -> pd.DataFrame:
+    rows = [status_row(exp) for exp in experiments]
+    return pd.DataFrame(rows).sort_values(["work", "experiment"], kind="stable").reset_index(drop=True)
+
+
+def _fmt(value, digits: int = 4) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
+def readable_status(status: pd.DataFrame) -> pd.DataFrame:
+    """The status table as people read it: one line per experiment."""
+    rows = []
+    for row in status.itertuples():
+        within = (f"{row.within}/{row.compared} ({row.within_fraction:.0%})" if row.compared
+                  else "no common cell")
+        rows.append({
+            "work": row.work,
+            "experiment": row.experiment,
+            "scale": row.scale,
+            "within ±tolerance": within,
+            "largest |Δ|": f"{_fmt(row.largest_abs_delta)} ({row.largest_at})" if row.compared else "–",
+            "ours": f"{_fmt(row.headline_ours)} ({row.headline_ours_cell})" if row.headline_ours_cell else "–",
+            "published": (f"{_fmt(row.headline_published, 3)} ({row.headline_published_cell})"
+                          if row.headline_published_cell else "–"),
+        })
+    return pd.DataFrame(rows)
+
+
+def summary_line(exp: Experiment) -> str:
+    s = summarise(comparison(exp), exp.tolerance)
+    line = f"{exp.work} ({exp.name}, {exp.config['scale']} scale): {s['compared']} cells compared"
+    if s["compared"]:
+        line += (f", {s['within']} within ±{exp.tolerance:g}, largest |Δ| {s['largest_abs_delta']:.4f} at "
+                 f"{s['largest_at']}")
+    return line + (f"; {s['ours_only']} cells ours only, {s['published_only']} published only.")
+
+
+STYLE = ("body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse;margin:6px 0}"
+         "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}")
+# The status fragment lands inside the report's own page: its style must not reach beyond it.
+FRAGMENT_STYLE = ("#reproduction-status table{border-collapse:collapse;margin:6px 0;font-size:12px}"
+                  "#reproduction-status td,#reproduction-status th{padding:2px 6px;border-bottom:1px solid #ddd;"
+                  "text-align:left}")
+
+
+def status_html(status: pd.DataFrame, figure_uri: str | None = None, figure_caption: str = "") -> str:
+    """A fragment for the top of the report: the status table and, when given, one figure."""
+    table = readable_status(status).to_html(index=False, border=0, classes="reproduction-status")
+    parts = [f"<style>{FRAGMENT_STYLE}</style>", '<div id="reproduction-status">', "<h2>Reproduction status</h2>",
+             table]
+    if figure_uri:
+        parts.append(f'<figure><img id="status-figure" alt="{html.escape(figure_caption)}" src="{figure_uri}" '
+                     f'style="max-width:100%"><figcaption>{html.escape(figure_caption)}</figcaption></figure>')
+    parts.append("</div>")
+    return "\n".join(parts) + "\n"
+
+
+def comparisons_html(experiments: list[Experiment]) -> str:
+    """Every experiment's cells that both sides cover: ours, published, Δ, and whether within."""
+    sections = []
+    for exp in experiments:
+        long = comparison(exp)
+        both = long.dropna(subset=["ours", "published"]).copy()
+        both["within"] = (both["delta"].abs() <= exp.tolerance + 1e-9).map({True: "yes", False: "no"})
+        table = (both.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
+                 if len(both) else "<p>No cell in common with the published grid.</p>")
+        sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp))}</p>{table}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
+            + "".join(sections) + "</body></html>\n")
+
+
+#: Costs a Pareto figure can put on x (names in config.PARETO_COSTS), from what each score cell
+#: ran: layers kept × width, and the bytes one document's embedding takes at float32.
+COSTS = {
+    "layers_x_dim": ("layers kept × embedding dim", lambda cells: cells["layer"] * cells["dim"]),
+    "bytes_per_doc": ("bytes per document (float32)", lambda cells: cells["dim"] * 4),
+}
+
+
+def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.DataFrame:
+    """Every variant cell of every experiment scored on ``dataset`` with the experiment's main
+    metric (mean over seeds), and its cost: columns experiment, track, variant, layer, dim, cost,
+    score."""
+    frames = []
+    for exp in experiments:
+        evaluation = exp.config["evaluation"]
+        cells = exp.scores[(exp.scores["dataset"] == dataset) & (exp.scores["metric"] == evaluation["main_metric"])
+                           & (exp.scores["split"] == evaluation["split"])]
+        if cells.empty:
+            continue
+        cells = (cells.groupby(["experiment", "track", "variant", "layer", "dim"], as_index=False)["value"].mean()
+                 .rename(columns={"value": "score"}))
+        frames.append(cells.assign(cost=COSTS[cost][1](cells).astype(float)))
+    if not frames:
+        return pd.DataFrame(columns=["experiment", "track", "variant", "layer", "dim", "cost", "score"])
+    points = pd.concat(frames, ignore_index=True)
+    return points.sort_values(["experiment", "variant", "layer", "dim"], kind="stable").reset_index(drop=True)
