@@ -35,6 +35,8 @@ def apply(config: dict) -> dict:
             entry["source"] = "standin"
             entry["standin_rows"] = settings["standin_rows"]
             entry.pop("id", None)
+            if entry.get("holdout") and entry["holdout"]["size"] >= 1:
+                entry["holdout"]["size"] = 0.25  # rows of the real split; a stand-in has fewer
     models = config["models"]
     for entry in models.values():
         if entry["source"] == "hub":
