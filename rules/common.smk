@@ -22,6 +22,7 @@ EXPERIMENTS = CONFIG["experiments"]
 VARIANTS = {
     name: {v.name: v for v in tb_config.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
+    if exp["track"] != "electra"  # runs, not variants: rules/truncation.smk
 }
 
 
@@ -103,6 +104,8 @@ def eval_tables(wildcards):
 
 
 def experiment_scores(wildcards):
+    if experiment(wildcards)["track"] == "electra":
+        return truncation_runs(wildcards.experiment)
     return [
         f"{RESULTS}/{wildcards.experiment}/scores/{v}.parquet"
         for v in VARIANTS[wildcards.experiment]
@@ -110,6 +113,8 @@ def experiment_scores(wildcards):
 
 
 def experiment_outputs(name):
+    if EXPERIMENTS[name]["track"] == "electra":
+        return truncation_outputs(name)
     base = f"{RESULTS}/{name}"
     return [
         f"{base}/scores.parquet",
@@ -127,6 +132,9 @@ def stage_targets(stage):
     """Targets of one stage over every experiment (rules all_data, all_models, ...)."""
     out = []
     for name, exp in EXPERIMENTS.items():
+        if exp["track"] == "electra":
+            out += truncation_stage_targets(name, stage)
+            continue
         evaluation = exp["evaluation"]
         if stage == "data":
             out += [
