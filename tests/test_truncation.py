@@ -258,7 +258,9 @@ def test_smoke_mode_caps_models_seeds_layers_and_epochs():
     paper, smoke = prepare(copy.deepcopy(raw)), prepare({**raw, "smoke": True})
     exp, small = paper["experiments"]["electra-stsb"], smoke["experiments"]["electra-stsb"]
     assert len(exp["models"]) == 12 and len(truncation.runs(exp)) == 810
-    assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [0, 1]
+    assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [1]
     assert small["train"]["epochs"] == 2 and small["train"]["max_samples"] == 32
     assert smoke["datasets"]["mrpc"]["holdout"]["size"] == 0.25
     assert smoke["experiments"]["electra-stsb-dapt"]["domain_adaptation"]["epochs"] == 1
+    wider = prepare({**raw, "smoke": True, "smoke_settings": {"max_layers": 3}})
+    assert wider["experiments"]["electra-stsb"]["layers"] == [1, 2, 3]

@@ -72,12 +72,12 @@ def apply(config: dict) -> dict:
 
 def _truncation_experiment(exp: dict, settings: dict) -> None:
     """A truncated-encoder experiment runs one job per (task, model, k, seed), hundreds in a paper
-    preset: smoke mode keeps the first ``max_models`` models and ``max_seeds`` seeds, the
-    shallowest and deepest configured k (k = 0 and 1 where every k is configured), and a few
+    preset: smoke mode keeps the first ``max_models`` models, ``max_seeds`` seeds and
+    ``max_layers`` cuts (the shallowest configured, or k = 1, 2, ... where every k is) and a few
     steps per epoch."""
     exp["models"] = exp["models"][: settings["max_models"]]
     exp["seeds"] = exp["seeds"][: settings["max_seeds"]]
-    exp["layers"] = sorted({min(exp["layers"]), max(exp["layers"])}) if exp["layers"] else [0, 1]
+    exp["layers"] = sorted(exp["layers"] or range(1, settings["max_layers"] + 1))[: settings["max_layers"]]
     for stage in (exp["train"], exp["word_similarity"]):
         if stage:
             stage["epochs"] = min(stage["epochs"], settings["max_epochs"])
