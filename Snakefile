@@ -10,11 +10,14 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+# Before the stage files: their stage target rules call into this track's functions.
+include: "rules/truncation_common.smk"
 include: "rules/data.smk"
 include: "rules/train.smk"
 include: "rules/encode.smk"
 include: "rules/evaluate.smk"
 include: "rules/report.smk"
+include: "rules/truncation.smk"
 
 
 rule all:

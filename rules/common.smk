@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, workflow.basedir)
 
 from trimbench import config as tb_config
+from trimbench import truncation as tb_truncation
 from trimbench.models import local_folder
 
 try:
@@ -22,6 +23,7 @@ EXPERIMENTS = CONFIG["experiments"]
 VARIANTS = {
     name: {v.name: v for v in tb_config.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
+    if exp["track"] != "electra"  # runs, not variants: rules/truncation.smk
 }
 
 
@@ -90,6 +92,10 @@ def reference_file(wildcards):
     return reference_path(wildcards.experiment)
 
 
+#: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
+SIDE_BY_SIDE_TRACKS = ("2dmse-sts",)
+
+
 def version_experiments(track):
     """Experiments shown side by side in one table (the seed's v1 and v2 halves), config order."""
     return [name for name, exp in EXPERIMENTS.items() if exp["track"] == track]
@@ -107,7 +113,7 @@ def version_block(name):
 
 def track_outputs(track):
     """Views across a track's experiments: only where there is more than one to compare."""
-    if len(version_experiments(track)) < 2:
+    if track not in SIDE_BY_SIDE_TRACKS or len(version_experiments(track)) < 2:
         return []
     base = f"{RESULTS}/tracks/{track}"
     return [
@@ -155,6 +161,8 @@ def eval_tables(wildcards):
 
 
 def experiment_scores(wildcards):
+    if experiment(wildcards)["track"] == "electra":
+        return truncation_runs(wildcards.experiment)
     return [
         f"{RESULTS}/{wildcards.experiment}/scores/{v}.parquet"
         for v in VARIANTS[wildcards.experiment]
@@ -162,6 +170,8 @@ def experiment_scores(wildcards):
 
 
 def experiment_outputs(name):
+    if EXPERIMENTS[name]["track"] == "electra":
+        return truncation_outputs(name)
     base = f"{RESULTS}/{name}"
     return [
         f"{base}/scores.parquet",
@@ -171,11 +181,23 @@ def experiment_outputs(name):
     ]
 
 
+def dataset_main_metrics(name):
+    """Each dataset an experiment is scored on -> the metric its tables lead with."""
+    exp = EXPERIMENTS[name]
+    if exp["track"] == "electra":
+        return {
+            task: tb_truncation.MAIN_METRIC[tb_truncation.objective(DATASETS[task])]
+            for task in exp["tasks"]
+        }
+    evaluation = exp["evaluation"]
+    return dict.fromkeys(evaluation["datasets"], evaluation["main_metric"])
+
+
 def evaluated_datasets():
     """Every dataset some experiment is scored on, in config order."""
     seen = {}
-    for exp in EXPERIMENTS.values():
-        seen.update(dict.fromkeys(exp["evaluation"]["datasets"]))
+    for name in EXPERIMENTS:
+        seen.update(dict.fromkeys(dataset_main_metrics(name)))
     return list(seen)
 
 
@@ -183,8 +205,17 @@ def pareto_path(dataset, cost, ext):
     return f"{RESULTS}/scoreboard/pareto/{dataset}.{cost}.{ext}"
 
 
-# The front page shows the first evaluated dataset's quality-vs-compute Pareto.
-HEADLINE_PARETO = (evaluated_datasets()[0], tb_config.PARETO_COSTS[0])
+def most_shared_dataset():
+    """The dataset the most experiments are scored on (ties: config order)."""
+    counts = {}
+    for name in EXPERIMENTS:
+        for dataset in dataset_main_metrics(name):
+            counts[dataset] = counts.get(dataset, 0) + 1
+    return max(counts, key=counts.get)
+
+
+# The front page shows the quality-vs-cost Pareto of the dataset most experiments share.
+HEADLINE_PARETO = (most_shared_dataset(), tb_config.PARETO_COSTS[0])
 SCOREBOARD = [
     f"{RESULTS}/scoreboard/{name}"
     for name in ("status.csv", "status.md", "status.html", "comparisons.html")
@@ -209,6 +240,9 @@ def stage_targets(stage):
     """Targets of one stage over every experiment (rules all_data, all_models, ...)."""
     out = []
     for name, exp in EXPERIMENTS.items():
+        if exp["track"] == "electra":
+            out += truncation_stage_targets(name, stage)
+            continue
         evaluation = exp["evaluation"]
         if stage == "data":
             out += [

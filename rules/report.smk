@@ -132,6 +132,7 @@ rule scoreboard:
     params:
         names=list(EXPERIMENTS),
         configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
         figure_caption="Quality against cost on {}, every variant of every experiment; the "
         "Pareto front in black ({}).".format(*HEADLINE_PARETO),
     script:
@@ -160,5 +161,6 @@ rule pareto:
     params:
         names=list(EXPERIMENTS),
         configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
     script:
         "../scripts/pareto.py"

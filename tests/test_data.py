@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from trimbench.data import DataError, lee_ict, lee_similarity, load_split, sts_texts
+from trimbench.data import DataError, lee_ict, lee_similarity, lee_similarity_split, load_split, sts_texts
 
 
 def test_lee_ict_is_deterministic_and_keeps_heldout_apart():
@@ -71,3 +71,42 @@ def test_sts_texts_indexes_unique_texts():
     texts, first, second = sts_texts(frame)
     assert texts == ["a", "b", "c"]
     assert [texts[i] for i in first] == ["a", "b", "a"] and [texts[i] for i in second] == ["b", "c", "c"]
+
+
+# --- the truncated-encoder track's data: Lee similarity splits, word pairs, holdout, labels -------
+
+
+def test_lee_similarity_split_keeps_documents_apart():
+    splits = {s: lee_similarity_split(s, 42) for s in ("train", "validation", "test")}
+    documents = {s: set(f["sentence1"]) | set(f["sentence2"]) for s, f in splits.items()}
+    assert [len(documents[s]) for s in splits] == [30, 10, 10]
+    assert [len(f) for f in splits.values()] == [435, 45, 45]
+    assert not documents["train"] & documents["test"] and not documents["validation"] & documents["test"]
+    assert lee_similarity_split("test", 7)["sentence1"].tolist() != splits["test"]["sentence1"].tolist()
+
+
+def test_holdout_carves_a_split_by_seed():
+    entry = {"source": "gensim", "builder": "simlex999", "kind": "sts", "splits": {}, "columns": {},
+             "score_range": [0, 1], "holdout": {"split": "validation", "from": "train", "size": 0.15, "seed": 3}}
+    train, dev = load_split("simlex", entry, "train"), load_split("simlex", entry, "validation")
+    assert len(dev) == 150 and len(train) == 849
+    pairs = [set(zip(f["sentence1"], f["sentence2"], strict=True)) for f in (train, dev)]
+    assert not pairs[0] & pairs[1]
+    assert train["score"].between(0, 1).all()
+    entry["holdout"]["size"] = 999
+    with pytest.raises(DataError, match=r"holdout of 999 leaves no rows.*datasets\.simlex\.holdout\.size"):
+        load_split("simlex", entry, "validation")
+
+
+def test_pair_class_standin_has_balanced_labels():
+    entry = {"source": "standin", "kind": "pair-class", "num_labels": 3, "columns": {}, "standin_rows": 48,
+             "seed": 1, "splits": {}, "score_range": [0, 1]}
+    assert load_split("sick", entry, "train")["label"].value_counts().tolist() == [16, 16, 16]
+
+
+def test_pair_class_labels_outside_the_declared_range_are_named(tmp_path):
+    (tmp_path / "test.jsonl").write_text('{"sentence1": "a", "sentence2": "b", "label": -1}\n')
+    entry = {"source": "local", "path": str(tmp_path), "kind": "pair-class", "num_labels": 2, "splits": {},
+             "columns": {}, "score_range": [0, 1]}
+    with pytest.raises(DataError, match=r"labels \[-1\] are outside 0\.\.1.*unlabelled"):
+        load_split("mrpc", entry, "test")

@@ -18,10 +18,12 @@ PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 def test_preset_smoke_mode_end_to_end(preset, tmp_path):
     run_snakemake(tmp_path, "--configfile", str(REPO / "configs" / preset), "--config", "smoke=true")
     experiments = yaml.safe_load((REPO / "configs" / preset).read_text())["experiments"]
-    for name in experiments:
+    for name, exp in experiments.items():
         scores = pd.read_parquet(tmp_path / "results" / name / "scores.parquet")
         assert scores["value"].notna().all() and len(scores) > 0
-        assert (tmp_path / "results" / name / "figures" / "sts_layers.png").is_file()
+        figures = ["layers.png", "pareto.png"] if exp["track"] == "electra" else ["sts_layers.png"]
+        for figure in figures:
+            assert (tmp_path / "results" / name / "figures" / figure).is_file()
     # Stand-ins and tiny models were made locally, in the preset's own shape.
     assert (tmp_path / "results" / "models").is_dir()
 

@@ -23,7 +23,7 @@ def experiment(values: dict, scale="paper", tolerance=0.01, dataset="sts-avg7") 
     config = {"track": "2dmse-sts", "scale": scale, "methods": ["full", "2dmse"],
               "evaluation": {"average_name": dataset, "main_metric": "spearman_cosine", "split": "test"},
               "reference": {"variant": "v1", "tolerance": tolerance, "work": None}}
-    return Experiment("e", config, scores.frame(rows), PUBLISHED)
+    return Experiment("e", config, scores.frame(rows), PUBLISHED, {dataset: "spearman_cosine"})
 
 
 def test_summary_counts_within_largest_and_one_sided():
@@ -58,8 +58,48 @@ def test_pareto_points_cost_and_seed_mean():
             for s, v in ((1, 0.4), (2, 0.6))]
     rows.append({**rows[0], "metric": "pearson_cosine", "value": 0.9})
     exp = Experiment("e", {"track": "t", "evaluation": {"main_metric": "spearman_cosine", "split": "test"}},
-                     scores.frame(rows), PUBLISHED)
+                     scores.frame(rows), PUBLISHED, {"d": "spearman_cosine"})
     points = pareto_points([exp], "d", "layers_x_dim")
     assert len(points) == 1 and points.score.iloc[0] == pytest.approx(0.5) and points.cost.iloc[0] == 16
     assert pareto_points([exp], "d", "bytes_per_doc").cost.iloc[0] == 32
     assert pareto_points([exp], "other", "bytes_per_doc").empty
+
+
+ELECTRA_PUBLISHED = pd.DataFrame([
+    {"model": "m-disc", "experiment": "stsb", "layer": layer, "dataset": "stsb-test", "metric": "spearman_cosine",
+     "value": value} for layer, value in ((0, 0.50), (1, 0.70), (2, 0.66), (3, 0.60))
+])
+
+
+def electra_experiment() -> Experiment:
+    rows = []
+    for layer, dev, test in ((0, 0.40, 0.45), (1, 0.80, 0.705), (2, 0.75, 0.62)):
+        for seed, shift in ((0, -0.01), (1, 0.01)):
+            for split, value in (("validation", dev), ("test", test)):
+                rows.append({"experiment": "el", "track": "electra", "variant": "truncated", "model": "m-disc",
+                             "layer": layer, "dim": 64, "dataset": "sts-task", "split": split,
+                             "metric": "spearman_cosine", "value": value + shift, "seed": seed})
+        rows.append({"experiment": "el", "track": "electra", "variant": "truncated", "model": "m-disc",
+                     "layer": layer, "dim": 64, "dataset": "sts-task", "split": "test", "metric": "parameters",
+                     "value": 1000 * (layer + 1), "seed": 0})
+    config = {"track": "electra", "scale": "paper", "models": ["m-disc"], "tasks": ["sts-task"],
+              "evaluation": {"batch_size": 8},
+              "reference": {"file": "x", "experiments": {"sts-task": "stsb"}, "tolerance": 0.01, "work": None}}
+    return Experiment("el", config, scores.frame(rows), ELECTRA_PUBLISHED, {"sts-task": "spearman_cosine"})
+
+
+def test_electra_status_compares_layer_curves_and_dev_choice():
+    row = status_table([electra_experiment()]).iloc[0]
+    assert row.work == "Truncated ELECTRA"
+    # Layers 0, 1, 2 both sides (deltas -0.05, +0.005, -0.04); layer 3 published only.
+    assert (row.compared, row.within, row.published_only, row.ours_only) == (3, 1, 1, 0)
+    assert row.largest_abs_delta == pytest.approx(0.05) and row.largest_at == "task sts-task, model m-disc, layer 0"
+    # Dev chooses layer 1; its test mean beside the published value at layer 1.
+    assert row.headline_ours == pytest.approx(0.705) and "L1 (dev-chosen)" in row.headline_ours_cell
+    assert row.headline_published == pytest.approx(0.70)
+
+
+def test_electra_pareto_points_one_line_per_model():
+    points = pareto_points([electra_experiment()], "sts-task", "layers_x_dim")
+    assert list(points.variant.unique()) == ["m-disc"] and list(points.cost) == [0, 64, 128]
+    assert points.score.tolist() == pytest.approx([0.45, 0.705, 0.62])

@@ -252,6 +252,10 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     config = validate_schema(_coerce_switches(config))
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
+    # The truncated-encoder track's experiments have their own shape and checks; the rest of this
+    # function sees the other tracks' only.
+    truncated = {name: exp for name, exp in config["experiments"].items() if exp["track"] == "electra"}
+    config["experiments"] = {name: exp for name, exp in config["experiments"].items() if name not in truncated}
     for name, entry in config["models"].items():
         if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
             raise _unknown("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
@@ -273,6 +277,11 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
             shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
         _check_experiment(name, exp, config, shapes)
         exp["_depth"] = shapes[exp["model"]].layers
+    from trimbench import truncation  # it imports this module
+
+    for name, exp in truncated.items():
+        truncation.check_experiment(name, exp, config, workdir)
+    config["experiments"].update(truncated)
     return canonical(config)
 
 

@@ -18,9 +18,14 @@ KIND_COLUMNS = {
     "sts": ("sentence1", "sentence2", "score"),
     "pairs": ("anchor", "positive"),
     "triplets": ("anchor", "positive", "negative"),
+    "pair-class": ("sentence1", "sentence2", "label"),
 }
 LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
-GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",)}
+GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",),
+                 "lee_similarity_split": ("train", "validation", "test"), "simlex999": ("train",),
+                 "wordsim353": ("train",)}
+#: lee_similarity_split: documents per split (of 50), so no document is in two splits
+LEE_DOCUMENT_SPLITS = {"train": 30, "validation": 10, "test": 10}
 
 
 class DataError(ValueError):
@@ -87,6 +92,30 @@ def lee_similarity() -> pd.DataFrame:
                          "score": matrix[i, j].astype(float)})
 
 
+def lee_similarity_split(split: str, seed: int) -> pd.DataFrame:
+    """The Lee pairs among one share of the 50 documents, shuffled into splits by ``seed``."""
+    pairs = lee_similarity()
+    documents = pd.factorize(pd.concat([pairs["sentence1"], pairs["sentence2"]]))[1]
+    order = list(range(len(documents)))
+    random.Random(seed).shuffle(order)
+    start = 0
+    for name, count in LEE_DOCUMENT_SPLITS.items():
+        if name == split:
+            break
+        start += count
+    chosen = set(documents[sorted(order[start:start + LEE_DOCUMENT_SPLITS[split]])])
+    inside = pairs["sentence1"].isin(chosen) & pairs["sentence2"].isin(chosen)
+    return pairs[inside].reset_index(drop=True)
+
+
+def word_pairs(file_name: str) -> pd.DataFrame:
+    """A word-similarity set shipped with gensim (``# ``-comment header, tab-separated word1, word2,
+    score on 0..10) as sentence1, sentence2, score on 0..1."""
+    frame = pd.read_csv(gensim_test_data(file_name), sep="\t", comment="#", header=None,
+                        names=["sentence1", "sentence2", "score"])
+    return frame.assign(score=frame["score"] / 10.0)
+
+
 def _gensim(entry: dict, split: str) -> pd.DataFrame:
     builder = entry["builder"]
     if split not in GENSIM_SPLITS[builder]:
@@ -94,6 +123,10 @@ def _gensim(entry: dict, split: str) -> pd.DataFrame:
     if builder == "lee_ict":
         frame = lee_ict(split, entry["heldout_fraction"], entry["pairs_per_article"], entry["seed"])
         return with_other_article_negatives(frame, entry["seed"]) if entry["kind"] == "triplets" else frame
+    if builder == "lee_similarity_split":
+        return lee_similarity_split(split, entry["seed"])
+    if builder in ("simlex999", "wordsim353"):
+        return word_pairs({"simlex999": "simlex999.txt", "wordsim353": "wordsim353.tsv"}[builder])
     return lee_similarity()
 
 
@@ -131,6 +164,12 @@ def standin_rows(kind: str, split: str, rows: int, seed: int) -> pd.DataFrame:
 
 def _standin(entry: dict, split: str) -> pd.DataFrame:
     """Rows written in the *source's* column names and score scale, so the normal mapping runs."""
+    if entry["kind"] == "pair-class":
+        # Scores binned by rank into balanced classes, so every class occurs in a small stand-in.
+        frame = standin_rows("sts", split, entry["standin_rows"], entry["seed"])
+        ranks = frame.pop("score").rank(method="first")
+        frame["label"] = pd.qcut(ranks, entry["num_labels"], labels=False).astype(int)
+        return frame.rename(columns=dict(entry["columns"]))
     frame = standin_rows(entry["kind"], split, entry["standin_rows"], entry["seed"])
     if entry["kind"] == "sts":
         low, high = entry["score_range"]
@@ -185,18 +224,28 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
                         f"Map them with datasets.{name}.columns")
     extra = [c for c in raw.columns if c not in mapping.values() and c in ("article_id",)]
     frame = raw[list(mapping.values()) + extra].rename(columns={v: k for k, v in mapping.items()})
-    text_columns = [c for c in wanted if c != "score"]
+    text_columns = [c for c in wanted if c not in ("score", "label")]
     frame = frame.dropna(subset=text_columns)
     for column in text_columns:
         frame[column] = frame[column].astype(str)
     if entry["kind"] == "sts":
         low, high = entry["score_range"]
         frame["score"] = (frame["score"].astype(float) - low) / (high - low)
+    if entry["kind"] == "pair-class":
+        frame["label"] = frame["label"].astype(int)
+        outside = sorted(set(frame["label"]) - set(range(entry["num_labels"])))
+        if outside:
+            raise DataError(f"dataset '{name}': labels {outside} are outside 0..{entry['num_labels'] - 1} "
+                            f"(datasets.{name}.num_labels is {entry['num_labels']}; unlabelled rows are often -1)")
     return frame.reset_index(drop=True)
 
 
 def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") -> pd.DataFrame:
     """One split of a registry dataset, normalised."""
+    holdout = entry.get("holdout")
+    if holdout and split in (holdout["split"], holdout["from"]):
+        whole = load_split(name, {**entry, "holdout": None}, holdout["from"], workdir)
+        return carve(whole, holdout, keep_heldout=split == holdout["split"], name=name)
     source_split = entry["splits"].get(split, split)
     source = entry["source"]
     if source == "gensim":
@@ -206,6 +255,19 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
     if source == "local":
         return normalise(_local(entry, source_split, Path(workdir)), entry, name)
     return normalise(_hub(entry, source_split), entry, name)
+
+
+def carve(frame: pd.DataFrame, holdout: dict, keep_heldout: bool, name: str) -> pd.DataFrame:
+    """The held-out rows of ``frame`` (``holdout['size']`` rows, a fraction if below 1, by seed),
+    or the rest."""
+    size = holdout["size"]
+    count = round(size * len(frame)) if size < 1 else int(size)
+    if not 0 < count < len(frame):
+        raise DataError(f"dataset '{name}': holdout of {size} leaves no rows on one side of "
+                        f"{len(frame)} rows of split '{holdout['from']}' (datasets.{name}.holdout.size)")
+    held = frame.sample(n=count, random_state=holdout["seed"]).index
+    part = frame.loc[held] if keep_heldout else frame.drop(index=held)
+    return part.sort_index().reset_index(drop=True)
 
 
 def sts_texts(frame: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:

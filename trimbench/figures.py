@@ -82,7 +82,12 @@ def cross_track_pareto_figure(points: pd.DataFrame, cost_label: str, metric: str
                         hue_order=sorted(points["experiment"].unique()),
                         style_order=sorted(points["variant"].unique()))
         plot_front(ax, points, "cost", "score")
-        ax.set_xscale("log", base=2)
+        positive = points.loc[points["cost"] > 0, "cost"]
+        if len(positive) < len(points) and len(positive):
+            # Cuts at k = 0 keep no transformer layer (cost 0): linear up to the cheapest other cell.
+            ax.set_xscale("symlog", base=2, linthresh=float(positive.min()))
+        else:
+            ax.set_xscale("log", base=2)
         ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left", borderaxespad=0)
     ax.set_xlabel(f"{cost_label} (log2)")
     ax.set_ylabel(metric)

@@ -9,7 +9,7 @@ the published one, so a toy run (no cell in common with the paper's grid) still 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -17,7 +17,7 @@ from trimbench.config import SEED_METHOD_LABELS
 from trimbench.tables import ours_vs_published
 
 #: the reproduced work's name per track (the STS track names its version: v1 / v2)
-WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}"}
+WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA"}
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Experiment:
     config: dict
     scores: pd.DataFrame
     published: pd.DataFrame
+    #: each dataset the experiment is scored on -> its main metric
+    main_metrics: dict = field(default_factory=dict)
 
     @property
     def track(self) -> str:
@@ -43,12 +45,28 @@ class Experiment:
         return self.config["reference"]["tolerance"]
 
 
+def _truncation_layers(exp: Experiment) -> pd.DataFrame:
+    from trimbench.truncation_report import layer_table
+
+    return layer_table(exp.scores, exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
+
+
 def comparison(exp: Experiment) -> pd.DataFrame:
     """Long table over every cell either side covers: key columns, then ours, published, delta."""
     if exp.track == "2dmse-sts":
         evaluation = exp.config["evaluation"]
         return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
                                  evaluation["average_name"], evaluation["main_metric"])
+    if exp.track == "electra":
+        # Test mean over seeds per (task, model, layer) against the published curves, both ways.
+        from trimbench.truncation_report import published_scores
+
+        ours = _truncation_layers(exp)[["task", "model", "layer", "test_mean"]].rename(columns={"test_mean": "ours"})
+        published = published_scores(exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
+        published = published[published["model"].isin(exp.config["models"])]
+        long = ours.merge(published, on=["task", "model", "layer"], how="outer")
+        long["delta"] = long["ours"] - long["published"]
+        return long.sort_values(["task", "model", "layer"]).reset_index(drop=True)
     raise ValueError(f"no published-numbers comparison for track '{exp.track}'")
 
 
@@ -103,7 +121,28 @@ def _sts_headline(exp: Experiment) -> dict:
     return out
 
 
-HEADLINES = {"2dmse-sts": _sts_headline}
+def _truncation_headline(exp: Experiment) -> dict:
+    """The first task and model: the test score at the layer dev chooses, beside the published
+    curve's value at that layer."""
+    from trimbench.truncation_report import dev_choice
+
+    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    table = _truncation_layers(exp)
+    choice = dev_choice(table) if len(table) else table
+    if len(choice):
+        first = choice[(choice["task"] == exp.config["tasks"][0]) & (choice["model"] == exp.config["models"][0])]
+        first = (first if len(first) else choice).iloc[0]
+        cell = f"{first['model']} L{first['chosen_layer']} (dev-chosen) {first['task']}"
+        out.update(ours=float(first["test_mean"]), ours_cell=cell)
+        published = table[(table["task"] == first["task"]) & (table["model"] == first["model"])
+                          & (table["layer"] == first["chosen_layer"])]["published"].dropna()
+        if len(published):
+            out.update(published=float(published.iloc[0]),
+                       published_cell=f"{first['model']} L{first['chosen_layer']} {first['task']}")
+    return out
+
+
+HEADLINES = {"2dmse-sts": _sts_headline, "electra": _truncation_headline}
 
 
 def status_row(exp: Experiment) -> dict:
@@ -210,11 +249,16 @@ def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.
     score."""
     frames = []
     for exp in experiments:
-        evaluation = exp.config["evaluation"]
-        cells = exp.scores[(exp.scores["dataset"] == dataset) & (exp.scores["metric"] == evaluation["main_metric"])
-                           & (exp.scores["split"] == evaluation["split"])]
+        if dataset not in exp.main_metrics:
+            continue
+        split = exp.config["evaluation"].get("split", "test")
+        cells = exp.scores[(exp.scores["dataset"] == dataset) & (exp.scores["metric"] == exp.main_metrics[dataset])
+                           & (exp.scores["split"] == split)]
         if cells.empty:
             continue
+        if exp.track == "electra":
+            # Every model is its own line of cuts: the model, not the (one) variant, tells them apart.
+            cells = cells.assign(variant=cells["model"])
         cells = (cells.groupby(["experiment", "track", "variant", "layer", "dim"], as_index=False)["value"].mean()
                  .rename(columns={"value": "score"}))
         frames.append(cells.assign(cost=COSTS[cost][1](cells).astype(float)))

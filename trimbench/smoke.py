@@ -35,6 +35,8 @@ def apply(config: dict) -> dict:
             entry["source"] = "standin"
             entry["standin_rows"] = settings["standin_rows"]
             entry.pop("id", None)
+            if entry.get("holdout") and entry["holdout"]["size"] >= 1:
+                entry["holdout"]["size"] = 0.25  # rows of the real split; a stand-in has fewer
     models = config["models"]
     for entry in models.values():
         if entry["source"] == "hub":
@@ -50,6 +52,9 @@ def apply(config: dict) -> dict:
                 raise ValueError(f"smoke mode needs 'layers' and 'dim' declared for hub model '{hub_id}'")
     models.setdefault(SMOKE_VOCAB_MODEL, dict(_SMOKE_VOCAB_ENTRY))
     for exp in config["experiments"].values():
+        if exp["track"] == "electra":
+            _truncation_experiment(exp, settings)
+            continue
         train = exp["train"]
         train["max_steps"] = settings["max_steps"]
         train["max_samples"] = min(train["max_samples"] or settings["max_samples"], settings["max_samples"])
@@ -63,3 +68,29 @@ def apply(config: dict) -> dict:
         exp["evaluation"]["max_seq_length"] = settings["max_seq_length"]
         exp["scale"] = "toy"
     return config
+
+
+def _truncation_experiment(exp: dict, settings: dict) -> None:
+    """A truncated-encoder experiment runs one job per (task, model, k, seed), hundreds in a paper
+    preset: smoke mode keeps the first ``max_models`` models, ``max_seeds`` seeds and
+    ``max_layers`` cuts (the shallowest configured, or k = 1, 2, ... where every k is) and a few
+    steps per epoch."""
+    exp["models"] = exp["models"][: settings["max_models"]]
+    exp["seeds"] = exp["seeds"][: settings["max_seeds"]]
+    exp["layers"] = sorted(exp["layers"] or range(1, settings["max_layers"] + 1))[: settings["max_layers"]]
+    for stage in (exp["train"], exp["word_similarity"]):
+        if stage:
+            stage["epochs"] = min(stage["epochs"], settings["max_epochs"])
+            stage["max_samples"] = min(stage["max_samples"] or settings["max_samples"], settings["max_samples"])
+            stage["batch_size"] = min(stage["batch_size"], settings["batch_size"])
+            stage["max_seq_length"] = min(stage["max_seq_length"] or settings["max_seq_length"],
+                                          settings["max_seq_length"])
+            stage["logging_steps"] = 1
+            stage["precision"] = "fp32"
+    adaptation = exp["domain_adaptation"]
+    if adaptation:
+        adaptation.update(epochs=1, max_samples=settings["max_samples"], gradient_accumulation=1,
+                          batch_size=min(adaptation["batch_size"], settings["batch_size"]), logging_steps=1,
+                          max_seq_length=min(adaptation["max_seq_length"], settings["max_seq_length"]),
+                          precision="fp32")
+    exp["scale"] = "toy"

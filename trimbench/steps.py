@@ -158,9 +158,9 @@ def _scoreboard_experiments(job) -> list:
 
     p = job.params
     return [
-        Experiment(name, config, score_table.read(scores), pd.read_csv(reference))
-        for name, config, scores, reference in zip(p.names, p.configs, job.input.scores, job.input.references,
-                                                   strict=True)
+        Experiment(name, config, score_table.read(scores), pd.read_csv(reference), metrics)
+        for name, config, metrics, scores, reference in zip(p.names, p.configs, p.main_metrics, job.input.scores,
+                                                            job.input.references, strict=True)
     ]
 
 
@@ -172,7 +172,93 @@ def pareto(job) -> None:
     points = pareto_points(_scoreboard_experiments(job), wildcards.dataset, wildcards.cost)
     with atomic_path(job.output.points) as tmp:
         points.to_csv(tmp, index=False, float_format="%.6f")
-    metrics = sorted({config["evaluation"]["main_metric"] for config in p.configs})
+    metrics = sorted({metrics[wildcards.dataset] for metrics in p.main_metrics if wildcards.dataset in metrics})
     cross_track_pareto_figure(points, COSTS[wildcards.cost][0], " / ".join(metrics),
                               f"{wildcards.dataset}: every variant of every experiment",
                               {"png": job.output.png, "svg": job.output.svg})
+
+
+# --- the truncated-encoder track (rules/truncation.smk) -----------------------------------------
+
+
+def adapt_domain(job) -> None:
+    from trimbench.truncation_train import adapt_domain as adapt
+    from trimbench.truncation_train import unique_texts
+
+    p = job.params
+    texts = unique_texts(pd.read_parquet(job.input.data), p.kind, p.stage["max_samples"], p.stage["seed"])
+    with atomic_path(job.output.model) as tmp:
+        adapt(Path(job.input.model), texts, p.stage, Path(tmp))
+
+
+def pretune_word_similarity(job) -> None:
+    from trimbench.data import KIND_COLUMNS
+    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.training import training_rows
+    from trimbench.truncation_train import fine_tune_pairs
+
+    p, stage = job.params, job.params.stage
+    model = cut_layers(load_sentence_model(job.input.model, pooling=p.pooling), p.k)
+    # Words need few tokens; the saved model keeps its own length for the sentences that follow.
+    own_length, model.max_seq_length = model.max_seq_length, stage["max_seq_length"] or model.max_seq_length
+    train = pd.concat([pd.read_parquet(path) for path in job.input.train], ignore_index=True)
+    dev = pd.concat([pd.read_parquet(path) for path in job.input.validation], ignore_index=True)
+    train = training_rows(train, "sts", stage["max_samples"], stage["seed"])
+    log.info("word-similarity pre-fine-tuning at k=%d on %d pairs (%d for dev)", p.k, len(train), len(dev))
+    _, history = fine_tune_pairs(model, "cosine_mse", 2, train, dev[list(KIND_COLUMNS["sts"])], stage,
+                                 stage["seed"], p.eval_batch_size)
+    model.max_seq_length = own_length
+    with atomic_path(job.output.model) as tmp:
+        model.save(str(tmp))
+        (Path(tmp) / "trimbench_history.json").write_text(json.dumps(history, indent=1, sort_keys=True))
+
+
+def train_truncated(job) -> None:
+    from trimbench.models import load_sentence_model
+    from trimbench.truncation_train import run_task
+
+    p = job.params
+    model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
+    tables = {split: pd.read_parquet(getattr(job.input, split)) for split in ("train", "validation", "test")}
+    rows, history = run_task(model, p.k, p.objective, p.num_labels, p.kind, tables, p.train, p.seed,
+                             p.eval_batch_size)
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(score_table.frame([{**p.meta, **row} for row in rows]), tmp)
+    with atomic_path(job.output.history) as tmp:
+        Path(tmp).write_text(json.dumps(history, indent=1, sort_keys=True))
+
+
+def _truncation_layer_table(job) -> pd.DataFrame:
+    from trimbench.truncation_report import layer_table
+
+    p = job.params
+    return layer_table(score_table.read(job.input.scores), pd.read_csv(job.input.reference),
+                       p.reference_experiments, p.main_metrics)
+
+
+def truncation_table(job) -> None:
+    from trimbench.truncation_report import choice_tables, layer_tables
+
+    table = _truncation_layer_table(job)
+    outputs = {f"layers_{k}": v for k, v in layer_tables(table).items()}
+    outputs |= {f"choice_{k}": v for k, v in choice_tables(table).items()}
+    for name, text in outputs.items():
+        with atomic_path(getattr(job.output, name)) as tmp:
+            Path(tmp).write_text(text)
+
+
+def truncation_figure(job) -> None:
+    from trimbench.truncation_report import layer_figure
+
+    p = job.params
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        layer_figure(score_table.read(job.input.scores), _truncation_layer_table(job), p.roles, p.main_metrics,
+                     p.title, {"png": png, "svg": svg})
+
+
+def pareto_figure(job) -> None:
+    from trimbench.truncation_report import pareto_figure as draw
+
+    p = job.params
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        draw(_truncation_layer_table(job), p.roles, p.title, {"png": png, "svg": svg})

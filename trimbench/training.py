@@ -21,7 +21,8 @@ def training_rows(frame: pd.DataFrame, kind: str, max_samples: int | None, seed:
     return frame.reset_index(drop=True)
 
 
-def training_arguments(train: dict, output_dir: Path):
+def training_arguments(train: dict, output_dir: Path, **overrides):
+    """The trainer's arguments from a ``train`` config section; ``overrides`` are further arguments."""
     import torch
     from sentence_transformers import SentenceTransformerTrainingArguments
 
@@ -45,6 +46,7 @@ def training_arguments(train: dict, output_dir: Path):
         report_to="none",
         dataloader_num_workers=0,
         use_cpu=not torch.cuda.is_available(),
+        **overrides,
     )
 
 

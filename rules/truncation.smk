@@ -1,0 +1,177 @@
+# The truncated-encoder track (track: electra): each model cut after every layer k, fine-tuned per
+# task and seed (optional stages first), scored on dev and test; tables and figures per experiment.
+# Input functions: rules/truncation_common.smk.
+
+
+rule adapt_domain:
+    input:
+        model=lambda wc: model_dir(wc.model),
+        data=lambda wc: data_table(
+            experiment(wc)["domain_adaptation"]["dataset"],
+            experiment(wc)["domain_adaptation"]["split"],
+        ),
+    output:
+        model=directory(f"{RESULTS}/{{experiment}}/adapted/{{model}}"),
+    log:
+        f"{RESULTS}/logs/adapt_domain/{{experiment}}/{{model}}.log",
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 16000 * attempt,
+        runtime=lambda wc, attempt: 720 * attempt,
+    params:
+        stage=lambda wc: experiment(wc)["domain_adaptation"],
+        kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
+    script:
+        "../scripts/adapt_domain.py"
+
+
+rule pretune_word_similarity:
+    input:
+        model=adapted_or_registry_model,
+        train=lambda wc: word_similarity_tables(experiment(wc), "train"),
+        validation=lambda wc: word_similarity_tables(experiment(wc), "validation"),
+    output:
+        model=directory(f"{RESULTS}/{{experiment}}/pretuned/{{model}}/L{{k}}"),
+    log:
+        f"{RESULTS}/logs/pretune_word_similarity/{{experiment}}/{{model}}/L{{k}}.log",
+    wildcard_constraints:
+        k=r"\d+",
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        k=lambda wc: int(wc.k),
+        stage=lambda wc: experiment(wc)["word_similarity"],
+        pooling=lambda wc: experiment(wc)["pooling"],
+        eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+    script:
+        "../scripts/pretune_word_similarity.py"
+
+
+rule train_truncated:
+    input:
+        model=run_start_model,
+        train=lambda wc: data_table(wc.task, "train"),
+        validation=lambda wc: data_table(wc.task, "validation"),
+        test=lambda wc: data_table(wc.task, "test"),
+    output:
+        scores=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/L{{k}}/seed{{seed}}.parquet",
+        history=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/L{{k}}/seed{{seed}}.json",
+    log:
+        f"{RESULTS}/logs/train_truncated/{{experiment}}/{{task}}/{{model}}/L{{k}}/seed{{seed}}.log",
+    wildcard_constraints:
+        task="[^/]+",
+        k=r"\d+",
+        seed=r"\d+",
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        k=lambda wc: int(wc.k),
+        seed=lambda wc: int(wc.seed),
+        objective=lambda wc: tb_truncation.objective(DATASETS[wc.task]),
+        num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
+        kind=lambda wc: DATASETS[wc.task]["kind"],
+        train=lambda wc: experiment(wc)["train"],
+        pooling=lambda wc: experiment(wc)["pooling"],
+        eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        meta=run_meta,
+    script:
+        "../scripts/train_truncated.py"
+
+
+rule truncation_table:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        layers_markdown=f"{RESULTS}/{{experiment}}/tables/layers.md",
+        layers_csv=f"{RESULTS}/{{experiment}}/tables/layers.csv",
+        layers_html=report(
+            f"{RESULTS}/{{experiment}}/tables/layers.html",
+            caption="../report/truncation_layers.rst",
+            category="{experiment}",
+            subcategory="tables",
+            labels={"experiment": "{experiment}", "view": "per layer"},
+        ),
+        choice_markdown=f"{RESULTS}/{{experiment}}/tables/dev_choice.md",
+        choice_csv=f"{RESULTS}/{{experiment}}/tables/dev_choice.csv",
+        choice_html=report(
+            f"{RESULTS}/{{experiment}}/tables/dev_choice.html",
+            caption="../report/truncation_choice.rst",
+            category="{experiment}",
+            subcategory="tables",
+            labels={"experiment": "{experiment}", "view": "layer chosen by dev"},
+        ),
+    log:
+        f"{RESULTS}/logs/truncation_table/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        main_metrics=main_metrics,
+        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+    script:
+        "../scripts/truncation_table.py"
+
+
+rule truncation_figure:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        png=report(
+            f"{RESULTS}/{{experiment}}/figures/layers.png",
+            caption="../report/truncation_figure.rst",
+            category="{experiment}",
+            subcategory="figures",
+            labels={"experiment": "{experiment}", "view": "score per layer"},
+        ),
+        svg=f"{RESULTS}/{{experiment}}/figures/layers.svg",
+    log:
+        f"{RESULTS}/logs/truncation_figure/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        main_metrics=main_metrics,
+        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        roles=model_roles,
+        title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
+    script:
+        "../scripts/truncation_figure.py"
+
+
+rule pareto_figure:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        png=report(
+            f"{RESULTS}/{{experiment}}/figures/pareto.png",
+            caption="../report/pareto_figure.rst",
+            category="{experiment}",
+            subcategory="figures",
+            labels={"experiment": "{experiment}", "view": "Pareto front"},
+        ),
+        svg=f"{RESULTS}/{{experiment}}/figures/pareto.svg",
+    log:
+        f"{RESULTS}/logs/pareto_figure/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        main_metrics=main_metrics,
+        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        roles=model_roles,
+        title=lambda wc: f"{wc.experiment}: parameters used against test score",
+    script:
+        "../scripts/pareto_figure.py"

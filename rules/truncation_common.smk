@@ -1,0 +1,112 @@
+# The truncated-encoder track (track: electra): expansion of its experiments into runs and the input
+# functions of rules/truncation.smk; common.smk's target functions branch into these.
+
+
+def truncation_runs(name):
+    return [
+        f"{RESULTS}/{name}/runs/{r.task}/{r.model}/L{r.k}/seed{r.seed}.parquet"
+        for r in tb_truncation.runs(EXPERIMENTS[name])
+    ]
+
+
+def truncation_stage_dirs(name):
+    """Domain-adapted models (one per model) and word-similarity pre-tuned ones (per model, k)."""
+    exp = EXPERIMENTS[name]
+    dirs = []
+    if exp["domain_adaptation"]:
+        dirs += [f"{RESULTS}/{name}/adapted/{model}" for model in exp["models"]]
+    if exp["word_similarity"]:
+        dirs += [
+            f"{RESULTS}/{name}/pretuned/{model}/L{k}"
+            for model, k in tb_truncation.stage_models(exp)
+        ]
+    return dirs
+
+
+def truncation_data(name):
+    exp = EXPERIMENTS[name]
+    tables = [
+        data_table(task, split)
+        for task in exp["tasks"]
+        for split in ("train", "validation", "test")
+    ]
+    if exp["domain_adaptation"]:
+        stage = exp["domain_adaptation"]
+        tables.append(data_table(stage["dataset"], stage["split"]))
+    if exp["word_similarity"]:
+        tables += word_similarity_tables(exp, "train")
+        tables += word_similarity_tables(exp, "validation")
+    return tables
+
+
+def word_similarity_tables(exp, split):
+    return [data_table(ds, split) for ds in exp["word_similarity"]["datasets"]]
+
+
+def truncation_outputs(name):
+    base = f"{RESULTS}/{name}"
+    return [
+        f"{base}/scores.parquet",
+        *expand(
+            f"{base}/tables/{{table}}.{{ext}}",
+            table=["layers", "dev_choice"],
+            ext=["md", "csv", "html"],
+        ),
+        *expand(
+            f"{base}/figures/{{figure}}.{{ext}}",
+            figure=["layers", "pareto"],
+            ext=["png", "svg"],
+        ),
+    ]
+
+
+def truncation_stage_targets(name, stage):
+    if stage == "data":
+        return truncation_data(name)
+    if stage == "models":
+        return truncation_stage_dirs(name)
+    if stage == "scores":
+        return [f"{RESULTS}/{name}/scores.parquet"]
+    return []
+
+
+def adapted_or_registry_model(wildcards):
+    """The model a stage or run starts from: domain-adapted where configured."""
+    if experiment(wildcards)["domain_adaptation"]:
+        return f"{RESULTS}/{wildcards.experiment}/adapted/{wildcards.model}"
+    return model_dir(wildcards.model)
+
+
+def run_start_model(wildcards):
+    if experiment(wildcards)["word_similarity"]:
+        return f"{RESULTS}/{wildcards.experiment}/pretuned/{wildcards.model}/L{wildcards.k}"
+    return adapted_or_registry_model(wildcards)
+
+
+def run_meta(wildcards):
+    """The columns every score row of this run shares."""
+    exp = experiment(wildcards)
+    return {
+        "experiment": wildcards.experiment,
+        "track": exp["track"],
+        "variant": tb_truncation.variant_name(exp),
+        "model": wildcards.model,
+        "layer": int(wildcards.k),
+        "dim": exp["_widths"][wildcards.model],
+        "dataset": wildcards.task,
+        "seed": int(wildcards.seed),
+    }
+
+
+def main_metrics(wildcards):
+    return {
+        task: tb_truncation.MAIN_METRIC[tb_truncation.objective(DATASETS[task])]
+        for task in experiment(wildcards)["tasks"]
+    }
+
+
+def model_roles(wildcards):
+    return {
+        m: tb_truncation.model_role(m, MODELS[m])
+        for m in experiment(wildcards)["models"]
+    }

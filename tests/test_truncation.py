@@ -1,0 +1,266 @@
+"""The truncated-encoder track: parameter counts, Pareto fronts, layer choice, objectives, config."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from trimbench import config as tb_config
+from trimbench import pareto, scores, truncation, truncation_report
+from trimbench.config import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- parameter counting ------------------------------------------------------------------------
+
+
+def bert_block_parameters(hidden: int, intermediate: int) -> int:
+    """Q, K, V, output projections with biases, two LayerNorms, the feed-forward pair."""
+    return 4 * (hidden * hidden + hidden) + 2 * 2 * hidden + (hidden * intermediate + intermediate) \
+        + (intermediate * hidden + hidden)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_parameters_used_is_embeddings_plus_first_k_blocks(tiny_bert_dir, k):
+    from trimbench.models import cut_layers, encoder_layers, load_sentence_model
+    from trimbench.truncation_train import parameters_used
+
+    model = cut_layers(load_sentence_model(tiny_bert_dir, pooling="mean"), k)
+    bert = model[0].auto_model
+    embeddings = sum(p.numel() for p in bert.embeddings.parameters())
+    pooler = sum(p.numel() for p in bert.pooler.parameters())
+    assert len(encoder_layers(bert)) == k
+    assert parameters_used(model) == sum(p.numel() for p in model.parameters()) - pooler
+    assert parameters_used(model) == embeddings + k * bert_block_parameters(32, 37)
+
+
+def test_parameters_used_counts_electra_embedding_projection(tmp_path, minilm_dir):
+    """An ELECTRA whose embeddings are narrower than its blocks projects them up: that counts."""
+    from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
+
+    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.truncation_train import parameters_used
+
+    torch.manual_seed(0)
+    config = ElectraConfig(vocab_size=1000, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=40, max_position_embeddings=64)
+    ElectraModel(config).save_pretrained(tmp_path)
+    BertTokenizerFast.from_pretrained(str(minilm_dir)).save_pretrained(tmp_path)
+    model = cut_layers(load_sentence_model(tmp_path, pooling="mean"), 1)
+    electra = model[0].auto_model
+    projection = sum(p.numel() for p in electra.embeddings_project.parameters())
+    assert projection == 16 * 32 + 32
+    expected = sum(p.numel() for p in electra.embeddings.parameters()) + projection + bert_block_parameters(32, 40)
+    assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters())
+
+
+# --- Pareto front ------------------------------------------------------------------------------
+
+
+def test_pareto_mask_on_hand_made_points():
+    #         a    b    c    d    e     f    g
+    cost = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0, 4.0]
+    good = [0.5, 0.7, 0.6, 0.7, 0.9, 0.8, 0.9]
+    # a: cheapest. b: beats a. c: same cost as b, worse. d: costlier than b, no better.
+    # e, g: the same point twice, best quality: both on the front. f: dominated by e.
+    assert pareto.pareto_mask(cost, good).tolist() == [True, True, False, False, True, False, True]
+
+
+def test_pareto_mask_ignores_nan_and_handles_empty():
+    assert pareto.pareto_mask([1, 2, np.nan], [np.nan, 0.5, 0.9]).tolist() == [False, True, False]
+    assert pareto.pareto_mask([], []).tolist() == []
+
+
+def test_pareto_front_sorted_cheapest_first():
+    frame = pd.DataFrame({"parameters": [30, 10, 20, 40], "score": [0.8, 0.5, 0.4, 0.79]})
+    front = pareto.pareto_front(frame, "parameters", "score")
+    assert front["parameters"].tolist() == [10, 30]
+
+
+# --- per-layer summaries and the layer dev chooses ---------------------------------------------
+
+
+def hand_made_scores() -> pd.DataFrame:
+    """Two models, layers 0..2, two seeds; dev picks layer 1 for 'disc' and ties 0/2 for 'gen'."""
+    dev = {("disc", 0): [0.50, 0.52], ("disc", 1): [0.80, 0.78], ("disc", 2): [0.60, 0.62],
+           ("gen", 0): [0.70, 0.70], ("gen", 1): [0.60, 0.62], ("gen", 2): [0.71, 0.69]}
+    test = {("disc", 0): [0.40, 0.44], ("disc", 1): [0.75, 0.73], ("disc", 2): [0.65, 0.61],
+            ("gen", 0): [0.66, 0.64], ("gen", 1): [0.55, 0.57], ("gen", 2): [0.80, 0.82]}
+    rows = []
+    for (model, layer), values in dev.items():
+        for seed in (0, 1):
+            meta = {"experiment": "x", "track": "electra", "variant": "cut", "model": model, "layer": layer,
+                    "dim": 8, "dataset": "stsb", "seed": seed}
+            rows += [{**meta, "split": "validation", "metric": "spearman_cosine", "value": values[seed]},
+                     {**meta, "split": "test", "metric": "spearman_cosine", "value": test[(model, layer)][seed]},
+                     {**meta, "split": "test", "metric": "pearson_cosine", "value": 0.0},
+                     {**meta, "split": None, "metric": "parameters", "value": 1000.0 + 100 * layer}]
+    return scores.frame(rows)
+
+
+def test_per_layer_means_and_sample_sd():
+    table = truncation_report.per_layer(hand_made_scores(), {"stsb": "spearman_cosine"})
+    row = table[(table["model"] == "disc") & (table["layer"] == 2)].iloc[0]
+    assert row["dev_mean"] == pytest.approx(0.61) and row["test_mean"] == pytest.approx(0.63)
+    assert row["test_sd"] == pytest.approx(np.std([0.65, 0.61], ddof=1))
+    assert row["test_seeds"] == 2 and row["parameters"] == 1200
+    assert len(table) == 6
+
+
+def test_dev_choice_picks_best_mean_dev_layer_shallower_on_ties():
+    choice = truncation_report.dev_choice(truncation_report.per_layer(hand_made_scores(), {"stsb": "spearman_cosine"}))
+    by_model = choice.set_index("model")
+    assert by_model.loc["disc", "chosen_layer"] == 1
+    assert by_model.loc["disc", "test_mean"] == pytest.approx(0.74)
+    assert by_model.loc["disc", "gain"] == pytest.approx(0.74 - 0.63)
+    # gen: layers 0 and 2 both average 0.70 on dev: the shallower, cheaper one wins.
+    assert by_model.loc["gen", "chosen_layer"] == 0
+    assert by_model.loc["gen", "full_layer"] == 2 and by_model.loc["gen", "full_test_mean"] == pytest.approx(0.81)
+
+
+def test_layer_table_joins_published_on_model_experiment_layer():
+    from trimbench.truncation_report import choice_table, layer_table, layer_tables
+
+    published = pd.DataFrame({"model": ["disc", "disc", "gen", "disc"], "experiment": ["stsb", "stsb", "stsb", "other"],
+                              "layer": [1, 2, 2, 1], "dataset": "stsb-test", "metric": "spearman_cosine",
+                              "value": [0.70, 0.60, 0.85, 0.10]})
+    table = layer_table(hand_made_scores(), published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
+    row = table[(table["model"] == "disc") & (table["layer"] == 1)].iloc[0]
+    assert row["published"] == 0.70 and row["delta"] == pytest.approx(0.04) and row["chosen"]
+    assert table["published"].notna().sum() == 3
+    choice = choice_table(table).set_index("model")
+    assert choice.loc["disc", "published_chosen"] == 0.70 and choice.loc["disc", "published_full"] == 0.60
+    assert choice.loc["disc", "parameter_share"] == pytest.approx(1100 / 1200)
+    markdown = layer_tables(table)["markdown"]
+    assert "**0.7400 ± 0.0141** (0.7000)" in markdown
+
+
+# --- objectives and their scores -----------------------------------------------------------------
+
+
+def test_objective_follows_dataset_kind_and_labels():
+    assert truncation.objective({"kind": "sts", "num_labels": 2}) == "cosine_mse"
+    assert truncation.objective({"kind": "pair-class", "num_labels": 2}) == "cosine_bce"
+    assert truncation.objective({"kind": "pair-class", "num_labels": 3}) == "softmax"
+
+
+def test_binary_scores_use_the_threshold_given():
+    from trimbench.truncation_train import f1_threshold, threshold_scores
+
+    cosines = np.array([0.9, 0.8, 0.4, 0.3, 0.2])
+    labels = np.array([1, 1, 0, 1, 0])
+    threshold = f1_threshold(cosines, labels)
+    assert 0.2 < threshold <= 0.3  # taking all three positives beats precision 1 at recall 2/3
+    assert threshold_scores(cosines, labels, threshold) == pytest.approx({"f1": 6 / 7, "accuracy": 0.8})
+    assert threshold_scores(cosines, labels, 0.85) == pytest.approx({"f1": 0.5, "accuracy": 0.6})
+
+
+def test_macro_f1_counts_every_class():
+    from trimbench.truncation_train import class_scores
+
+    predicted = np.array([0, 0, 1, 1, 2, 0])
+    labels = np.array([0, 1, 1, 1, 2, 2])
+    f1 = [0.5, 0.8, 2 / 3]  # 2 tp / (predicted + true): class 0: 2 / (3 + 1), 1: 4 / (2 + 3), 2: 2 / (1 + 2)
+    assert class_scores(predicted, labels, 3) == pytest.approx({"macro_f1": np.mean(f1), "accuracy": 4 / 6})
+    assert class_scores(np.array([0, 0]), np.array([0, 0]), 3)["macro_f1"] == pytest.approx(1 / 3)
+
+
+def test_best_epoch_restores_the_best_weights_and_last_keeps_the_last():
+    from trimbench.truncation_train import BestEpoch
+
+    class State:
+        def __init__(self, epoch):
+            self.epoch, self.global_step = epoch, epoch * 10
+
+    for select, expected_weight, expected_epoch in (("best", 2.0, 2), ("last", 3.0, 3)):
+        module = torch.nn.Linear(1, 1)
+        callback = BestEpoch(module, "eval_dev_x", select)
+        for epoch, value in ((1, 0.1), (2, 0.9), (3, 0.5)):
+            torch.nn.init.constant_(module.weight, float(epoch))
+            callback.on_evaluate(None, State(epoch), None, metrics={"eval_dev_x": value})
+        callback.on_train_end(None, State(3), None)
+        assert module.weight.item() == expected_weight and callback.best_epoch == expected_epoch
+        assert [h["eval_dev_x"] for h in callback.history] == [0.1, 0.9, 0.5]
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_config() -> dict:
+    return yaml.safe_load((REPO / "tests" / "configs" / "tiny_truncation.yaml").read_text())
+
+
+def prepare(cfg):
+    return tb_config.prepare(cfg, REPO)
+
+
+def test_tiny_config_expands_into_runs(tiny_config):
+    cfg = prepare(tiny_config)
+    exp = cfg["experiments"]["tiny-cut"]
+    assert exp["_depths"] == {"tiny-electra-discriminator": 3, "tiny-electra-generator": 2}
+    assert exp["train"]["warmup_ratio"] == 0.1 and exp["train"]["select"] == "best"
+    assert len(truncation.runs(exp)) == 2 * 2 * 2
+    assert truncation.variant_name(cfg["experiments"]["tiny-stages"]) == "cut+dapt-mlm+wordsim"
+
+
+def test_default_layers_are_every_k_from_zero_to_depth():
+    cfg = prepare(yaml.safe_load((REPO / "config.yaml").read_text()))
+    exp = cfg["experiments"]["electra-toy"]
+    assert truncation.layers(exp, "minilm") == [0, 1, 2, 3, 4, 5, 6]
+
+
+def test_layer_beyond_a_models_depth_names_key_and_model(tiny_config):
+    tiny_config["experiments"]["tiny-cut"]["layers"] = [0, 3]
+    with pytest.raises(ConfigError, match=r"experiments\.tiny-cut\.layers: layer 3 is beyond model "
+                                          r"'tiny-electra-generator', which has 2 layers"):
+        prepare(tiny_config)
+
+
+def test_unknown_model_in_the_list_is_named(tiny_config):
+    tiny_config["experiments"]["tiny-cut"]["models"].append("tiny-electra-generatr")
+    with pytest.raises(ConfigError, match=r"experiments\.tiny-cut\.models: unknown model 'tiny-electra-generatr' "
+                                          r"\(did you mean 'tiny-electra-generator'\?\)"):
+        prepare(tiny_config)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda e: e["tiny-cut"].update(tasks=["lee-ict"]),
+     r"experiments\.tiny-cut\.tasks: dataset 'lee-ict' is of kind 'pairs'"),
+    (lambda e: e["tiny-cut"].update(tasks=["stsb"]), r"experiments\.tiny-cut\.tasks: unknown dataset 'stsb'"),
+    (lambda e: e["tiny-stages"]["word_similarity"].update(datasets=["lee-ict"]),
+     r"experiments\.tiny-stages\.word_similarity\.datasets: dataset 'lee-ict' is of kind 'pairs'"),
+    (lambda e: e["tiny-cut"]["reference"].update(experiments={"mrpc-like": "stsb"}),
+     r"experiments\.tiny-cut\.reference\.experiments: 'mrpc-like' is not one of the experiment's tasks"),
+    (lambda e: e["tiny-cut"]["reference"].update(file="reference/nowhere.csv"),
+     r"experiments\.tiny-cut\.reference\.file: 'reference/nowhere.csv' does not exist"),
+    (lambda e: e["tiny-cut"]["train"].update(selct="best"),
+     r"experiments\.tiny-cut\.train: unknown key 'selct' \(did you mean 'select'\?\)"),
+    (lambda e: e["tiny-stages"]["domain_adaptation"].update(epoch=3),
+     r"experiments\.tiny-stages\.domain_adaptation: unknown key 'epoch' \(did you mean 'epochs'\?\)"),
+    (lambda e: e["tiny-cut"].update(layers=[-1]), r"experiments\.tiny-cut\.layers\.0: -1 is less than the minimum"),
+])
+def test_bad_truncation_configs_name_the_key(tiny_config, change, message):
+    change(tiny_config["experiments"])
+    with pytest.raises(ConfigError, match=message):
+        prepare(tiny_config)
+
+
+def test_smoke_mode_caps_models_seeds_layers_and_epochs():
+    raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
+    paper, smoke = prepare(copy.deepcopy(raw)), prepare({**raw, "smoke": True})
+    exp, small = paper["experiments"]["electra-stsb"], smoke["experiments"]["electra-stsb"]
+    assert len(exp["models"]) == 12 and len(truncation.runs(exp)) == 810
+    assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [1]
+    assert small["train"]["epochs"] == 2 and small["train"]["max_samples"] == 32
+    assert smoke["datasets"]["mrpc"]["holdout"]["size"] == 0.25
+    assert smoke["experiments"]["electra-stsb-dapt"]["domain_adaptation"]["epochs"] == 1
+    wider = prepare({**raw, "smoke": True, "smoke_settings": {"max_layers": 3}})
+    assert wider["experiments"]["electra-stsb"]["layers"] == [1, 2, 3]

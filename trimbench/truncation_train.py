@@ -1,0 +1,314 @@
+"""Training of the truncated-encoder track: fine-tuning a cut model on a pair task, scoring it, and
+the optional stages before it (MLM domain adaptation, word-similarity pre-fine-tuning).
+
+The objectives and evaluators are sentence-transformers' (``CosineSimilarityLoss``,
+``SoftmaxLoss``, ``EmbeddingSimilarityEvaluator``, ``BinaryClassificationEvaluator``); the MLM
+stage is the transformers ``Trainer`` with its masking collator.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers.sentence_transformer.evaluation import (
+    BinaryClassificationEvaluator,
+    EmbeddingSimilarityEvaluator,
+    SentenceEvaluator,
+)
+from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, SoftmaxLoss
+from transformers import TrainerCallback, set_seed
+
+from trimbench.data import KIND_COLUMNS, sts_texts
+from trimbench.training import training_arguments as shared_training_arguments
+from trimbench.training import training_rows
+from trimbench.truncation import MAIN_METRIC, PARAMETERS
+
+log = logging.getLogger(__name__)
+
+#: the name our evaluators give the dev split, so the trainer logs ``eval_dev_<metric>``
+DEV = "dev"
+#: the key each objective's dev evaluator reports its main metric under
+EVALUATOR_METRIC = {"cosine_mse": "spearman_cosine", "cosine_bce": "cosine_f1", "softmax": "macro_f1"}
+
+
+def parameters_used(st_model) -> int:
+    """Parameters the cut model's sentence embedding depends on: embeddings (and ELECTRA's
+    embedding projection), the kept blocks and any modules after the transformer. BERT's pooler
+    (a dense layer on [CLS]) is loaded by ``AutoModel`` but unused by mean pooling, so not counted."""
+    transformer = st_model[0].auto_model
+    pooler = getattr(transformer, "pooler", None)
+    skipped = {id(p) for p in pooler.parameters()} if isinstance(pooler, torch.nn.Module) else set()
+    return sum(p.numel() for p in st_model.parameters() if id(p) not in skipped)
+
+
+def build_loss(model, objective: str, num_labels: int):
+    if objective == "cosine_mse":
+        return CosineSimilarityLoss(model)
+    if objective == "cosine_bce":
+        # The paper's MRPC objective: the cosine itself is the logit of "paraphrase".
+        return CosineSimilarityLoss(model, loss_fct=torch.nn.BCEWithLogitsLoss())
+    return SoftmaxLoss(model, model.get_embedding_dimension(), num_labels)
+
+
+def pair_embeddings(model, frame: pd.DataFrame, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings of each pair's two texts, every unique text encoded once."""
+    texts, first, second = sts_texts(frame)
+    embeddings = model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+    return embeddings[first], embeddings[second]
+
+
+def cosines(frame: pd.DataFrame, model, batch_size: int) -> np.ndarray:
+    left, right = pair_embeddings(model, frame, batch_size)
+    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
+    return np.divide((left * right).sum(axis=1), norms, out=np.zeros(len(left)), where=norms > 0)
+
+
+def f1_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The cosine threshold with the best F1 on these pairs (sentence-transformers' search)."""
+    return float(BinaryClassificationEvaluator.find_best_f1_and_threshold(scores, labels, True)[3])
+
+
+def threshold_scores(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
+    """F1 of the positive class and accuracy of predicting "paraphrase" where cosine >= threshold."""
+    predicted = scores >= threshold
+    labels = labels.astype(bool)
+    true_positive = float((predicted & labels).sum())
+    denominator = predicted.sum() + labels.sum()
+    return {"f1": 2 * true_positive / denominator if denominator else 0.0,
+            "accuracy": float((predicted == labels).mean())}
+
+
+def class_scores(predicted: np.ndarray, labels: np.ndarray, num_labels: int) -> dict[str, float]:
+    """Macro-F1 over ``num_labels`` classes (a class never predicted nor present counts 0) and accuracy."""
+    f1s = []
+    for label in range(num_labels):
+        true_positive = float(((predicted == label) & (labels == label)).sum())
+        denominator = float((predicted == label).sum() + (labels == label).sum())
+        f1s.append(2 * true_positive / denominator if denominator else 0.0)
+    return {"macro_f1": float(np.mean(f1s)), "accuracy": float((predicted == labels).mean())}
+
+
+def classify(loss: SoftmaxLoss, frame: pd.DataFrame, batch_size: int) -> np.ndarray:
+    """The softmax classifier's label for each pair, on [u; v; |u - v|] as in training."""
+    left, right = pair_embeddings(loss.model, frame, batch_size)
+    u, v = torch.from_numpy(left), torch.from_numpy(right)
+    features = torch.cat([u, v, (u - v).abs()], dim=1).to(loss.classifier.weight)
+    with torch.inference_mode():
+        return loss.classifier(features).argmax(dim=1).cpu().numpy()
+
+
+class PairClassifierEvaluator(SentenceEvaluator):
+    """Macro-F1 and accuracy of a ``SoftmaxLoss`` classifier on labelled pairs.
+
+    sentence-transformers' ``LabelAccuracyEvaluator`` reports accuracy only (SICK's metric is
+    macro-F1) and needs the old DataLoader API; this is the same idea on a data frame.
+    """
+
+    def __init__(self, loss: SoftmaxLoss, frame: pd.DataFrame, name: str, batch_size: int):
+        super().__init__()
+        self.loss, self.frame, self.name, self.batch_size = loss, frame, name, batch_size
+        self.primary_metric = "macro_f1"
+
+    def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
+        labels = self.frame["label"].to_numpy()
+        metrics = class_scores(classify(self.loss, self.frame, self.batch_size), labels, self.loss.num_labels)
+        metrics = self.prefix_name_to_metrics(metrics, self.name)
+        self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
+
+
+def dev_evaluator(objective: str, loss, frame: pd.DataFrame, batch_size: int):
+    if objective == "cosine_mse":
+        return EmbeddingSimilarityEvaluator(frame["sentence1"].tolist(), frame["sentence2"].tolist(),
+                                            frame["score"].tolist(), batch_size=batch_size, name=DEV,
+                                            main_similarity="cosine", similarity_fn_names=["cosine"],
+                                            write_csv=False)
+    if objective == "cosine_bce":
+        return BinaryClassificationEvaluator(frame["sentence1"].tolist(), frame["sentence2"].tolist(),
+                                             frame["label"].tolist(), batch_size=batch_size, name=DEV,
+                                             similarity_fn_names=["cosine"], write_csv=False)
+    return PairClassifierEvaluator(loss, frame, DEV, batch_size)
+
+
+class BestEpoch(TrainerCallback):
+    """Keeps, in memory, the weights of the epoch with the best dev metric and restores them when
+    training ends (``select='best'``); records every epoch's dev metric either way.
+
+    The trainer's ``load_best_model_at_end`` restores the model from a checkpoint but not a loss's
+    own weights (SoftmaxLoss's classifier, which scores SICK), and writes a checkpoint every
+    epoch; keeping the loss's state dict (the model's included) covers both, as the paper's code
+    kept a copy of its best model.
+    """
+
+    def __init__(self, loss: torch.nn.Module, key: str, select: str):
+        self.loss, self.key, self.select = loss, key, select
+        self.history: list[dict] = []
+        self.best_value: float | None = None
+        self.best_epoch: int | None = None
+        self._state: dict | None = None
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        value = float(metrics[self.key])
+        epoch = int(round(state.epoch or 0))
+        self.history.append({"epoch": epoch, "step": state.global_step, self.key: value})
+        if self.select == "best" and (self.best_value is None or value > self.best_value):
+            self.best_value, self.best_epoch = value, epoch
+            self._state = {name: tensor.detach().to("cpu", copy=True)
+                           for name, tensor in self.loss.state_dict().items()}
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self._state is not None:
+            self.loss.load_state_dict(self._state)
+        if self.select == "last" and self.history:
+            self.best_epoch = self.history[-1]["epoch"]
+
+
+def training_arguments(settings: dict, seed: int, output_dir: Path) -> SentenceTransformerTrainingArguments:
+    """The paper's optimisation: AdamW (weight decay off for biases and LayerNorm, as the trainer
+    does), linear schedule with ``warmup_ratio`` warm-up, gradient clipping; dev eval each epoch."""
+    train = {**settings, "seed": seed, "max_steps": -1, "gradient_accumulation": 1, "gradient_checkpointing": False,
+             "batch_sampler": "batch_sampler",
+             "warmup_steps": settings["warmup_ratio"]}  # below 1: a fraction of all steps (transformers 5)
+    return shared_training_arguments(train, output_dir, max_grad_norm=settings["max_grad_norm"],
+                                     lr_scheduler_type="linear", eval_strategy="epoch")
+
+
+def fine_tune_pairs(model, objective: str, num_labels: int, train_frame: pd.DataFrame, dev_frame: pd.DataFrame,
+                    settings: dict, seed: int, eval_batch_size: int):
+    """Fine-tune ``model`` in place on labelled pairs; return the loss (SICK's classifier lives in
+    it) and the history (each epoch's dev metric and the epoch kept)."""
+    import datasets
+
+    set_seed(seed)  # before the loss: SoftmaxLoss draws its classifier's initial weights
+    loss = build_loss(model, objective, num_labels)
+    evaluator = dev_evaluator(objective, loss, dev_frame, eval_batch_size)
+    best = BestEpoch(loss, f"eval_{DEV}_{EVALUATOR_METRIC[objective]}", settings["select"])
+    with tempfile.TemporaryDirectory(prefix="trimbench-trainer-") as work_dir:
+        trainer = SentenceTransformerTrainer(
+            model=model,
+            args=training_arguments(settings, seed, Path(work_dir)),
+            train_dataset=datasets.Dataset.from_pandas(train_frame, preserve_index=False),
+            loss=loss,
+            evaluator=evaluator,
+            callbacks=[best],
+        )
+        result = trainer.train()
+    log.info("training finished: %s; epoch kept: %s (%s)", result.metrics, best.best_epoch, settings["select"])
+    history = {"epochs": best.history, "kept_epoch": best.best_epoch, "select": settings["select"],
+               "train_rows": len(train_frame), "train_metrics": result.metrics}
+    return loss, history
+
+
+def score_splits(objective: str, loss, frames: dict[str, pd.DataFrame], batch_size: int) -> list[dict]:
+    """Rows (split, metric, value) on each split; for the binary objective the F1 threshold is
+    the one that is best on ``validation``, applied to every split (the paper's protocol)."""
+    rows = []
+    model = loss.model
+    threshold = None
+    if objective == "cosine_bce":
+        dev = frames["validation"]
+        threshold = f1_threshold(cosines(dev, model, batch_size), dev["label"].to_numpy())
+        log.info("F1 threshold chosen on validation: %.4f", threshold)
+    for split, frame in frames.items():
+        if objective == "cosine_mse":
+            evaluator = EmbeddingSimilarityEvaluator(frame["sentence1"].tolist(), frame["sentence2"].tolist(),
+                                                     frame["score"].tolist(), batch_size=batch_size,
+                                                     main_similarity="cosine", similarity_fn_names=["cosine"],
+                                                     write_csv=False)
+            metrics = evaluator(model)
+        elif objective == "cosine_bce":
+            metrics = threshold_scores(cosines(frame, model, batch_size), frame["label"].to_numpy(), threshold)
+        else:
+            metrics = class_scores(classify(loss, frame, batch_size), frame["label"].to_numpy(), loss.num_labels)
+        for metric, value in metrics.items():
+            rows.append({"split": split, "metric": metric, "value": float(value)})
+    return rows
+
+
+def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: dict[str, pd.DataFrame],
+             settings: dict, seed: int, eval_batch_size: int) -> tuple[list[dict], dict]:
+    """Cut ``model`` to ``k`` layers, fine-tune it on the task's train split with dev selection,
+    score validation and test. Returns score rows (split, metric, value; the parameter count as
+    a row without split) and the history."""
+    from trimbench.models import cut_layers
+
+    cut_layers(model, k)
+    count = parameters_used(model)
+    log.info("cut to %d layers: %d parameters used", k, count)
+    train = training_rows(tables["train"], kind, settings["max_samples"], seed)
+    columns = list(KIND_COLUMNS[kind])
+    dev, test = tables["validation"][columns], tables["test"][columns]
+    log.info("objective %s: %d train, %d validation, %d test pairs", objective, len(train), len(dev), len(test))
+    loss, history = fine_tune_pairs(model, objective, num_labels, train, dev, settings, seed, eval_batch_size)
+    rows = score_splits(objective, loss, {"validation": dev, "test": test}, eval_batch_size)
+    main = MAIN_METRIC[objective]
+    log.info("%s: %s", main, {r["split"]: round(r["value"], 4) for r in rows if r["metric"] == main})
+    history["parameters"] = count
+    return rows + [{"split": None, "metric": PARAMETERS, "value": float(count)}], history
+
+
+# --- optional stages ---------------------------------------------------------------------------
+
+
+def unique_texts(frame: pd.DataFrame, kind: str, max_samples: int | None, seed: int) -> list[str]:
+    """The distinct texts of a table's text columns (the paper: every NLI sentence once)."""
+    columns = [c for c in KIND_COLUMNS[kind] if c not in ("score", "label")]
+    texts = pd.unique(pd.concat([frame[c] for c in columns], ignore_index=True).dropna().astype(str))
+    texts = pd.Series(texts)
+    if max_samples is not None and len(texts) > max_samples:
+        texts = texts.sample(n=max_samples, random_state=seed)
+    return texts.tolist()
+
+
+def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path) -> dict:
+    """MLM on ``texts`` with a fresh masked-LM head on the model's last layer; saves the adapted
+    encoder (no head) with its tokenizer to ``out_dir``. Each cut is then taken from it.
+
+    As in the paper's code (``dapt.py``, run once per model at its default last layer), the head
+    is new for every model, its decoder tied to the word embeddings; ELECTRA discriminators have
+    no MLM head to start from. Masking: 15 % of tokens, 80/10/10 (``DataCollatorForLanguageModeling``).
+    """
+    import datasets
+    from transformers import (
+        AutoModel,
+        AutoModelForMaskedLM,
+        AutoTokenizer,
+        DataCollatorForLanguageModeling,
+        Trainer,
+        TrainingArguments,
+    )
+
+    from trimbench.models import _transformer_folder
+
+    folder = str(_transformer_folder(Path(model_dir)))
+    set_seed(stage["seed"])
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    encoder = AutoModel.from_pretrained(folder, local_files_only=True)
+    mlm = AutoModelForMaskedLM.from_config(encoder.config)
+    missing, unexpected = mlm.base_model.load_state_dict(encoder.state_dict(), strict=False)
+    if missing:
+        raise RuntimeError(f"the masked-LM model of '{model_dir}' lacks encoder weights {missing}")
+    log.info("fresh MLM head; encoder weights it does not use: %s", unexpected)
+    encoded = datasets.Dataset.from_dict({"text": texts}).map(
+        lambda batch: tokenizer(batch["text"], truncation=True, max_length=stage["max_seq_length"]),
+        batched=True, remove_columns=["text"])
+    with tempfile.TemporaryDirectory(prefix="trimbench-mlm-") as work_dir:
+        args = TrainingArguments(
+            output_dir=work_dir, num_train_epochs=stage["epochs"], per_device_train_batch_size=stage["batch_size"],
+            gradient_accumulation_steps=stage["gradient_accumulation"], learning_rate=stage["lr"],
+            weight_decay=stage["weight_decay"], warmup_steps=stage["warmup_ratio"], lr_scheduler_type="linear",
+            fp16=stage["precision"] == "fp16", bf16=stage["precision"] == "bf16", save_strategy="no",
+            seed=stage["seed"], data_seed=stage["seed"], logging_steps=stage["logging_steps"], report_to="none",
+            dataloader_num_workers=0, use_cpu=not torch.cuda.is_available())
+        collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=stage["mlm_probability"])
+        result = Trainer(model=mlm, args=args, train_dataset=encoded, data_collator=collator).train()
+    log.info("MLM finished on %d texts: %s", len(texts), result.metrics)
+    mlm.base_model.save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+    return result.metrics
