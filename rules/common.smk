@@ -193,35 +193,32 @@ def dataset_main_metrics(name):
     return dict.fromkeys(evaluation["datasets"], evaluation["main_metric"])
 
 
-def evaluated_datasets():
-    """Every dataset some experiment is scored on, in config order."""
-    seen = {}
+def experiments_per_dataset():
+    """Every dataset some experiment is scored on (config order) -> how many experiments are."""
+    counts = {}
     for name in EXPERIMENTS:
-        seen.update(dict.fromkeys(dataset_main_metrics(name)))
-    return list(seen)
+        for dataset in dataset_main_metrics(name):
+            counts[dataset] = counts.get(dataset, 0) + 1
+    return counts
 
 
 def pareto_path(dataset, cost, ext):
     return f"{RESULTS}/scoreboard/pareto/{dataset}.{cost}.{ext}"
 
 
-def most_shared_dataset():
-    """The dataset the most experiments are scored on (ties: config order)."""
-    counts = {}
-    for name in EXPERIMENTS:
-        for dataset in dataset_main_metrics(name):
-            counts[dataset] = counts.get(dataset, 0) + 1
-    return max(counts, key=counts.get)
-
-
-# The front page shows the quality-vs-cost Pareto of the dataset most experiments share.
-HEADLINE_PARETO = (most_shared_dataset(), tb_config.PARETO_COSTS[0])
+# The front page shows the quality-vs-cost Pareto of the dataset most experiments share (ties:
+# config order).
+DATASET_COUNTS = experiments_per_dataset()
+HEADLINE_PARETO = (
+    max(DATASET_COUNTS, key=DATASET_COUNTS.get),
+    tb_config.PARETO_COSTS[0],
+)
 SCOREBOARD = [
     f"{RESULTS}/scoreboard/{name}"
     for name in ("status.csv", "status.md", "status.html", "comparisons.html")
 ] + [
     pareto_path(dataset, cost, ext)
-    for dataset in evaluated_datasets()
+    for dataset in DATASET_COUNTS
     for cost in tb_config.PARETO_COSTS
     for ext in ("csv", "png", "svg")
 ]
