@@ -192,8 +192,9 @@ def readable_status(status: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summary_line(exp: Experiment) -> str:
-    s = summarise(comparison(exp), exp.tolerance)
+def summary_line(exp: Experiment, long: pd.DataFrame | None = None) -> str:
+    """``long``: the experiment's :func:`comparison`, when the caller has it already."""
+    s = summarise(comparison(exp) if long is None else long, exp.tolerance)
     line = f"{exp.work} ({exp.name}, {exp.config['scale']} scale): {s['compared']} cells compared"
     if s["compared"]:
         line += (f", {s['within']} within ±{exp.tolerance:g}, largest |Δ| {s['largest_abs_delta']:.4f} at "
@@ -230,7 +231,7 @@ def comparisons_html(experiments: list[Experiment]) -> str:
         both["within"] = (both["delta"].abs() <= exp.tolerance + 1e-9).map({True: "yes", False: "no"})
         table = (both.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
                  if len(both) else "<p>No cell in common with the published grid.</p>")
-        sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp))}</p>{table}")
+        sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp, long))}</p>{table}")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
             + "".join(sections) + "</body></html>\n")
 
