@@ -11,8 +11,10 @@ rule encode_texts:
         f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
     conda:
         "../envs/train.yaml"
-    threads: 2
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
     resources:
+        gpu=1,
         mem_mb=lambda wc, attempt: 4000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:

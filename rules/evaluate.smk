@@ -11,6 +11,10 @@ rule evaluate_sts:
         f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
     conda:
         "../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
         layers=lambda wc: list(variant(wc).eval_layers),

@@ -16,8 +16,10 @@ rule adapt_domain:
         f"{RESULTS}/logs/adapt_domain/{{experiment}}/{{model}}.log",
     conda:
         "../envs/train.yaml"
-    threads: 2
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
     resources:
+        gpu=1,
         mem_mb=lambda wc, attempt: 16000 * attempt,
         runtime=lambda wc, attempt: 720 * attempt,
     params:
@@ -40,8 +42,10 @@ rule pretune_word_similarity:
         k=r"\d+",
     conda:
         "../envs/train.yaml"
-    threads: 2
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
     resources:
+        gpu=1,
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 120 * attempt,
     params:
@@ -70,8 +74,10 @@ rule train_truncated:
         seed=r"\d+",
     conda:
         "../envs/train.yaml"
-    threads: 2
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
     resources:
+        gpu=1,
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 240 * attempt,
     params:

@@ -47,11 +47,16 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    """The command line that runs the project's workflow on ``workdir`` locally."""
+    return [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
+            "--profile", str(REPO / "profiles" / "default"), *args]
+
+
 def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 900):
     """Run the project's workflow on ``workdir`` through snakemake itself."""
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
-           "--profile", str(REPO / "profiles" / "default"), *args]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+    result = subprocess.run(snakemake_command(workdir, *args), capture_output=True, text=True, timeout=timeout,
+                            cwd=workdir)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from trimbench.atomic import atomic_path  # noqa: E402
 from trimbench.tables import METHOD_ORDER, VersionBlock, ours_vs_published  # noqa: E402
 
 # Fixed metadata and SVG ids: a figure rebuilt from the same scores is the same bytes.
@@ -19,7 +20,8 @@ plt.rcParams["svg.hashsalt"] = "trimbench"
 
 def save(figure, paths: dict[str, str]) -> None:
     for fmt, path in paths.items():
-        figure.savefig(path, format=fmt, dpi=110, metadata=_SAVE_METADATA[fmt], bbox_inches="tight")
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=fmt, dpi=110, metadata=_SAVE_METADATA[fmt], bbox_inches="tight")
     plt.close(figure)
 
 

@@ -19,9 +19,17 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+from trimbench import faults
+from trimbench.artifacts import ArtifactError
+
 
 class Job(SimpleNamespace):
     """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
+
+    def named(self, field: str) -> dict:
+        """The named values of ``field`` (e.g. "params") as a dict, from Snakemake or the CLI."""
+        values = getattr(self, field)
+        return dict(values.items()) if hasattr(values, "items") else dict(vars(values))
 
 
 def _named(pairs: list[str]) -> SimpleNamespace:
@@ -76,15 +84,27 @@ def _log_to(path: str | None):
 
 
 def run(step, smk=None) -> None:
-    """Run ``step(job)`` with logging to the rule's log and torch limited to the rule's threads."""
+    """Run ``step(job)`` with logging to the rule's log and torch limited to the rule's threads.
+
+    A cached input that cannot be used (:class:`ArtifactError`) ends the job with its one message,
+    naming the file and the rule that makes it, instead of a stack trace from deep inside numpy.
+    """
     rule = step.__name__
     job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
-    with _log_to(job.log[0] if job.log else None):
+    log_path = job.log[0] if job.log else None
+    with _log_to(log_path):
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                             stream=sys.stderr, force=True)
         # torch reads this when first imported; steps that never need torch never pay for it.
         os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
         started = time.perf_counter()
-        logging.getLogger("trimbench").info("rule %s started", rule)
-        step(job)
-        logging.getLogger("trimbench").info("rule %s done in %.1f s", rule, time.perf_counter() - started)
+        log = logging.getLogger("trimbench")
+        # The PID lets one find (and, in the fault tests, kill) the job's process.
+        log.info("rule %s started (pid %d)", rule, os.getpid())
+        try:
+            faults.start_job(rule, log_path)
+            step(job)
+        except ArtifactError as error:
+            log.error("%s", error)
+            raise SystemExit(f"rule {rule}: {error}") from None
+        log.info("rule %s done in %.1f s", rule, time.perf_counter() - started)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from trimbench.artifacts import reading
+
 COLUMNS = ["experiment", "track", "variant", "model", "layer", "dim", "dataset", "split", "metric", "value", "seed"]
 KEY = [c for c in COLUMNS if c != "value"]
 _DTYPES = {"layer": "Int64", "dim": "Int64", "seed": "Int64", "value": "float64"}
@@ -34,4 +36,6 @@ def write(table: pd.DataFrame, path) -> None:
 
 
 def read(path) -> pd.DataFrame:
-    return frame(pd.read_parquet(path).to_dict("records"))
+    with reading(path):
+        rows = pd.read_parquet(path).to_dict("records")
+    return frame(rows)

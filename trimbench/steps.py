@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from trimbench import scores as score_table
+from trimbench.artifacts import reading
 from trimbench.atomic import atomic_path
 
 log = logging.getLogger("trimbench")
@@ -43,13 +44,19 @@ def fetch_model(job) -> None:
 
 
 def train_model(job) -> None:
+    from transformers import set_seed
+
     from trimbench.losses import build_sts_loss
     from trimbench.models import cut_layers, load_sentence_model
-    from trimbench.training import fine_tune, training_rows
+    from trimbench.training import fine_tune, run_fingerprint, training_rows
 
     p = job.params
     train = p.train
-    model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=train["max_seq_length"])
+    # Seeded before loading too: weights the base folder lacks (e.g. BERT's unused pooler) are
+    # initialised at random, and a resumed run must start from the same ones.
+    set_seed(train["seed"])
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=train["max_seq_length"])
     if p.cut_layers is not None:
         cut_layers(model, p.cut_layers)
         log.info("cut to %d layers", p.cut_layers)
@@ -57,7 +64,8 @@ def train_model(job) -> None:
     log.info("method %s on %d rows of kind %s", p.method, len(frame), p.kind)
     loss = build_sts_loss(model, p.method, train, p.dims, p.semantics, p.objective)
     log.info("objective %s: loss %s", p.objective, type(loss).__name__)
-    fine_tune(model, frame, loss, train, Path(job.output.model))
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    fine_tune(model, frame, loss, train, Path(job.output.model), fingerprint)
 
 
 def encode_texts(job) -> None:
@@ -67,7 +75,8 @@ def encode_texts(job) -> None:
 
     p = job.params
     # Trained BERT-S models were saved cut, so every model is encoded as it is on disk.
-    model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.max_seq_length)
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.max_seq_length)
     out_dir = Path(job.output.embeddings)
     with atomic_path(out_dir) as tmp:
         Path(tmp).mkdir(parents=True)
@@ -198,7 +207,8 @@ def pretune_word_similarity(job) -> None:
     from trimbench.truncation_train import fine_tune_pairs
 
     p, stage = job.params, job.params.stage
-    model = cut_layers(load_sentence_model(job.input.model, pooling=p.pooling), p.k)
+    with reading(job.input.model):
+        model = cut_layers(load_sentence_model(job.input.model, pooling=p.pooling), p.k)
     # Words need few tokens; the saved model keeps its own length for the sentences that follow.
     own_length, model.max_seq_length = model.max_seq_length, stage["max_seq_length"] or model.max_seq_length
     train = pd.concat([pd.read_parquet(path) for path in job.input.train], ignore_index=True)
@@ -218,7 +228,8 @@ def train_truncated(job) -> None:
     from trimbench.truncation_train import run_task
 
     p = job.params
-    model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
     tables = {split: pd.read_parquet(getattr(job.input, split)) for split in ("train", "validation", "test")}
     rows, history = run_task(model, p.k, p.objective, p.num_labels, p.kind, tables, p.train, p.seed,
                              p.eval_batch_size)

@@ -9,26 +9,20 @@ import numpy as np
 import pandas as pd
 
 from trimbench import scores
+from trimbench.artifacts import ArtifactError, describe, reading
 from trimbench.data import sts_texts
 from trimbench.metrics import sts_grid
 
 
-class ArtifactError(RuntimeError):
-    """A cached file that cannot be used; names the file and the rule that makes it."""
-
-
 def load_embeddings(folder: Path, dataset: str, n_texts: int) -> tuple[np.ndarray, list[int]]:
     path = folder / f"{dataset}.npy"
-    try:
+    with reading(folder / "manifest.json"):
         manifest = json.loads((folder / "manifest.json").read_text())
+    with reading(path):
         array = np.load(path, mmap_mode="r")
-    except (OSError, ValueError) as exc:
-        raise ArtifactError(f"cannot read '{path}' (made by rule encode_texts): {exc}. "
-                            "Delete it and re-run to rebuild it.") from exc
     if array.shape[:2] != (len(manifest["layers"]), n_texts):
-        raise ArtifactError(f"'{path}' (made by rule encode_texts) has shape {array.shape}, expected "
-                            f"({len(manifest['layers'])}, {n_texts}, ...): it is stale or truncated. "
-                            "Delete it and re-run.")
+        raise ArtifactError(f"'{path}' has shape {array.shape}, expected ({len(manifest['layers'])}, {n_texts}, "
+                            f"...): it is stale or truncated ({describe(path)})")
     return array, manifest["layers"]
 
 
@@ -45,8 +39,7 @@ def evaluate_variant(embedding_dir: Path, tables: dict[str, str], meta: dict, la
         embeddings, held = load_embeddings(embedding_dir, dataset, len(texts))
         missing = sorted(set(layers) - set(held))
         if missing:
-            raise ArtifactError(f"'{embedding_dir}' (made by rule encode_texts) holds layers {held}, not {missing}; "
-                                "delete it and re-run.")
+            raise ArtifactError(f"'{embedding_dir}' holds layers {held}, not {missing} ({describe(embedding_dir)})")
         slots = [held.index(layer) for layer in layers]
         for row in sts_grid(np.asarray(embeddings[slots]), layers, first, second, frame["score"].to_numpy(),
                             sorted(dims), metrics):

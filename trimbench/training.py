@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import re
 import shutil
 from pathlib import Path
 
 import pandas as pd
 
+from trimbench import faults
 from trimbench.data import KIND_COLUMNS
 
 log = logging.getLogger(__name__)
+
+# The files the trainer writes into a checkpoint after the model, trainer_state.json last: with all
+# of them there (and the state readable) the checkpoint is complete.
+CHECKPOINT_FILES = ("modules.json", "optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json")
+FINGERPRINT_FILE = "fingerprint.sha256"
 
 
 def training_rows(frame: pd.DataFrame, kind: str, max_samples: int | None, seed: int) -> pd.DataFrame:
@@ -42,7 +51,11 @@ def training_arguments(train: dict, output_dir: Path, **overrides):
         data_seed=train["seed"],
         batch_sampler=train["batch_sampler"],
         logging_steps=train["logging_steps"],
-        save_strategy="no",
+        # Checkpoints to resume from after a kill, a requeue or a retry; two kept, so a newest one
+        # cut short by a kill still leaves a complete one.
+        save_strategy="steps" if train["checkpoint_steps"] else "no",
+        save_steps=max(1, train["checkpoint_steps"]),
+        save_total_limit=2,
         report_to="none",
         dataloader_num_workers=0,
         use_cpu=not torch.cuda.is_available(),
@@ -50,11 +63,86 @@ def training_arguments(train: dict, output_dir: Path, **overrides):
     )
 
 
-def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path) -> dict:
+def run_fingerprint(settings: dict, inputs: list[str | Path]) -> str:
+    """What a training run depends on: its settings and every input file's path, size and mtime.
+
+    Checkpoints are only resumed by a run with the same fingerprint, so a changed config or a
+    rebuilt input never continues from a stale checkpoint.
+    """
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
+    for root in map(Path, inputs):
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+        for file in files:
+            stat = file.stat()
+            digest.update(f"{file}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _checkpoint_step(path: Path) -> int:
+    match = re.fullmatch(r"checkpoint-(\d+)", path.name)
+    return int(match.group(1)) if match else -1
+
+
+def checkpoint_complete(path: Path) -> bool:
+    """Every file of the checkpoint written, and its trainer state readable and of its step."""
+    if not all((path / name).is_file() and (path / name).stat().st_size > 0 for name in CHECKPOINT_FILES):
+        return False
+    try:
+        state = json.loads((path / "trainer_state.json").read_text())
+    except ValueError:
+        return False
+    return state.get("global_step") == _checkpoint_step(path)
+
+
+def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
+    """Prepare ``work_dir`` for a run with ``fingerprint``; return the checkpoint to resume from.
+
+    A work dir of other settings is discarded, incomplete checkpoints are removed; the newest
+    complete checkpoint is returned (None: start from scratch).
+    """
+    stamp = work_dir / FINGERPRINT_FILE
+    if work_dir.exists() and (not stamp.is_file() or stamp.read_text() != fingerprint):
+        log.info("discarding %s: left by a run with other settings or inputs", work_dir)
+        shutil.rmtree(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(fingerprint)
+    shutil.rmtree(work_dir / "model", ignore_errors=True)  # a final save cut short
+    checkpoints = sorted((work_dir / "trainer").glob("checkpoint-*"), key=_checkpoint_step)
+    complete = []
+    for checkpoint in checkpoints:
+        if checkpoint_complete(checkpoint):
+            complete.append(checkpoint)
+        else:
+            log.warning("removing incomplete checkpoint %s", checkpoint)
+            shutil.rmtree(checkpoint)
+    return complete[-1] if complete else None
+
+
+def _checkpoint_callback():
+    from transformers import TrainerCallback
+
+    class Checkpoints(TrainerCallback):
+        """No checkpoint after the last step (the final model is saved right after it); the fault
+        tests' kill point once a checkpoint is written completely."""
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step >= state.max_steps and state.global_step % args.save_steps:
+                control.should_save = False
+
+        def on_save(self, args, state, control, **kwargs):
+            faults.hold("checkpoint")
+
+    return Checkpoints()
+
+
+def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, fingerprint: str) -> dict:
     """Train ``model`` on ``frame`` with ``loss`` and save it to ``output_dir``.
 
-    The model is written to a temporary sibling and renamed, so a killed job never leaves a
-    directory that looks finished. Returns the trainer's final log entry.
+    Checkpoints go to ``<output_dir>.tmp/trainer/`` every ``train["checkpoint_steps"]`` steps; a
+    re-run after a kill, a requeue or a retry resumes from the newest complete one when its
+    ``fingerprint`` (see :func:`run_fingerprint`) is the same. The model is written to a temporary
+    sibling and renamed, so a killed job never leaves a directory that looks finished. Returns the
+    trainer's final log entry.
     """
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
@@ -63,14 +151,17 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path) -
     set_seed(train["seed"])
     output_dir = Path(output_dir)
     work_dir = output_dir.with_name(output_dir.name + ".tmp")
-    shutil.rmtree(work_dir, ignore_errors=True)
+    checkpoint = resumable_checkpoint(work_dir, fingerprint)
     trainer = SentenceTransformerTrainer(
         model=model,
         args=training_arguments(train, work_dir / "trainer"),
         train_dataset=datasets.Dataset.from_pandas(frame, preserve_index=False),
         loss=loss,
+        callbacks=[_checkpoint_callback()],
     )
-    result = trainer.train()
+    if checkpoint is not None:
+        log.info("resuming from checkpoint %s (step %d)", checkpoint, _checkpoint_step(checkpoint))
+    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     log.info("training finished: %s", result.metrics)
     model.save(str(work_dir / "model"))
     shutil.rmtree(output_dir, ignore_errors=True)

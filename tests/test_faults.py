@@ -1,0 +1,243 @@
+"""Surviving faults: resumable training, outputs that are only ever complete, the lock, corrupt caches.
+
+Jobs are held at a named point (``TRIMBENCH_TEST_HOLD``, see trimbench/faults.py) and killed there
+with SIGKILL, by the PID their log names: what a node crash, the OOM killer or a SLURM time limit
+does to a job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, job_counts, run_snakemake, snakemake_command
+
+from trimbench.artifacts import ArtifactError, describe, producer, reading
+from trimbench.training import CHECKPOINT_FILES, FINGERPRINT_FILE, resumable_checkpoint, run_fingerprint
+
+SCORES = "results/tiny-sts/scores/full.parquet"
+MODEL = "results/tiny-sts/models/full"
+TRAIN_LOG = "results/logs/train_model/tiny-sts/full.log"
+
+
+def tiny_config(workdir: Path, **train) -> Path:
+    """The tiny test config with ``train`` settings of experiment tiny-sts changed."""
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+    config["experiments"]["tiny-sts"]["train"].update(train)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    return workdir
+
+
+def held_run(workdir: Path, hold: str, *targets: str) -> subprocess.Popen:
+    """Start snakemake with ``TRIMBENCH_TEST_HOLD=hold`` (a job will sleep there until killed)."""
+    env = {**os.environ, "TRIMBENCH_TEST_HOLD": hold}
+    return subprocess.Popen(snakemake_command(workdir, *targets), cwd=workdir, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def held_pid(run: subprocess.Popen, log: Path, timeout: float = 300) -> int:
+    """Wait until the job logging to ``log`` holds; its PID."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        match = re.search(r"test hold at \w+ \(pid (\d+)\)", log.read_text() if log.exists() else "")
+        if match:
+            return int(match.group(1))
+        if run.poll() is not None:
+            raise AssertionError(f"snakemake ended before the hold:\n{run.stdout.read()[-4000:]}")
+        time.sleep(0.5)
+    os.killpg(run.pid, signal.SIGKILL)
+    raise AssertionError(f"no hold in {log} after {timeout} s")
+
+
+def kill_held_job(run: subprocess.Popen, log: Path) -> str:
+    """SIGKILL the held job; snakemake notices, cleans up and fails. Its output."""
+    os.kill(held_pid(run, log), signal.SIGKILL)
+    output, _ = run.communicate(timeout=120)
+    assert run.returncode != 0, output
+    return output
+
+
+def tree_state(workdir: Path) -> dict[str, int]:
+    """Every file under ``workdir`` with its mtime."""
+    return {str(p.relative_to(workdir)): p.stat().st_mtime_ns for p in workdir.rglob("*") if p.is_file()}
+
+
+# --- unit: which checkpoint a run resumes from ------------------------------------------------
+
+
+def fake_checkpoint(trainer_dir: Path, step: int, complete: bool = True) -> Path:
+    path = trainer_dir / f"checkpoint-{step}"
+    path.mkdir(parents=True)
+    for name in CHECKPOINT_FILES[:-1]:
+        (path / name).write_text("x")
+    state = json.dumps({"global_step": step})
+    # A kill while writing the state leaves it cut short.
+    (path / "trainer_state.json").write_text(state if complete else state[:7])
+    return path
+
+
+def test_resume_takes_newest_complete_checkpoint_and_drops_half_written_ones(tmp_path):
+    work = tmp_path / "full.tmp"
+    (work).mkdir()
+    (work / FINGERPRINT_FILE).write_text("abc")
+    older = fake_checkpoint(work / "trainer", 2)
+    newer = fake_checkpoint(work / "trainer", 4)
+    half = fake_checkpoint(work / "trainer", 6, complete=False)
+    assert resumable_checkpoint(work, "abc") == newer
+    assert not half.exists() and older.exists()
+
+
+def test_resume_discards_work_dir_of_other_settings(tmp_path):
+    work = tmp_path / "full.tmp"
+    (work).mkdir()
+    (work / FINGERPRINT_FILE).write_text("settings A")
+    fake_checkpoint(work / "trainer", 2)
+    assert resumable_checkpoint(work, "settings B") is None
+    assert not (work / "trainer").exists() and (work / FINGERPRINT_FILE).read_text() == "settings B"
+
+
+def test_fingerprint_changes_with_settings_and_rebuilt_inputs(tmp_path):
+    data = tmp_path / "train.parquet"
+    data.write_bytes(b"rows")
+    base = run_fingerprint({"lr": 1e-5}, [data])
+    assert run_fingerprint({"lr": 1e-5}, [data]) == base
+    assert run_fingerprint({"lr": 2e-5}, [data]) != base
+    os.utime(data, ns=(1, 1))
+    assert run_fingerprint({"lr": 1e-5}, [data]) != base
+
+
+# --- unit: errors about cached artifacts ------------------------------------------------------
+
+
+def test_artifacts_name_the_rule_that_makes_them(tmp_path):
+    assert producer("results/tiny-sts/embeddings/full/lee-sim.npy") == (
+        "encode_texts", Path("results/tiny-sts/embeddings/full"))
+    assert producer(tmp_path / "results" / "x" / "models" / "full" / "model.safetensors")[0] == "train_model"
+    assert producer("results/models/tiny")[0] == "fetch_model"
+    assert producer("results/data/lee-sim/test.parquet")[0] == "prepare_data"
+    assert producer("/opt/models/mine") is None
+    assert "no rule" in describe("/opt/models/mine")
+    with pytest.raises(ArtifactError, match=r"cannot read 'results/x/scores/full.parquet' \(made by rule "
+                                            r"evaluate_sts; delete 'results/x/scores/full.parquet'"):
+        with reading("results/x/scores/full.parquet"):
+            raise OSError("truncated")
+
+
+# --- the workflow, killed ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    """Training with a checkpoint every step, run to the end without faults."""
+    workdir = tiny_config(tmp_path_factory.mktemp("uninterrupted"), checkpoint_steps=1)
+    run_snakemake(workdir, SCORES)
+    return workdir
+
+
+@pytest.mark.workflow
+def test_training_killed_after_a_checkpoint_resumes_to_the_same_scores(tmp_path, uninterrupted):
+    workdir = tiny_config(tmp_path / "killed", checkpoint_steps=1)
+    run = held_run(workdir, "train_model:checkpoint", SCORES)
+    kill_held_job(run, workdir / TRAIN_LOG)
+    assert not (workdir / MODEL).exists()
+    assert (workdir / f"{MODEL}.tmp" / "trainer" / "checkpoint-1" / "trainer_state.json").is_file()
+
+    run_snakemake(workdir, SCORES)
+    log = (workdir / TRAIN_LOG).read_text()
+    assert re.search(r"resuming from checkpoint \S+/full\.tmp/trainer/checkpoint-1 \(step 1\)", log), log
+    assert not (workdir / f"{MODEL}.tmp").exists()
+    pd.testing.assert_frame_equal(pd.read_parquet(workdir / SCORES), pd.read_parquet(uninterrupted / SCORES))
+    weights = "model.safetensors"
+    assert (workdir / MODEL / weights).read_bytes() == (uninterrupted / MODEL / weights).read_bytes()
+
+
+@pytest.mark.workflow
+def test_checkpoints_of_other_settings_are_never_resumed(tmp_path):
+    workdir = tiny_config(tmp_path / "changed", checkpoint_steps=1)
+    kill_held_job(held_run(workdir, "train_model:checkpoint", MODEL), workdir / TRAIN_LOG)
+    tiny_config(workdir, checkpoint_steps=1, lr=1e-4)
+    run_snakemake(workdir, MODEL)
+    log = (workdir / TRAIN_LOG).read_text()
+    assert "left by a run with other settings or inputs" in log and "resuming" not in log
+
+
+@pytest.fixture(scope="module")
+def killed_encoding(tmp_path_factory) -> dict:
+    """Encoding held with its output fully written under the temporary name, not yet renamed; a
+    second snakemake started on the directory meanwhile; then the job killed, then a re-run."""
+    workdir = tiny_config(tmp_path_factory.mktemp("killed-encoding"))
+    target = "results/tiny-sts/scores/pretrained.parquet"
+    log = workdir / "results/logs/encode_texts/tiny-sts/pretrained.log"
+    run = held_run(workdir, "encode_texts:commit", target)
+    held_pid(run, log)
+    seen = {"workdir": workdir, "before_second": tree_state(workdir)}
+    seen["second"] = run_snakemake(workdir, target, check=False)
+    seen["after_second"] = tree_state(workdir)
+    seen["killed_output"] = kill_held_job(run, log)
+    seen["leftovers"] = sorted(p.name for p in (workdir / "results/tiny-sts/embeddings").iterdir())
+    seen["dry_run"] = run_snakemake(workdir, "-n", target).stdout
+    seen["rerun"] = run_snakemake(workdir, target)
+    return seen
+
+
+@pytest.mark.workflow
+def test_second_snakemake_on_the_directory_fails_on_the_lock_and_touches_nothing(killed_encoding):
+    second = killed_encoding["second"]
+    assert second.returncode != 0
+    assert "Directory cannot be locked" in second.stdout + second.stderr
+    before, after = killed_encoding["before_second"], killed_encoding["after_second"]
+    # Nothing changed; the one new file is snakemake's record of the refused run.
+    assert {name: after[name] for name in before} == before
+    assert all(re.fullmatch(r"\.snakemake/log/[^/]+\.snakemake\.log", name) for name in set(after) - set(before))
+
+
+@pytest.mark.workflow
+def test_killed_encoding_leaves_nothing_a_later_stage_takes_as_done(killed_encoding):
+    # Only the temporary sibling, fully written but never renamed into place, is left...
+    assert len(killed_encoding["leftovers"]) == 1
+    assert re.fullmatch(r"\.pretrained\.tmp-\d+", killed_encoding["leftovers"][0])
+    # ... so snakemake runs the encoding again, and the evaluation after it.
+    counts = job_counts(killed_encoding["dry_run"])
+    assert counts["encode_texts"] == 1 and counts["evaluate_sts"] == 1
+    embeddings = killed_encoding["workdir"] / "results/tiny-sts/embeddings"
+    assert [p.name for p in embeddings.iterdir()] == ["pretrained"]  # the leftover is cleared
+    assert (embeddings / "pretrained" / "manifest.json").is_file()
+
+
+def run_on_corrupt_copy(finished: Path, destination: Path, relative: str, target: str):
+    """Cut the file ``relative`` of a copy of a finished working directory to a third; force ``target``."""
+    shutil.copytree(finished, destination, symlinks=True)
+    damaged = destination / relative
+    damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 3])
+    # mtime only: prepare_data's params hold the working directory, which the copy changed.
+    result = run_snakemake(destination, "--rerun-triggers", "mtime", "-f", target, check=False)
+    assert result.returncode != 0
+    return result.stdout + result.stderr
+
+
+@pytest.mark.workflow
+def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path):
+    npy = "results/tiny-sts/embeddings/full/lee-sim.npy"
+    output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", npy, SCORES)
+    assert f"cannot read '{npy}' (made by rule encode_texts; delete 'results/tiny-sts/embeddings/full' and " \
+           "re-run snakemake to rebuild it): ValueError" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.workflow
+def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path):
+    output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", f"{MODEL}/model.safetensors",
+                                 "results/tiny-sts/embeddings/full")
+    assert f"cannot read '{MODEL}' (made by rule train_model; delete '{MODEL}' and re-run snakemake to " \
+           "rebuild it)" in output
+    assert "Traceback" not in output
