@@ -15,6 +15,7 @@ include: "rules/train.smk"
 include: "rules/encode.smk"
 include: "rules/evaluate.smk"
 include: "rules/report.smk"
+include: "rules/retrieval.smk"
 
 
 rule all:

@@ -162,6 +162,8 @@ def experiment_scores(wildcards):
 
 
 def experiment_outputs(name):
+    if EXPERIMENTS[name]["track"] in tb_config.RETRIEVAL_TRACKS:
+        return retrieval_outputs(name)
     base = f"{RESULTS}/{name}"
     return [
         f"{base}/scores.parquet",
@@ -210,7 +212,10 @@ def stage_targets(stage):
     out = []
     for name, exp in EXPERIMENTS.items():
         evaluation = exp["evaluation"]
-        if stage == "data":
+        retrieval_targets = retrieval_stage_targets(name, stage)
+        if retrieval_targets is not None:
+            out += retrieval_targets
+        elif stage == "data":
             out += [
                 data_table(ds, evaluation["split"]) for ds in evaluation["datasets"]
             ]
@@ -225,3 +230,104 @@ def stage_targets(stage):
         elif stage == "scores":
             out.append(f"{RESULTS}/{name}/scores.parquet")
     return out
+
+
+# --- retrieval tracks (2DMSE retrieval, Home Depot): the rules are in rules/retrieval.smk ---
+RETRIEVAL_EXPERIMENTS = [
+    name
+    for name, exp in EXPERIMENTS.items()
+    if exp["track"] in tb_config.RETRIEVAL_TRACKS
+]
+GROUP_TRAINED_EXPERIMENTS = [
+    name
+    for name, exp in EXPERIMENTS.items()
+    if exp["track"] in tb_config.GROUP_TRAINED_TRACKS
+]
+
+
+def names_regex(names):
+    return "|".join(map(re.escape, names)) or "NONE"
+
+
+def retrieval_data(dataset, split):
+    """A BEIR-style split: corpus, queries and qrels tables in one folder."""
+    return f"{RESULTS}/data/{dataset}/beir-{split}"
+
+
+def miner_key(negatives):
+    """The cached mining stage's name: the miner and every setting that changes its output."""
+    key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
+    if negatives["miner"] == "dense":
+        key += f"-{negatives['model']}"
+    if negatives["cross_encoder"]:
+        key += f"-ce-{negatives['cross_encoder']}-m{negatives['margin']:g}"
+    return key
+
+
+def negatives_path(name):
+    exp = EXPERIMENTS[name]
+    train, negatives = exp["train"], exp["retrieval"]["negatives"]
+    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{miner_key(negatives)}.jsonl"
+
+
+# miner key -> (settings, pooling, similarity) of the experiments that use it
+MINERS = {
+    miner_key(EXPERIMENTS[name]["retrieval"]["negatives"]): (
+        EXPERIMENTS[name]["retrieval"]["negatives"],
+        EXPERIMENTS[name]["pooling"],
+        EXPERIMENTS[name]["retrieval"]["similarity"],
+    )
+    for name in GROUP_TRAINED_EXPERIMENTS
+}
+
+
+def retrieval_views(name):
+    """Datasets the tables and figures show: the compared one, then the average when configured."""
+    exp = EXPERIMENTS[name]
+    views = [exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]]
+    if exp["retrieval"]["average_over"]:
+        views.append(exp["retrieval"]["average_name"])
+    return list(dict.fromkeys(views))
+
+
+def retrieval_outputs(name):
+    base = f"{RESULTS}/{name}"
+    if EXPERIMENTS[name]["track"] == "homedepot":
+        return [
+            f"{base}/scores.parquet",
+            *expand(f"{base}/tables/homedepot.{{ext}}", ext=["md", "csv", "html"]),
+            *expand(f"{base}/figures/homedepot_recall.{{ext}}", ext=["png", "svg"]),
+        ]
+    return [
+        f"{base}/scores.parquet",
+        *expand(
+            f"{base}/tables/retrieval_grid.{{view}}.{{ext}}",
+            view=retrieval_views(name),
+            ext=["md", "csv", "html"],
+        ),
+        *expand(
+            f"{base}/figures/retrieval_layers.{{view}}.{{ext}}",
+            view=retrieval_views(name),
+            ext=["png", "svg"],
+        ),
+    ]
+
+
+def retrieval_stage_targets(name, stage):
+    """A retrieval experiment's targets of a stage where they differ from STS's (else None)."""
+    if name not in RETRIEVAL_EXPERIMENTS:
+        return [] if stage == "negatives" else None
+    exp = EXPERIMENTS[name]
+    if stage == "data":
+        split = exp["evaluation"]["split"]
+        out = [retrieval_data(ds, split) for ds in exp["evaluation"]["datasets"]]
+        if name in GROUP_TRAINED_EXPERIMENTS and trained_variants(name):
+            out.append(retrieval_data(exp["train"]["dataset"], exp["train"]["split"]))
+        elif trained_variants(name):
+            out.append(data_table(exp["train"]["dataset"], exp["train"]["split"]))
+        return out
+    if stage == "negatives":
+        if name in GROUP_TRAINED_EXPERIMENTS and trained_variants(name):
+            return [negatives_path(name)]
+        return []
+    return None

@@ -143,7 +143,7 @@ def load_retrieval(name: str, entry: dict, split: str, workdir: Path | str = "."
         folder = Path(entry["path"]).expanduser()
         folder = folder if folder.is_absolute() else Path(workdir) / folder
         loaded = read_beir_folder(folder, source_split)
-    elif entry["format"] == "tevatron":
+    elif entry.get("format", "beir") == "tevatron":
         loaded = _hub_tevatron(entry, source_split)
     else:
         loaded = _hub_beir(entry, source_split)

@@ -17,7 +17,7 @@ from trimbench.config import SEED_METHOD_LABELS
 from trimbench.tables import ours_vs_published
 
 #: the reproduced work's name per track (the STS track names its version: v1 / v2)
-WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}"}
+WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "2dmse-retrieval": "2DMSE retrieval", "homedepot": "Home Depot"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,12 @@ class Experiment:
 
 def comparison(exp: Experiment) -> pd.DataFrame:
     """Long table over every cell either side covers: key columns, then ours, published, delta."""
+    if exp.track == "2dmse-retrieval":
+        exp = _with_compared_dataset(exp)
+    elif exp.track == "homedepot":
+        from trimbench.homedepot import comparison as homedepot_comparison
+
+        return homedepot_comparison(exp.scores, exp.published, exp.config)
     if exp.track == "2dmse-sts":
         evaluation = exp.config["evaluation"]
         return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
@@ -103,7 +109,26 @@ def _sts_headline(exp: Experiment) -> dict:
     return out
 
 
-HEADLINES = {"2dmse-sts": _sts_headline}
+def _with_compared_dataset(exp: Experiment) -> Experiment:
+    """A retrieval experiment seen as the STS code reads one: its compared dataset (the reference's,
+    else the first evaluated) in place of the STS average."""
+    evaluation = exp.config["evaluation"]
+    dataset = exp.config["reference"].get("dataset") or evaluation["datasets"][0]
+    config = {**exp.config, "evaluation": {**evaluation, "average_name": dataset}}
+    return Experiment(exp.name, config, exp.scores, exp.published)
+
+
+def _homedepot_headline(exp: Experiment) -> dict:
+    from trimbench.homedepot import headline
+
+    return headline(exp.scores, exp.published, exp.config)
+
+
+HEADLINES = {
+    "2dmse-sts": _sts_headline,
+    "2dmse-retrieval": lambda exp: _sts_headline(_with_compared_dataset(exp)),
+    "homedepot": _homedepot_headline,
+}
 
 
 def status_row(exp: Experiment) -> dict:
