@@ -107,6 +107,8 @@ def version_block(name):
 
 def track_outputs(track):
     """Views across a track's experiments: only where there is more than one to compare."""
+    if track in tb_config.RETRIEVAL_TRACKS:
+        return retrieval_track_outputs(track)
     if len(version_experiments(track)) < 2:
         return []
     base = f"{RESULTS}/tracks/{track}"
@@ -331,3 +333,19 @@ def retrieval_stage_targets(name, stage):
             return [negatives_path(name)]
         return []
     return None
+
+
+def retrieval_ablation_groups(track):
+    from trimbench.ablations import ablation_groups
+
+    names = version_experiments(track)
+    return ablation_groups({name: EXPERIMENTS[name] for name in names})
+
+
+def retrieval_track_outputs(track):
+    """The ablation figures (loss variants, target-dim sets, fixed vs paired doc) found in the track."""
+    return expand(
+        f"{RESULTS}/tracks/{track}/ablation_{{group}}.{{ext}}",
+        group=list(retrieval_ablation_groups(track)),
+        ext=["png", "svg"],
+    )

@@ -4,6 +4,9 @@
 # these rules the retrieval experiments, and their wildcard constraints keep them off the others.
 
 
+from trimbench.ablations import TITLES as ABLATION_TITLES
+
+
 ruleorder: train_retriever > train_model
 ruleorder: encode_corpus > encode_texts
 ruleorder: retrieval_scores > evaluate_sts
@@ -307,3 +310,42 @@ rule homedepot_figure:
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
         "../scripts/homedepot_figure.py"
+
+
+def ablation_base(wildcards):
+    """The plain 2DMSE experiment an ablation group is compared with."""
+    return EXPERIMENTS[retrieval_ablation_groups(wildcards.track)[wildcards.group][0]]
+
+
+rule retrieval_ablation:
+    input:
+        scores=lambda wc: [
+            f"{RESULTS}/{name}/scores.parquet"
+            for name in retrieval_ablation_groups(wc.track)[wc.group]
+        ],
+    output:
+        png=report(
+            f"{RESULTS}/tracks/{{track}}/ablation_{{group}}.png",
+            caption="../report/retrieval_ablation.rst",
+            category="{track}",
+            subcategory="ablations",
+            labels={"track": "{track}", "view": "ablation {group}"},
+        ),
+        svg=f"{RESULTS}/tracks/{{track}}/ablation_{{group}}.svg",
+    log:
+        f"{RESULTS}/logs/retrieval_ablation/{{track}}.{{group}}.log",
+    wildcard_constraints:
+        group="loss|dims|doc",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        configs=lambda wc: [
+            EXPERIMENTS[name] for name in retrieval_ablation_groups(wc.track)[wc.group]
+        ],
+        dataset=lambda wc: ablation_base(wc)["reference"]["dataset"]
+        or ablation_base(wc)["evaluation"]["datasets"][0],
+        metric=lambda wc: ablation_base(wc)["evaluation"]["main_metric"],
+        title=lambda wc: ABLATION_TITLES[wc.group],
+    script:
+        "../scripts/retrieval_ablation.py"

@@ -284,3 +284,11 @@ def homedepot_figure(job) -> None:
 
     recall_figure(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
                   job.params.title, {"png": job.output.png, "svg": job.output.svg})
+
+
+def retrieval_ablation(job) -> None:
+    from trimbench.ablations import ablation_figure
+
+    p = job.params
+    ablation_figure([score_table.read(path) for path in job.input.scores], p.configs, p.dataset, p.metric, p.title,
+                    {"png": job.output.png, "svg": job.output.svg})
