@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, workflow.basedir)
 
 from trimbench import config as tb_config
+from trimbench.ablations import TITLES as ABLATION_TITLES, ablation_groups
 from trimbench.models import local_folder
 
 try:
@@ -336,7 +337,6 @@ def retrieval_stage_targets(name, stage):
 
 
 def retrieval_ablation_groups(track):
-    from trimbench.ablations import ablation_groups
 
     names = version_experiments(track)
     return ablation_groups({name: EXPERIMENTS[name] for name in names})
@@ -349,3 +349,44 @@ def retrieval_track_outputs(track):
         group=list(retrieval_ablation_groups(track)),
         ext=["png", "svg"],
     )
+
+
+HOMEDEPOT_EXPERIMENTS = [
+    name for name, exp in EXPERIMENTS.items() if exp["track"] == "homedepot"
+]
+
+
+def retrieval_eval_data(wildcards):
+    evaluation = experiment(wildcards)["evaluation"]
+    return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+
+
+def passage_layer(wildcards):
+    """Fixed-doc models score passages from the last layer (BERT-S models are cut: their own)."""
+    exp, v = experiment(wildcards), variant(wildcards)
+    fixed = exp["retrieval"]["passage_to_last_layer"] and v.method != "separate"
+    return exp["_depth"] if fixed else None
+
+
+def encoded_layers(wildcards):
+    layers = list(variant(wildcards).eval_layers)
+    extra = passage_layer(wildcards)
+    return sorted(set(layers + ([extra] if extra else [])))
+
+
+def variant_dims(wildcards):
+    v = variant(wildcards)
+    return [v.cut_dim] if v.cut_dim else experiment(wildcards)["grid"]["dims"]
+
+
+def retrieval_view_metric(wildcards):
+    """The compared dataset in the main metric; the BEIR average in nDCG@10 (the seed's figures)."""
+    exp = experiment(wildcards)
+    if wildcards.view == exp["retrieval"]["average_name"]:
+        return "ndcg@10"
+    return exp["evaluation"]["main_metric"]
+
+
+def ablation_base(wildcards):
+    """The plain 2DMSE experiment an ablation group is compared with."""
+    return EXPERIMENTS[retrieval_ablation_groups(wildcards.track)[wildcards.group][0]]

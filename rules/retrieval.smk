@@ -4,9 +4,6 @@
 # these rules the retrieval experiments, and their wildcard constraints keep them off the others.
 
 
-from trimbench.ablations import TITLES as ABLATION_TITLES
-
-
 ruleorder: train_retriever > train_model
 ruleorder: encode_corpus > encode_texts
 ruleorder: retrieval_scores > evaluate_sts
@@ -91,29 +88,6 @@ rule train_retriever:
         settings=lambda wc: experiment(wc)["retrieval"],
     script:
         "../scripts/train_retriever.py"
-
-
-def retrieval_eval_data(wildcards):
-    evaluation = experiment(wildcards)["evaluation"]
-    return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
-
-
-def passage_layer(wildcards):
-    """Fixed-doc models score passages from the last layer (BERT-S models are cut: their own)."""
-    exp, v = experiment(wildcards), variant(wildcards)
-    fixed = exp["retrieval"]["passage_to_last_layer"] and v.method != "separate"
-    return exp["_depth"] if fixed else None
-
-
-def encoded_layers(wildcards):
-    layers = list(variant(wildcards).eval_layers)
-    extra = passage_layer(wildcards)
-    return sorted(set(layers + ([extra] if extra else [])))
-
-
-def variant_dims(wildcards):
-    v = variant(wildcards)
-    return [v.cut_dim] if v.cut_dim else experiment(wildcards)["grid"]["dims"]
 
 
 rule encode_corpus:
@@ -207,14 +181,6 @@ rule retrieval_table:
         "../scripts/sts_table.py"
 
 
-def retrieval_view_metric(wildcards):
-    """The compared dataset in the main metric; the BEIR average in nDCG@10 (the seed's figures)."""
-    exp = experiment(wildcards)
-    if wildcards.view == exp["retrieval"]["average_name"]:
-        return "ndcg@10"
-    return exp["evaluation"]["main_metric"]
-
-
 rule retrieval_figure:
     input:
         scores=f"{RESULTS}/{{experiment}}/scores.parquet",
@@ -251,11 +217,6 @@ rule all_negatives:
             for name in EXPERIMENTS
             for path in retrieval_stage_targets(name, "negatives")
         ],
-
-
-HOMEDEPOT_EXPERIMENTS = [
-    name for name, exp in EXPERIMENTS.items() if exp["track"] == "homedepot"
-]
 
 
 rule homedepot_table:
@@ -310,11 +271,6 @@ rule homedepot_figure:
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
         "../scripts/homedepot_figure.py"
-
-
-def ablation_base(wildcards):
-    """The plain 2DMSE experiment an ablation group is compared with."""
-    return EXPERIMENTS[retrieval_ablation_groups(wildcards.track)[wildcards.group][0]]
 
 
 rule retrieval_ablation:

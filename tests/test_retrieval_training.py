@@ -158,3 +158,16 @@ def test_retrieval_bert_s_is_one_model_per_cell():
     exp["retrieval"]["separate_cells"] = [[3, 32]]
     with pytest.raises(ConfigError, match="separate_cells: \\[3, 32\\] is not a"):
         prepare(raw, REPO)
+
+
+def test_ablation_groups_are_found_from_the_preset():
+    from trimbench.ablations import ablation_groups, label
+
+    config = load_file(REPO / "configs" / "2dmse-retrieval.yaml", {"smoke": True}, REPO)
+    groups = ablation_groups(config["experiments"])
+    assert groups == {
+        "loss": ["2dmse-retrieval", "ablation-score-align", "ablation-align-last", "ablation-sub-full"],
+        "dims": ["2dmse-retrieval", "ablation-dims-6", "ablation-dims-4", "ablation-dims-2"],
+        "doc": ["2dmse-retrieval", "ablation-fixed-doc"],
+    }
+    assert label(config["experiments"]["ablation-align-last"]) == "2DMSE +align to (L, full) dims 128"

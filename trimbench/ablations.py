@@ -3,14 +3,12 @@ group of switches (loss variants; target-dim sets; fixed vs paired doc), drawn a
 
 Groups are found from the configs, not declared: the baseline is the track's first experiment
 with every switch off and the paper's target dims; an experiment joins a group when the switches
-it changes all belong to that group.
+it changes all belong to that group. Light (no matplotlib at import): Snakemake parses with it.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-
-from trimbench.figures import _layer_panels
 
 GROUPS = {
     "loss": ("score_align", "compare_to_last_layer", "sub_layer_full_dim"),
@@ -57,6 +55,8 @@ def label(exp: dict) -> str:
 
 def ablation_figure(scores: list[pd.DataFrame], configs: list[dict], dataset: str, metric: str, title: str,
                     paths: dict[str, str]) -> None:
+    from trimbench.figures import _layer_panels
+
     frames = []
     for table, config in zip(scores, configs, strict=True):
         cells = table[(table["variant"] == "2dmse") & (table["dataset"] == dataset) & (table["metric"] == metric)]
