@@ -165,9 +165,10 @@ def test_ablation_groups_are_found_from_the_preset():
 
     config = load_file(REPO / "configs" / "2dmse-retrieval.yaml", {"smoke": True}, REPO)
     groups = ablation_groups(config["experiments"])
+    # members in the validated config's (sorted) order
     assert groups == {
-        "loss": ["2dmse-retrieval", "ablation-score-align", "ablation-align-last", "ablation-sub-full"],
-        "dims": ["2dmse-retrieval", "ablation-dims-6", "ablation-dims-4", "ablation-dims-2"],
+        "loss": ["2dmse-retrieval", "ablation-align-last", "ablation-score-align", "ablation-sub-full"],
+        "dims": ["2dmse-retrieval", "ablation-dims-2", "ablation-dims-4", "ablation-dims-6"],
         "doc": ["2dmse-retrieval", "ablation-fixed-doc"],
     }
     assert label(config["experiments"]["ablation-align-last"]) == "2DMSE +align to (L, full) dims 128"
