@@ -164,7 +164,8 @@ def test_ablation_groups_are_found_from_the_preset():
     from trimbench.ablations import ablation_groups, label
 
     config = load_file(REPO / "configs" / "2dmse-retrieval.yaml", {"smoke": True}, REPO)
-    groups = ablation_groups(config["experiments"])
+    toy = load_file(REPO / "config.yaml", workdir=REPO)["experiments"]["retrieval"]  # merged in a real run
+    groups = ablation_groups({**config["experiments"], "retrieval": toy})
     # members in the validated config's (sorted) order
     assert groups == {
         "loss": ["2dmse-retrieval", "ablation-align-last", "ablation-score-align", "ablation-sub-full"],

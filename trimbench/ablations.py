@@ -2,8 +2,8 @@
 group of switches (loss variants; target-dim sets; fixed vs paired doc), drawn as layer panels.
 
 Groups are found from the configs, not declared: the baseline is the track's first experiment
-with every switch off and the paper's target dims; an experiment joins a group when the switches
-it changes all belong to that group. Light (no matplotlib at import): Snakemake parses with it.
+with every loss and doc switch off; an experiment of the same model and grid joins a group when
+the switches it changes all belong to that group. Light (no matplotlib at import): Snakemake parses with it.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ def ablation_groups(experiments: dict[str, dict]) -> dict[str, list[str]]:
                  if not any(exp["retrieval"][key] for key in GROUPS["loss"] + GROUPS["doc"])), None)
     if base is None:
         return {}
+    # Only experiments of the baseline's model and grid compare (a preset run beside the toy one).
+    candidates = {name: exp for name, exp in candidates.items()
+                  if (exp["model"], exp["grid"]) == (candidates[base]["model"], candidates[base]["grid"])}
     groups = {}
     for group, keys in GROUPS.items():
         members = [name for name, exp in candidates.items()
