@@ -126,10 +126,12 @@ def encode_retrieval_set(model, split, layers: list[int], max_dim: int, folder: 
     from trimbench.beir import doc_texts
 
     folder.mkdir(parents=True, exist_ok=True)
-    model.max_seq_length = p_max or model.max_seq_length
+    default = model.max_seq_length
+    model.max_seq_length = p_max or default
     encode_to_memmap(model, doc_texts(split.corpus), layers, max_dim, folder / "docs.npy", batch_size, chunk_size)
-    model.max_seq_length = q_max or model.max_seq_length
+    model.max_seq_length = q_max or default
     queries = encode_layers(model, list(split.queries["text"]), layers, batch_size=batch_size, max_dim=max_dim)
+    model.max_seq_length = default
     np.save(folder / "queries.npy", queries.astype(np.float16))
     return {"docs": len(split.corpus), "queries": len(split.queries)}
 
