@@ -45,9 +45,11 @@ class Experiment:
 
 def comparison(exp: Experiment) -> pd.DataFrame:
     """Long table over every cell either side covers: key columns, then ours, published, delta."""
-    if exp.track == "2dmse-retrieval":
+    if exp.track == "2dmse-retrieval":  # the STS view of its compared dataset
         exp = _with_compared_dataset(exp)
-    elif exp.track == "homedepot":
+        return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
+                                 exp.config["evaluation"]["average_name"], exp.config["evaluation"]["main_metric"])
+    if exp.track == "homedepot":
         from trimbench.homedepot import comparison as homedepot_comparison
 
         return homedepot_comparison(exp.scores, exp.published, exp.config)
