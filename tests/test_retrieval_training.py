@@ -163,13 +163,13 @@ def test_retrieval_bert_s_is_one_model_per_cell():
 def test_ablation_groups_are_found_from_the_preset():
     from trimbench.ablations import ablation_groups, label
 
-    config = load_file(REPO / "configs" / "2dmse-retrieval.yaml", {"smoke": True}, REPO)
+    config = load_file(REPO / "configs" / "2dmse-retrieval-ablations.yaml", {"smoke": True}, REPO)
     toy = load_file(REPO / "config.yaml", workdir=REPO)["experiments"]["retrieval"]  # merged in a real run
     groups = ablation_groups({**config["experiments"], "retrieval": toy})
     # members in the validated config's (sorted) order
     assert groups == {
-        "loss": ["2dmse-retrieval", "ablation-align-last", "ablation-score-align", "ablation-sub-full"],
-        "dims": ["2dmse-retrieval", "ablation-dims-2", "ablation-dims-4", "ablation-dims-6"],
-        "doc": ["2dmse-retrieval", "ablation-fixed-doc"],
+        "loss": ["ablation-base", "ablation-align-last", "ablation-score-align", "ablation-sub-full"],
+        "dims": ["ablation-base", "ablation-dims-2", "ablation-dims-4", "ablation-dims-6"],
+        "doc": ["ablation-base", "ablation-fixed-doc"],
     }
     assert label(config["experiments"]["ablation-align-last"]) == "2DMSE +align to (L, full) dims 128"

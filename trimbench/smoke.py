@@ -64,6 +64,7 @@ def apply(config: dict) -> dict:
         if exp["track"] in ("2dmse-retrieval", "homedepot"):  # short texts, small groups, few hits
             retrieval = exp["retrieval"]
             retrieval["group_size"] = min(retrieval["group_size"], 2)
+            train["batch_size"] = min(train["batch_size"], 4)
             train["gradient_checkpointing"] = False
             for key in ("q_max_length", "p_max_length"):
                 retrieval[key] = min(retrieval[key] or settings["max_seq_length"], settings["max_seq_length"])
