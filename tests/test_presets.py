@@ -19,7 +19,8 @@ TRACK_FIGURES = {"2dmse-sts": "sts_layers.png", "2dmse-retrieval": "retrieval_la
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_preset_smoke_mode_end_to_end(preset, tmp_path):
-    run_snakemake(tmp_path, "--configfile", str(REPO / "configs" / preset), "--config", "smoke=true")
+    # A preset in smoke mode runs the embedded default beside it: allow it time on a shared machine.
+    run_snakemake(tmp_path, "--configfile", str(REPO / "configs" / preset), "--config", "smoke=true", timeout=2400)
     experiments = yaml.safe_load((REPO / "configs" / preset).read_text())["experiments"]
     for name, exp in experiments.items():
         scores = pd.read_parquet(tmp_path / "results" / name / "scores.parquet")
