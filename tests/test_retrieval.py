@@ -124,3 +124,29 @@ def test_pretrained_minilm_on_scifact_matches_mteb(shared_data: Path, minilm_dir
     write_manifest(tmp_path, [6], 384, {"scifact": {}})
     rows = grid_scores(tmp_path, "scifact", split, [6], [384], ["ndcg@10"], 1000, "cosine", None, {})
     assert abs(rows[0]["value"] - 0.6451) <= 0.001, rows[0]["value"]
+
+
+@pytest.mark.realdata
+def test_trec_topics_and_qrels_files_replace_a_splits_judgements(shared_data: Path):
+    """The DL19 sample's corpus with the official TREC DL 2019 topics and graded qrels."""
+    from trimbench.beir import load_retrieval
+
+    entry = {"source": "local", "path": str(shared_data / "msmarco-dl19-sample"), "splits": {},
+             "topics": str(shared_data / "msmarco-trec" / "topics.dl19-passage.txt"),
+             "qrels": str(shared_data / "msmarco-trec" / "qrels.dl19-passage.txt")}
+    split = load_retrieval("dl19", entry, "test")
+    assert len(split.corpus) == 5000 and len(split.queries) == 43  # the judged DL19 queries
+    assert set(split.qrels["relevance"]) == {0, 1, 2, 3}  # graded, judged non-relevant kept
+    assert split.relevant()["19335"] >= {"1720389"}
+
+
+def test_dense_miner_excludes_positives(tiny_bert_dir):
+    from trimbench.mining import dense_mine
+    from trimbench.models import load_sentence_model
+
+    split = _split()
+    rows = list(dense_mine(split, load_sentence_model(tiny_bert_dir, pooling="cls"), depth=6, keep=4))
+    relevant = split.relevant()
+    for row in rows:
+        negatives = [n["doc_id"] for n in row["negatives"]]
+        assert len(negatives) == 4 and not set(negatives) & relevant[row["query_id"]]
