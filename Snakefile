@@ -18,6 +18,7 @@ include: "rules/encode.smk"
 include: "rules/evaluate.smk"
 include: "rules/report.smk"
 include: "rules/truncation.smk"
+include: "rules/retrieval.smk"
 
 
 rule all:

@@ -9,6 +9,7 @@ sys.path.insert(0, workflow.basedir)
 
 from trimbench import config as tb_config
 from trimbench import truncation as tb_truncation
+from trimbench.ablations import TITLES as ABLATION_TITLES, ablation_groups
 from trimbench.models import local_folder
 
 try:
@@ -113,6 +114,8 @@ def version_block(name):
 
 def track_outputs(track):
     """Views across a track's experiments: only where there is more than one to compare."""
+    if track in tb_config.RETRIEVAL_TRACKS:
+        return retrieval_track_outputs(track)
     if track not in SIDE_BY_SIDE_TRACKS or len(version_experiments(track)) < 2:
         return []
     base = f"{RESULTS}/tracks/{track}"
@@ -172,6 +175,8 @@ def experiment_scores(wildcards):
 def experiment_outputs(name):
     if EXPERIMENTS[name]["track"] == "electra":
         return truncation_outputs(name)
+    if EXPERIMENTS[name]["track"] in tb_config.RETRIEVAL_TRACKS:
+        return retrieval_outputs(name)
     base = f"{RESULTS}/{name}"
     return [
         f"{base}/scores.parquet",
@@ -241,7 +246,10 @@ def stage_targets(stage):
             out += truncation_stage_targets(name, stage)
             continue
         evaluation = exp["evaluation"]
-        if stage == "data":
+        retrieval_targets = retrieval_stage_targets(name, stage)
+        if retrieval_targets is not None:
+            out += retrieval_targets
+        elif stage == "data":
             out += [
                 data_table(ds, evaluation["split"]) for ds in evaluation["datasets"]
             ]
@@ -256,3 +264,160 @@ def stage_targets(stage):
         elif stage == "scores":
             out.append(f"{RESULTS}/{name}/scores.parquet")
     return out
+
+
+# --- retrieval tracks (2DMSE retrieval, Home Depot): the rules are in rules/retrieval.smk ---
+RETRIEVAL_EXPERIMENTS = [
+    name
+    for name, exp in EXPERIMENTS.items()
+    if exp["track"] in tb_config.RETRIEVAL_TRACKS
+]
+GROUP_TRAINED_EXPERIMENTS = [
+    name
+    for name, exp in EXPERIMENTS.items()
+    if exp["track"] in tb_config.GROUP_TRAINED_TRACKS
+]
+
+
+def names_regex(names):
+    return "|".join(map(re.escape, names)) or "NONE"
+
+
+def retrieval_data(dataset, split):
+    """A BEIR-style split: corpus, queries and qrels tables in one folder."""
+    return f"{RESULTS}/data/{dataset}/beir-{split}"
+
+
+def miner_key(negatives):
+    """The cached mining stage's name: the miner and every setting that changes its output."""
+    key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
+    if negatives["miner"] == "dense":
+        key += f"-{negatives['model']}"
+    if negatives["cross_encoder"]:
+        key += f"-ce-{negatives['cross_encoder']}-m{negatives['margin']:g}"
+    return key
+
+
+def negatives_path(name):
+    exp = EXPERIMENTS[name]
+    train, negatives = exp["train"], exp["retrieval"]["negatives"]
+    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{miner_key(negatives)}.jsonl"
+
+
+# miner key -> (settings, pooling, similarity) of the experiments that use it
+MINERS = {
+    miner_key(EXPERIMENTS[name]["retrieval"]["negatives"]): (
+        EXPERIMENTS[name]["retrieval"]["negatives"],
+        EXPERIMENTS[name]["pooling"],
+        EXPERIMENTS[name]["retrieval"]["similarity"],
+    )
+    for name in GROUP_TRAINED_EXPERIMENTS
+}
+
+
+def retrieval_views(name):
+    """Datasets the tables and figures show: the compared one, then the average when configured."""
+    exp = EXPERIMENTS[name]
+    views = [exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]]
+    if exp["retrieval"]["average_over"]:
+        views.append(exp["retrieval"]["average_name"])
+    return list(dict.fromkeys(views))
+
+
+def retrieval_outputs(name):
+    base = f"{RESULTS}/{name}"
+    if EXPERIMENTS[name]["track"] == "homedepot":
+        return [
+            f"{base}/scores.parquet",
+            *expand(f"{base}/tables/homedepot.{{ext}}", ext=["md", "csv", "html"]),
+            *expand(f"{base}/figures/homedepot_recall.{{ext}}", ext=["png", "svg"]),
+        ]
+    return [
+        f"{base}/scores.parquet",
+        *expand(
+            f"{base}/tables/retrieval_grid.{{view}}.{{ext}}",
+            view=retrieval_views(name),
+            ext=["md", "csv", "html"],
+        ),
+        *expand(
+            f"{base}/figures/retrieval_layers.{{view}}.{{ext}}",
+            view=retrieval_views(name),
+            ext=["png", "svg"],
+        ),
+    ]
+
+
+def retrieval_stage_targets(name, stage):
+    """A retrieval experiment's targets of a stage where they differ from STS's (else None)."""
+    if name not in RETRIEVAL_EXPERIMENTS:
+        return [] if stage == "negatives" else None
+    exp = EXPERIMENTS[name]
+    if stage == "data":
+        split = exp["evaluation"]["split"]
+        out = [retrieval_data(ds, split) for ds in exp["evaluation"]["datasets"]]
+        if name in GROUP_TRAINED_EXPERIMENTS and trained_variants(name):
+            out.append(retrieval_data(exp["train"]["dataset"], exp["train"]["split"]))
+        elif trained_variants(name):
+            out.append(data_table(exp["train"]["dataset"], exp["train"]["split"]))
+        return out
+    if stage == "negatives":
+        if name in GROUP_TRAINED_EXPERIMENTS and trained_variants(name):
+            return [negatives_path(name)]
+        return []
+    return None
+
+
+def retrieval_ablation_groups(track):
+
+    names = version_experiments(track)
+    return ablation_groups({name: EXPERIMENTS[name] for name in names})
+
+
+def retrieval_track_outputs(track):
+    """The ablation figures (loss variants, target-dim sets, fixed vs paired doc) found in the track."""
+    return expand(
+        f"{RESULTS}/tracks/{track}/ablation_{{group}}.{{ext}}",
+        group=list(retrieval_ablation_groups(track)),
+        ext=["png", "svg"],
+    )
+
+
+HOMEDEPOT_EXPERIMENTS = [
+    name for name, exp in EXPERIMENTS.items() if exp["track"] == "homedepot"
+]
+
+
+def retrieval_eval_data(wildcards):
+    evaluation = experiment(wildcards)["evaluation"]
+    return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+
+
+def passage_layer(wildcards):
+    """Fixed-doc models score passages from the last layer (BERT-S models are cut: their own)."""
+    exp, v = experiment(wildcards), variant(wildcards)
+    fixed = exp["retrieval"]["passage_to_last_layer"] and v.method != "separate"
+    return exp["_depth"] if fixed else None
+
+
+def encoded_layers(wildcards):
+    layers = list(variant(wildcards).eval_layers)
+    extra = passage_layer(wildcards)
+    return sorted(set(layers + ([extra] if extra else [])))
+
+
+def variant_dims(wildcards):
+    v = variant(wildcards)
+    return [v.cut_dim] if v.cut_dim else experiment(wildcards)["grid"]["dims"]
+
+
+def retrieval_view_metric(wildcards):
+    """The compared dataset in the main metric; the BEIR average in nDCG@10 (the seed's figures)."""
+    exp = experiment(wildcards)
+    if wildcards.view == exp["retrieval"]["average_name"]:
+        return "ndcg@10"
+    return exp["evaluation"]["main_metric"]
+
+
+def ablation_base(wildcards):
+    """The plain 2DMSE experiment an ablation group is compared with."""
+    return EXPERIMENTS[retrieval_ablation_groups(wildcards.track)[wildcards.group][0]]

@@ -62,7 +62,7 @@ def test_bad_enum_value(default):
 def test_unknown_dataset_lists_known(default):
     default["experiments"]["sts-v1"]["evaluation"]["datasets"] = ["lee-simm"]
     with pytest.raises(ConfigError, match=r"unknown dataset 'lee-simm' \(did you mean 'lee-sim'\?\); "
-                                          r"known datasets: lee-ict, lee-ict-triplets, lee-sim"):
+                                          r"known datasets: lee-ict, lee-ict-retrieval, lee-ict-triplets, lee-sim"):
         prepare(default)
 
 

@@ -121,14 +121,17 @@ def test_fingerprint_changes_with_settings_and_rebuilt_inputs(tmp_path):
 
 def test_artifacts_name_the_rule_that_makes_them(tmp_path):
     assert producer("results/tiny-sts/embeddings/full/lee-sim.npy") == (
-        "encode_texts", Path("results/tiny-sts/embeddings/full"))
-    assert producer(tmp_path / "results" / "x" / "models" / "full" / "model.safetensors")[0] == "train_model"
+        "encode_texts (encode_corpus for a retrieval experiment)", Path("results/tiny-sts/embeddings/full"))
+    assert producer(tmp_path / "results" / "x" / "models" / "full" / "model.safetensors")[0].startswith("train_model")
+    assert producer("results/negatives/scifact/train/bm25.jsonl")[0] == "mine_negatives"
+    assert producer("results/electra-toy/runs/lee-sim-split/minilm/L3/seed0.parquet")[0] == "train_truncated"
     assert producer("results/models/tiny")[0] == "fetch_model"
     assert producer("results/data/lee-sim/test.parquet")[0] == "prepare_data"
     assert producer("/opt/models/mine") is None
     assert "no rule" in describe("/opt/models/mine")
     with pytest.raises(ArtifactError, match=r"cannot read 'results/x/scores/full.parquet' \(made by rule "
-                                            r"evaluate_sts; delete 'results/x/scores/full.parquet'"):
+                                            r"evaluate_sts \(retrieval_scores for a retrieval experiment\); "
+                                            r"delete 'results/x/scores/full.parquet'"):
         with reading("results/x/scores/full.parquet"):
             raise OSError("truncated")
 
@@ -229,7 +232,8 @@ def run_on_corrupt_copy(finished: Path, destination: Path, relative: str, target
 def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path):
     npy = "results/tiny-sts/embeddings/full/lee-sim.npy"
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", npy, SCORES)
-    assert f"cannot read '{npy}' (made by rule encode_texts; delete 'results/tiny-sts/embeddings/full' and " \
+    assert f"cannot read '{npy}' (made by rule encode_texts (encode_corpus for a retrieval experiment); " \
+           "delete 'results/tiny-sts/embeddings/full' and " \
            "re-run snakemake to rebuild it): ValueError" in output
     assert "Traceback" not in output
 
@@ -238,6 +242,6 @@ def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path
 def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path):
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", f"{MODEL}/model.safetensors",
                                  "results/tiny-sts/embeddings/full")
-    assert f"cannot read '{MODEL}' (made by rule train_model; delete '{MODEL}' and re-run snakemake to " \
-           "rebuild it)" in output
+    assert f"cannot read '{MODEL}' (made by rule train_model (train_retriever for a retrieval experiment); " \
+           f"delete '{MODEL}' and re-run snakemake to rebuild it)" in output
     assert "Traceback" not in output

@@ -103,3 +103,22 @@ def test_electra_pareto_points_one_line_per_model():
     points = pareto_points([electra_experiment()], "sts-task", "layers_x_dim")
     assert list(points.variant.unique()) == ["m-disc"] and list(points.cost) == [0, 64, 128]
     assert points.score.tolist() == pytest.approx([0.45, 0.705, 0.62])
+
+
+def test_retrieval_experiment_compares_on_its_reference_dataset():
+    from conftest import REPO
+
+    published = pd.read_csv(REPO / "reference" / "2dmse_retrieval.csv")
+    rows = [{"experiment": "r", "track": "2dmse-retrieval", "variant": v, "model": "m", "layer": layer, "dim": dim,
+             "dataset": ds, "split": "dev", "metric": "mrr@10", "value": value}
+            for v, layer, dim, ds, value in [("separate", 2, 32, "msmarco", 0.2), ("2dmse", 12, 768, "msmarco", 0.30),
+                                             ("2dmse", 12, 768, "scifact", 0.6)]]
+    config = {"track": "2dmse-retrieval", "scale": "paper", "methods": ["separate", "2dmse"],
+              "evaluation": {"datasets": ["msmarco", "scifact"], "average_name": "sts-avg", "main_metric": "mrr@10",
+                             "split": "dev"},
+              "reference": {"variant": "starbucks", "tolerance": 0.01, "work": None, "dataset": "msmarco"}}
+    row = status_table([Experiment("r", config, scores.frame(rows), published)]).iloc[0]
+    assert row.work == "2DMSE retrieval" and (row.compared, row.within) == (2, 1)
+    assert row.largest_abs_delta == pytest.approx(0.0185) and "BERT-S" in comparison(
+        Experiment("r", config, scores.frame(rows), published)).to_string()
+    assert row.headline_ours == pytest.approx(0.30) and row.headline_published == pytest.approx(0.3185)

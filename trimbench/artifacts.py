@@ -15,9 +15,12 @@ from pathlib import Path, PurePath
 PRODUCERS = (
     ("results/models/*", "fetch_model"),
     ("results/data/*/*.parquet", "prepare_data"),
-    ("results/*/models/*", "train_model"),
-    ("results/*/embeddings/*", "encode_texts"),
-    ("results/*/scores/*.parquet", "evaluate_sts"),
+    ("results/data/*/beir-*", "prepare_retrieval"),
+    ("results/negatives/*/*/*.jsonl", "mine_negatives"),
+    # Retrieval experiments' models, embeddings and scores share these paths (rules/retrieval.smk).
+    ("results/*/models/*", "train_model (train_retriever for a retrieval experiment)"),
+    ("results/*/embeddings/*", "encode_texts (encode_corpus for a retrieval experiment)"),
+    ("results/*/scores/*.parquet", "evaluate_sts (retrieval_scores for a retrieval experiment)"),
     ("results/*/adapted/*", "adapt_domain"),
     ("results/*/pretuned/*/L*", "pretune_word_similarity"),
     ("results/*/runs/*/*/L*/seed*.parquet", "train_truncated"),

@@ -25,6 +25,11 @@ SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE",
 TRAINING_KINDS = ("pairs", "triplets")
 #: x axes of the cross-track Pareto figures (computed in trimbench.scoreboard.COSTS)
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
+#: tracks scored by dense retrieval (trimbench/search.py) on datasets of kind retrieval
+RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
+#: tracks trained on (query, positive, mined negatives) groups (trimbench/retrieval.py)
+GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
+RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
 
 
 class ConfigError(ValueError):
@@ -105,6 +110,8 @@ class Variant:
     eval_layers: tuple[int, ...]
     #: the variant whose trained model this one reuses (BERT-S at full depth is the full model)
     model_variant: str
+    #: retrieval BERT-S only: the one dim the model is trained and scored at
+    cut_dim: int | None = None
 
     @property
     def trained(self) -> bool:
@@ -117,7 +124,9 @@ def variants(experiment: dict, depth: int) -> list[Variant]:
     methods = experiment["methods"]
     out = []
     for method in methods:
-        if method == "separate":
+        if method == "separate" and experiment["track"] in GROUP_TRAINED_TRACKS:
+            out += _retrieval_separate_variants(experiment, depth)
+        elif method == "separate":
             for k in layers:
                 name = f"separate-L{k}"
                 # The seed's BERT-S at full depth is the full model: reuse it rather than train twice.
@@ -125,6 +134,18 @@ def variants(experiment: dict, depth: int) -> list[Variant]:
                 out.append(Variant(name, method, k, (k,), "full" if reuse_full else name))
         else:
             out.append(Variant(method, method, None, layers, method))
+    return out
+
+
+def _retrieval_separate_variants(experiment: dict, depth: int) -> list[Variant]:
+    """Retrieval BERT-S: one model per (layer, dim) cell, cut to the layer, trained at the dim."""
+    grid = experiment["grid"]
+    cells = experiment["retrieval"]["separate_cells"] or [[k, d] for k in grid["layers"] for d in grid["dims"]]
+    out = []
+    for k, d in sorted(map(tuple, cells)):
+        name = f"separate-L{k}-d{d}"
+        reuse_full = k == depth and d == experiment.get("_width") and "full" in experiment["methods"]
+        out.append(Variant(name, "separate", k, (k,), "full" if reuse_full else name, d))
     return out
 
 
@@ -184,25 +205,61 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
             raise ConfigError(f"config key {where}.train.dataset: methods {trained} need a training dataset")
         if train_ds not in datasets:
             raise _unknown("dataset", train_ds, datasets, f"{where}.train.dataset")
-        if datasets[train_ds]["kind"] not in TRAINING_KINDS:
+        kinds = ("retrieval",) if exp["track"] in GROUP_TRAINED_TRACKS else TRAINING_KINDS
+        if datasets[train_ds]["kind"] not in kinds:
             raise ConfigError(
                 f"config key {where}.train.dataset: dataset '{train_ds}' is of kind "
-                f"'{datasets[train_ds]['kind']}', training needs one of {list(TRAINING_KINDS)}"
+                f"'{datasets[train_ds]['kind']}', training needs one of {list(kinds)}"
             )
     _check_objective(where, exp, datasets, shape, bool(trained))
     for ds in exp["evaluation"]["datasets"]:
         if ds not in datasets:
             raise _unknown("dataset", ds, datasets, f"{where}.evaluation.datasets")
-        if datasets[ds]["kind"] != "sts":
+        needed = "retrieval" if exp["track"] in RETRIEVAL_TRACKS else "sts"
+        if datasets[ds]["kind"] != needed:
             raise ConfigError(
                 f"config key {where}.evaluation.datasets: dataset '{ds}' is of kind "
-                f"'{datasets[ds]['kind']}', STS evaluation needs kind 'sts'"
+                f"'{datasets[ds]['kind']}', {exp['track']} evaluation needs kind '{needed}'"
             )
     if exp["evaluation"]["main_metric"] not in exp["evaluation"]["metrics"]:
         raise ConfigError(
             f"config key {where}.evaluation.main_metric: '{exp['evaluation']['main_metric']}' "
             f"is not among evaluation.metrics {exp['evaluation']['metrics']}"
         )
+    if exp["track"] in RETRIEVAL_TRACKS:
+        _check_retrieval(where, exp, config, shape)
+
+
+def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> None:
+    """Retrieval metrics, target dims within the width, the ablation flags' dependencies."""
+    evaluation, settings = exp["evaluation"], exp["retrieval"]
+    wrong = [m for m in evaluation["metrics"] if m not in RETRIEVAL_METRICS]
+    if wrong:
+        raise ConfigError(f"config key {where}.evaluation.metrics: {wrong} are not retrieval metrics; "
+                          f"use some of {list(RETRIEVAL_METRICS)}")
+    for d in settings["target_dims"]:
+        if d > shape.dim:
+            raise ConfigError(f"config key {where}.retrieval.target_dims: dim {d} is larger than model "
+                              f"'{exp['model']}''s width {shape.dim}")
+    if settings["compare_to_last_layer"] and not settings["score_align"]:
+        raise ConfigError(f"config key {where}.retrieval.compare_to_last_layer: needs retrieval.score_align "
+                          "(it chooses the score-alignment target)")
+    for cell in settings["separate_cells"] or []:
+        if cell[0] not in exp["grid"]["layers"] or cell[1] not in exp["grid"]["dims"]:
+            raise ConfigError(f"config key {where}.retrieval.separate_cells: {cell} is not a (layer, dim) "
+                              f"of the grid {exp['grid']['layers']} x {exp['grid']['dims']}")
+    for ds in settings["average_over"] or []:
+        if ds not in evaluation["datasets"]:
+            raise ConfigError(f"config key {where}.retrieval.average_over: '{ds}' is not an evaluation dataset")
+    negatives = settings["negatives"]
+    for key in ("model", "cross_encoder"):
+        if negatives[key] is not None and negatives[key] not in config["models"]:
+            raise _unknown("model", negatives[key], config["models"], f"{where}.retrieval.negatives.{key}")
+    if exp["track"] in GROUP_TRAINED_TRACKS and negatives["miner"] == "dense" and negatives["model"] is None:
+        raise ConfigError(f"config key {where}.retrieval.negatives.model: the dense miner needs a model")
+    reference = exp["reference"]["dataset"]
+    if reference is not None and reference not in evaluation["datasets"] + [settings["average_name"]]:
+        raise ConfigError(f"config key {where}.reference.dataset: '{reference}' is not an evaluation dataset")
 
 
 #: the ``semantics`` values each objective knows
@@ -277,6 +334,7 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
             shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
         _check_experiment(name, exp, config, shapes)
         exp["_depth"] = shapes[exp["model"]].layers
+        exp["_width"] = shapes[exp["model"]].dim
     from trimbench import truncation  # it imports this module
 
     for name, exp in truncated.items():

@@ -248,6 +248,10 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
         return carve(whole, holdout, keep_heldout=split == holdout["split"], name=name)
     source_split = entry["splits"].get(split, split)
     source = entry["source"]
+    if entry.get("builder") == "homedepot":
+        from trimbench.homedepot import pairs_table
+
+        return normalise(pairs_table(entry, source_split), entry, name)
     if source == "gensim":
         return normalise(_gensim(entry, source_split), entry, name)
     if source == "standin":

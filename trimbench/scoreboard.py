@@ -17,7 +17,8 @@ from trimbench.config import SEED_METHOD_LABELS
 from trimbench.tables import ours_vs_published
 
 #: the reproduced work's name per track (the STS track names its version: v1 / v2)
-WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA"}
+WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA", "2dmse-retrieval": "2DMSE retrieval",
+              "homedepot": "Home Depot"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,14 @@ def _truncation_layers(exp: Experiment) -> pd.DataFrame:
 
 def comparison(exp: Experiment) -> pd.DataFrame:
     """Long table over every cell either side covers: key columns, then ours, published, delta."""
+    if exp.track == "2dmse-retrieval":  # the STS view of its compared dataset
+        exp = _with_compared_dataset(exp)
+        return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
+                                 exp.config["evaluation"]["average_name"], exp.config["evaluation"]["main_metric"])
+    if exp.track == "homedepot":
+        from trimbench.homedepot import comparison as homedepot_comparison
+
+        return homedepot_comparison(exp.scores, exp.published, exp.config)
     if exp.track == "2dmse-sts":
         evaluation = exp.config["evaluation"]
         return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
@@ -142,7 +151,27 @@ def _truncation_headline(exp: Experiment) -> dict:
     return out
 
 
-HEADLINES = {"2dmse-sts": _sts_headline, "electra": _truncation_headline}
+def _with_compared_dataset(exp: Experiment) -> Experiment:
+    """A retrieval experiment seen as the STS code reads one: its compared dataset (the reference's,
+    else the first evaluated) in place of the STS average."""
+    evaluation = exp.config["evaluation"]
+    dataset = exp.config["reference"].get("dataset") or evaluation["datasets"][0]
+    config = {**exp.config, "evaluation": {**evaluation, "average_name": dataset}}
+    return Experiment(exp.name, config, exp.scores, exp.published, exp.main_metrics)
+
+
+def _homedepot_headline(exp: Experiment) -> dict:
+    from trimbench.homedepot import headline
+
+    return headline(exp.scores, exp.published, exp.config)
+
+
+HEADLINES = {
+    "2dmse-sts": _sts_headline,
+    "electra": _truncation_headline,
+    "2dmse-retrieval": lambda exp: _sts_headline(_with_compared_dataset(exp)),
+    "homedepot": _homedepot_headline,
+}
 
 
 def status_row(exp: Experiment) -> dict:

@@ -66,6 +66,15 @@ def apply(config: dict) -> dict:
         # fp16 needs a GPU; the CPU stand-in runs the same trainer in fp32.
         train["precision"] = "fp32"
         exp["evaluation"]["max_seq_length"] = settings["max_seq_length"]
+        if exp["track"] in ("2dmse-retrieval", "homedepot"):  # short texts, small groups, few hits
+            retrieval = exp["retrieval"]
+            retrieval["group_size"] = min(retrieval["group_size"], 2)
+            train["batch_size"] = min(train["batch_size"], 4)
+            train["gradient_checkpointing"] = False
+            for key in ("q_max_length", "p_max_length"):
+                retrieval[key] = min(retrieval[key] or settings["max_seq_length"], settings["max_seq_length"])
+            retrieval["top_k"] = min(retrieval["top_k"], 100)
+            retrieval["negatives"]["depth"] = min(retrieval["negatives"]["depth"], 20)
         exp["scale"] = "toy"
     return config
 

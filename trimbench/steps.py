@@ -273,3 +273,128 @@ def pareto_figure(job) -> None:
     p = job.params
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
         draw(_truncation_layer_table(job), p.roles, p.title, {"png": png, "svg": svg})
+
+
+# --- retrieval tracks (2DMSE retrieval, Home Depot) ---------------------------------------------
+
+
+def prepare_retrieval(job) -> None:
+    from trimbench.beir import load_retrieval
+
+    p = job.params
+    split = load_retrieval(p.name, p.entry, job.wildcards.split, p.workdir)
+    log.info("dataset %s split %s: %d documents, %d queries, %d judgements", p.name, job.wildcards.split,
+             len(split.corpus), len(split.queries), len(split.qrels))
+    with atomic_path(job.output.folder) as tmp:
+        split.save(Path(tmp))
+
+
+def mine_negatives(job) -> None:
+    from trimbench.beir import RetrievalSplit
+    from trimbench.mining import bm25_mine, cross_encoder_filter, dense_mine, write_rows
+
+    p = job.params
+    settings = p.negatives
+    split = RetrievalSplit.load(job.input.data)
+    if settings["miner"] == "bm25":
+        rows = bm25_mine(split, settings["depth"], settings["keep"], threads=int(job.threads))
+    else:
+        from trimbench.models import load_sentence_model
+
+        with reading(job.input.miner):
+            model = load_sentence_model(job.input.miner, pooling=p.pooling)
+        rows = dense_mine(split, model, settings["depth"], settings["keep"], p.similarity)
+    if settings["cross_encoder"]:
+        rows = cross_encoder_filter(rows, split, job.input.cross_encoder, settings["margin"])
+    with atomic_path(job.output.negatives) as tmp:
+        count = write_rows(rows, tmp)
+    log.info("%s negatives for %d queries written", settings["miner"], count)
+
+
+def train_retriever(job) -> None:
+    from transformers import set_seed
+
+    from trimbench.beir import RetrievalSplit
+    from trimbench.mining import read_rows
+    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.retrieval import GroupedContrastiveLoss, training_groups
+    from trimbench.training import fine_tune, run_fingerprint
+
+    p = job.params
+    train, settings = p.train, p.settings
+    set_seed(train["seed"])  # before loading: weights the base folder lacks start the same on a resume
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=settings["p_max_length"])
+    if p.cut_layers is not None:
+        cut_layers(model, p.cut_layers)
+        log.info("cut to %d layers", p.cut_layers)
+    frame = training_groups(RetrievalSplit.load(job.input.data), read_rows(Path(job.input.negatives)),
+                            settings["group_size"], train["seed"], train["max_samples"])
+    log.info("method %s on %d groups of %d passages", p.method, len(frame), settings["group_size"])
+    loss = GroupedContrastiveLoss(model, p.method, settings["target_dims"], settings, p.cut_dim)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data, job.input.negatives])
+    fine_tune(model, frame, loss, train, Path(job.output.model), fingerprint)
+
+
+def encode_corpus(job) -> None:
+    from trimbench.beir import RetrievalSplit
+    from trimbench.models import load_sentence_model
+    from trimbench.search import encode_retrieval_set, write_manifest
+
+    p = job.params
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling)
+    with atomic_path(job.output.embeddings) as tmp:
+        counts = {}
+        for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+            counts[dataset] = encode_retrieval_set(model, RetrievalSplit.load(folder), p.layers, p.max_dim,
+                                                   Path(tmp) / dataset, p.q_max_length, p.p_max_length,
+                                                   p.batch_size, p.chunk)
+            log.info("encoded %s: %s", dataset, counts[dataset])
+        write_manifest(Path(tmp), p.layers, p.max_dim, counts)
+
+
+def retrieval_scores(job) -> None:
+    from trimbench.beir import RetrievalSplit
+    from trimbench.search import grid_scores
+
+    p = job.params
+    rows = []
+    with atomic_path(job.output.runs) as runs:
+        for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+            rows += grid_scores(Path(job.input.embeddings), dataset, RetrievalSplit.load(folder), p.layers, p.dims,
+                                p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer)
+    table = pd.DataFrame(rows)
+    if p.average_over:
+        part = table[table["dataset"].isin(p.average_over)]
+        average = (part.groupby(["layer", "dim", "metric"], as_index=False)["value"].mean()
+                   .assign(dataset=p.average_name, **p.meta))
+        table = pd.concat([table, average], ignore_index=True)
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(score_table.frame(table.to_dict("records")), tmp)
+
+
+def homedepot_table(job) -> None:
+    from trimbench.homedepot import tables
+
+    outputs = tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
+    for name, text in outputs.items():
+        with atomic_path(getattr(job.output, name)) as tmp:
+            Path(tmp).write_text(text)
+
+
+def homedepot_figure(job) -> None:
+    from trimbench.homedepot import recall_figure
+
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        recall_figure(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
+                      job.params.title, {"png": png, "svg": svg})
+
+
+def retrieval_ablation(job) -> None:
+    from trimbench.ablations import ablation_figure
+
+    p = job.params
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        ablation_figure([score_table.read(path) for path in job.input.scores], p.configs, p.dataset, p.metric,
+                        p.title, {"png": png, "svg": svg})

@@ -1,0 +1,59 @@
+"""The Home Depot study's data recipe on a generated stand-in of the hub table's schema."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from trimbench import homedepot
+from trimbench.config import validate_schema
+
+ENTRY = {"source": "standin", "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
+         "homedepot": {"rows": 300}}
+
+
+@pytest.fixture(scope="module")
+def entry():
+    """The entry with the schema's defaults filled, as the workflow sees it."""
+    experiment = {"track": "homedepot", "model": "m", "grid": {"layers": [1], "dims": [4]},
+                  "evaluation": {"datasets": ["hd"]}}
+    config = validate_schema({"datasets": {"hd": ENTRY}, "models": {"m": {"source": "tiny", "layers": 1, "dim": 4}},
+                              "experiments": {"x": experiment}})
+    return config["datasets"]["hd"]
+
+
+def test_standin_has_the_hub_schema():
+    table = homedepot.standin_table(50, 0)
+    assert {"search_term", "product_description", "relevance"} <= set(table.columns)
+    assert table["relevance"].between(1, 3).all()
+
+
+def test_cut_split_and_thresholds(entry):
+    train, test, rest = homedepot.cut_and_split(entry)
+    assert len(train) + len(test) == 300 and len(test) == 60 and len(rest) == 100
+    again = homedepot.cut_and_split(entry)
+    pd.testing.assert_frame_equal(test, again[1])  # seeded
+    pairs = homedepot.pairs_table(entry, "train")
+    # only relevance > 2.5, and nothing of the test split (neither its queries nor its products)
+    relevant = train[train["relevance"] > 2.5]
+    assert set(pairs["anchor"]) <= set(relevant["query"])
+    assert not set(pairs["anchor"]) & set(test["query"]) and not set(pairs["positive"]) & set(test["document"])
+    split = homedepot.retrieval_split({**entry, "kind": "retrieval"}, "test")
+    assert len(split.queries) == int((test["relevance"] >= 2.5).sum())
+    assert set(split.corpus["text"]) == set(test["document"])  # no distractors configured
+    assert split.qrels.groupby("query_id").size().eq(1).all()
+    with_distractors = homedepot.retrieval_split({**entry, "homedepot": {**entry["homedepot"], "distractors": 7}},
+                                                 "test")
+    assert len(with_distractors.corpus) == len(split.corpus) + len(set(rest["document"].head(7))
+                                                                  - set(test["document"]))
+
+
+def test_comparison_joins_the_write_up():
+    published = pd.read_csv(homedepot.Path(__file__).resolve().parent.parent / "reference" / "homedepot.csv")
+    scores = pd.DataFrame({"variant": ["pretrained", "matryoshka"], "layer": [6, 6], "dim": [384, 48],
+                           "metric": ["recall@10", "recall@10"], "value": [0.58, 0.6]})
+    config = {"model": "minilm", "methods": ["pretrained", "matryoshka"], "reference": {"model": "all-MiniLM-L6-v2"}}
+    long = homedepot.comparison(scores, published, config)
+    cell = long[(long["method"] == "fine-tuned-matryoshka") & (long["dim"] == 48)].iloc[0]
+    assert cell["published"] == pytest.approx(0.6317) and cell["delta"] == pytest.approx(0.6 - 0.6317)
+    assert homedepot.headline(scores, published, config)["published"] == pytest.approx(0.6596)

@@ -1,0 +1,189 @@
+"""The Home Depot Matryoshka study (seed 001): product search with all-MiniLM-L6-v2.
+
+Data (``bstds/home_depot``: search_term, product_description, relevance 1-3): shuffled with the
+seed, the first ``rows`` kept, split 80/20 with the seed. Training pairs are (search term, product)
+rows of the train part with relevance > 2.5; test queries are the test part's rows with relevance
+>= 2.5, each with its own product as the one relevant document, and the corpus is every test
+product (plus ``distractors`` products from beyond the cut). Train rows whose query or product
+occurs in the test part are dropped, so neither is seen in training.
+"""
+
+from __future__ import annotations
+
+import html
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: our method names -> the write-up's
+METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
+COLUMNS = {"query": "search_term", "document": "product_description", "relevance": "relevance"}
+
+
+def standin_table(rows: int, seed: int) -> pd.DataFrame:
+    """A table of the hub's schema from the embedded Lee text: products are article passages,
+    search terms a few of their words, relevance 1-3 on the hub's 1/3 steps."""
+    from trimbench.data import gensim_test_data, read_lines, split_sentences
+
+    rng = random.Random(seed)
+    passages = [s for article in read_lines(gensim_test_data("lee_background.cor")) for s in split_sentences(article)]
+    out = []
+    for i in range(rows):
+        product = passages[i % len(passages)]
+        words = [w.strip(".,\"'") for w in product.split() if len(w) > 3]
+        term = " ".join(rng.sample(words, min(3, len(words)))) or product[:20]
+        out.append({"product_uid": 100000 + i, "search_term": term, "product_description": product,
+                    "relevance": rng.choice([1.0, 1.33, 1.67, 2.0, 2.33, 2.67, 3.0, 3.0, 3.0])})
+    return pd.DataFrame(out)
+
+
+def raw_table(entry: dict) -> pd.DataFrame:
+    if entry["source"] == "standin":
+        return standin_table(entry["standin_rows"], entry["seed"])
+    if entry["source"] == "local":
+        from trimbench.data import local_split_file, read_table
+
+        return read_table(local_split_file(Path(entry["path"]).expanduser(), "train"))
+    import datasets
+
+    return datasets.load_dataset(entry["id"], split="train", revision=entry["revision"]).to_pandas()
+
+
+def cut_and_split(entry: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(train rows, test rows, rows beyond the cut) in our column names query, document, relevance."""
+    settings, seed = entry["homedepot"], entry["seed"]
+    columns = {theirs: ours for ours, theirs in {**COLUMNS, **entry["columns"]}.items()}
+    table = raw_table(entry).rename(columns=columns)[list(COLUMNS)].dropna()
+    table = table.astype({"query": str, "document": str, "relevance": float})
+    shuffled = table.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    kept, rest = shuffled.iloc[:settings["rows"]], shuffled.iloc[settings["rows"]:]
+    order = np.random.default_rng(seed).permutation(len(kept))
+    n_test = int(round(len(kept) * settings["test_fraction"]))
+    test, train = kept.iloc[np.sort(order[:n_test])], kept.iloc[np.sort(order[n_test:])]
+    return train.reset_index(drop=True), test.reset_index(drop=True), rest.reset_index(drop=True)
+
+
+def pairs_table(entry: dict, split: str) -> pd.DataFrame:
+    """Training pairs (in the source's column names, so the registry's mapping still applies)."""
+    if split != "train":
+        raise ValueError(f"the Home Depot builder makes training pairs for split 'train', not '{split}'")
+    train, test, _ = cut_and_split(entry)
+    settings = entry["homedepot"]
+    train = train[train["relevance"] > settings["train_min_relevance"]]
+    unseen = ~train["query"].isin(set(test["query"])) & ~train["document"].isin(set(test["document"]))
+    pairs = train[unseen].drop_duplicates(["query", "document"])
+    return pd.DataFrame({"anchor": pairs["query"].to_numpy(), "positive": pairs["document"].to_numpy()})
+
+
+def retrieval_split(entry: dict, split: str):
+    """Test queries (relevance >= threshold), each with its product; corpus = test products."""
+    from trimbench.beir import RetrievalSplit
+
+    if split != "test":
+        raise ValueError(f"the Home Depot builder makes a retrieval split 'test', not '{split}'")
+    _, test, rest = cut_and_split(entry)
+    settings = entry["homedepot"]
+    products = list(dict.fromkeys(list(test["document"]) + list(rest["document"].head(settings["distractors"]))))
+    doc_id = {text: f"p{i}" for i, text in enumerate(products)}
+    judged = test[test["relevance"] >= settings["test_min_relevance"]].reset_index(drop=True)
+    queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(len(judged))], "text": judged["query"]})
+    qrels = pd.DataFrame({"query_id": queries["query_id"], "doc_id": judged["document"].map(doc_id), "relevance": 1})
+    corpus = pd.DataFrame({"doc_id": [doc_id[t] for t in products], "title": "", "text": products})
+    return RetrievalSplit(corpus, queries, qrels)
+
+
+# --- views: table, figure and the scoreboard's comparison ---------------------------------------
+
+
+def ours_table(scores: pd.DataFrame, config: dict) -> pd.DataFrame:
+    """Our cells at the deepest layer: model, method (the write-up's), dim, metric, value."""
+    ours = scores[scores["layer"] == scores["layer"].max()]
+    model = config["reference"].get("model") or config["model"]
+    return pd.DataFrame({"model": model, "method": ours["variant"].map(lambda v: METHOD_LABELS.get(v, v)),
+                         "dim": ours["dim"].astype(int), "metric": ours["metric"], "value": ours["value"]})
+
+
+def comparison(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> pd.DataFrame:
+    """Long table (model, method, metric, dim, ours, published, delta) over every cell either side has."""
+    ours = ours_table(scores, config).rename(columns={"value": "ours"})
+    model = ours["model"].iloc[0] if len(ours) else config["reference"].get("model")
+    pub = published[published["model"] == model][["model", "method", "dim", "metric", "value"]]
+    pub = pub.rename(columns={"value": "published"}).astype({"dim": int})
+    merged = ours.merge(pub, on=["model", "method", "dim", "metric"], how="outer")
+    merged["delta"] = merged["ours"] - merged["published"]
+    return merged.sort_values(["model", "metric", "method", "dim"], ascending=[True, True, True, False],
+                              kind="stable").reset_index(drop=True)
+
+
+def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict:
+    """recall@10 of the last method at the widest dim, ours and published."""
+    long = comparison(scores, published, config)
+    method = METHOD_LABELS.get(config["methods"][-1], config["methods"][-1])
+    cells = long[(long["method"] == method) & (long["metric"] == "recall@10")]
+    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    for side in ("ours", "published"):
+        have = cells.dropna(subset=[side])
+        if len(have):
+            top = have.loc[have["dim"].idxmax()]
+            out[side] = float(top[side])
+            out[f"{side}_cell"] = f"{top['model']} {method} d{top['dim']} recall@10"
+    return out
+
+
+def tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict[str, str]:
+    """Rows method × metric, columns dims: 'ours (published)'; Markdown, CSV (ours) and HTML."""
+    long = comparison(scores, published, config)
+    text = [" ".join(p for p in ("" if pd.isna(o) else f"{o:.4f}", "" if pd.isna(q) else f"({q:.4f})") if p) or "–"
+            for o, q in zip(long["ours"], long["published"], strict=True)]
+    wide = long.assign(cell=text).pivot(index=["model", "metric", "method"], columns="dim", values="cell")
+    wide = wide[sorted(wide.columns, reverse=True)].fillna("")
+    wide.columns = [str(c) for c in wide.columns]
+    plain = long.dropna(subset=["ours"]).pivot(index=["model", "metric", "method"], columns="dim", values="ours")
+    plain = plain[sorted(plain.columns, reverse=True)]
+    plain.columns = [str(c) for c in plain.columns]
+    summary = f"Home Depot test, cosine; ours (published in parentheses). {_summary(long)}"
+    return {
+        "markdown": f"{summary}\n\n{wide.reset_index().to_markdown(index=False)}\n",
+        "csv": plain.reset_index().to_csv(index=False, float_format="%.6f"),
+        "html": ("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+                 f"<p>{html.escape(summary)}</p>{wide.reset_index().to_html(index=False, border=0)}</body></html>\n"),
+    }
+
+
+def _summary(long: pd.DataFrame) -> str:
+    both = long.dropna(subset=["ours", "published"])
+    if both.empty:
+        return "No cell in common with the write-up."
+    worst = both.loc[both["delta"].abs().idxmax()]
+    return (f"{len(both)} cells in common, largest |Δ| {abs(worst['delta']):.4f} at {worst['method']} "
+            f"d{worst['dim']} {worst['metric']}.")
+
+
+def recall_figure(scores: pd.DataFrame, published: pd.DataFrame, config: dict, title: str,
+                  paths: dict[str, str]) -> None:
+    """recall@10 against dim (log2), a line per method; the write-up's cells as crosses."""
+    import seaborn as sns
+
+    from trimbench.figures import plt, save
+
+    long = comparison(scores, published, config)
+    long = long[long["metric"] == "recall@10"]
+    figure, ax = plt.subplots(figsize=(5.5, 3.6))
+    ours = long.dropna(subset=["ours"])
+    methods = sorted(set(long["method"]))
+    sns.lineplot(data=ours, x="dim", y="ours", hue="method", hue_order=methods, marker="o", ax=ax)
+    pub = long.dropna(subset=["published"])
+    if len(pub):
+        sns.scatterplot(data=pub, x="dim", y="published", hue="method", hue_order=methods, marker="X", s=70,
+                        ax=ax, legend=False)
+    dims = sorted(set(long["dim"]))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(dims, [str(d) for d in dims])
+    ax.minorticks_off()
+    ax.set_xlabel("dim")
+    ax.set_ylabel("recall@10 (crosses: published)")
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    save(figure, paths)

@@ -1,0 +1,171 @@
+"""2DMSE retrieval training (the seed's Tevatron fork, implemented from its description).
+
+Training groups: a query, one positive and ``group_size - 1`` mined negatives. The score of a
+query and a passage is the unnormalised dot product of CLS embeddings (times ``scale``, 1 in the
+paper); a query's loss is the cross-entropy of its positive among every passage of the batch
+(its own group's negatives and all other groups' passages: in-batch negatives). Write
+``CE(l, d)`` for that loss with query and passage embeddings from layer ``l`` cut to ``d`` dims;
+``L`` is the last layer, ``D`` the full width, ``w_l = 1 / (1 + ln l)`` and ``T`` the target dims.
+
+- ``full`` ("BERT"): ``CE(L, D)``
+- ``separate`` ("BERT-S"): a model cut to ``L`` layers trained with ``CE(L, d)`` for its one ``d``
+- ``matryoshka`` ("MSE"): ``CE(L, D) + Σ_{d∈T} CE(L, d)``
+- ``2dmse``: ``CE(L, D) + Σ_{d∈T} [CE(L, d) + Σ_{l<L} w_l · CE(l, d)]`` — every layer, every step
+
+Ablations (combinable): ``score_align`` adds ``MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))``
+for each sub-model's score matrix ``S`` against the detached target ``S*`` = scores at
+``(l, D)`` for a sub-layer and ``(L, D)`` at the last (``compare_to_last_layer``: always
+``(L, D)``); ``sub_layer_full_dim`` adds ``w_l · CE(l, D)``; ``passage_to_last_layer`` takes
+passages from layer ``L`` always ("fixed-doc") instead of from the query's layer ("paired-doc").
+
+sentence-transformers' ``MultipleNegativesRankingLoss`` with hard-negative columns is ``CE(L, D)``
+(tested), but its Matryoshka / 2D wrappers cannot express per-layer weights, paired / fixed
+passages or score alignment, so one module computes every term from a single forward pass per
+text column with all hidden states kept.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from trimbench.beir import RetrievalSplit, doc_texts
+from trimbench.encoding import hidden_states_kept, pool_layer
+
+
+def layer_weight(layer: int) -> float:
+    """``w_l = 1 / (1 + ln l)``."""
+    return 1.0 / (1.0 + math.log(layer))
+
+
+def truncate_features(features: dict, max_length: int | None, sep_token_id: int | None) -> dict:
+    """Cut tokenised texts to ``max_length`` tokens as the tokenizer would (last kept token [SEP])."""
+    ids = features["input_ids"]
+    if max_length is None or ids.shape[1] <= max_length:
+        return features
+    lengths = features["attention_mask"].sum(dim=1)
+    out = {key: value[:, :max_length] if torch.is_tensor(value) and value.dim() == 2 else value
+           for key, value in features.items()}
+    if sep_token_id is not None:
+        out["input_ids"] = out["input_ids"].clone()
+        out["input_ids"][lengths > max_length, max_length - 1] = sep_token_id
+    return out
+
+
+class GroupedContrastiveLoss(nn.Module):
+    """The methods and ablations of the module docstring over (query, positive, negatives...) rows."""
+
+    def __init__(self, model, method: str, target_dims: list[int], settings: dict, cut_dim: int | None = None):
+        super().__init__()
+        self.model = model
+        self.method = method
+        self.target_dims = sorted(target_dims, reverse=True)
+        self.settings = settings
+        self.cut_dim = cut_dim
+        self.depth = len(_transformer_blocks(model))
+        self.width = model.get_embedding_dimension()
+
+    def _layers_needed(self) -> list[int]:
+        return list(range(1, self.depth + 1)) if self.method == "2dmse" else [self.depth]
+
+    def _embed(self, features: dict, layers: list[int]) -> dict[int, torch.Tensor]:
+        transformer, heads = self.model[0], list(self.model)[1:]
+        with hidden_states_kept(transformer):
+            out = transformer(features)
+        return {layer: pool_layer(heads, out, layer) for layer in layers}
+
+    def forward(self, sentence_features, labels=None):
+        s = self.settings
+        query_features, *passage_features = sentence_features
+        sep = getattr(self.model.tokenizer, "sep_token_id", None)
+        layers = self._layers_needed()
+        queries = self._embed(truncate_features(query_features, s["q_max_length"], sep), layers)
+        passage_layers = [self.depth] if s["passage_to_last_layer"] else layers
+        groups = [self._embed(f, passage_layers) for f in passage_features]
+        passages = {layer: torch.stack([g[layer] for g in groups], dim=1).flatten(0, 1) for layer in passage_layers}
+        group = len(passage_features)
+        target = torch.arange(queries[self.depth].shape[0], device=queries[self.depth].device) * group
+
+        def scores(layer: int, dim: int) -> torch.Tensor:
+            p = passages[self.depth if s["passage_to_last_layer"] else layer]
+            return s["scale"] * queries[layer][:, :dim] @ p[:, :dim].T
+
+        full_scores = {}
+
+        def full(layer: int) -> torch.Tensor:
+            if layer not in full_scores:
+                full_scores[layer] = scores(layer, self.width)
+            return full_scores[layer]
+
+        def sub_model(layer: int, dim: int) -> torch.Tensor:
+            sub = scores(layer, dim)
+            loss = F.cross_entropy(sub, target)
+            if s["score_align"]:
+                teacher_layer = self.depth if s["compare_to_last_layer"] else layer
+                loss = loss + score_alignment(sub, full(teacher_layer).detach(), s["kl_temperature"])
+            return loss
+
+        if self.method == "separate":
+            return F.cross_entropy(scores(self.depth, self.cut_dim or self.width), target)
+        loss = F.cross_entropy(full(self.depth), target)
+        if self.method in ("matryoshka", "2dmse"):
+            for dim in self.target_dims:
+                loss = loss + sub_model(self.depth, dim)
+        if self.method == "2dmse":
+            for layer in range(1, self.depth):
+                weight = layer_weight(layer)
+                for dim in self.target_dims:
+                    loss = loss + weight * sub_model(layer, dim)
+                if s["sub_layer_full_dim"]:
+                    loss = loss + weight * F.cross_entropy(full(layer), target)
+        return loss
+
+
+def score_alignment(student: torch.Tensor, teacher: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))`` (batch mean)."""
+    kl = F.kl_div(F.log_softmax(student / temperature, dim=1), F.softmax(teacher / temperature, dim=1),
+                  reduction="batchmean")
+    return F.mse_loss(student, teacher) + kl
+
+
+def _transformer_blocks(model):
+    from trimbench.models import encoder_layers
+
+    return encoder_layers(model[0].auto_model)
+
+
+def training_groups(split: RetrievalSplit, mined: list[dict], group_size: int, seed: int,
+                    max_samples: int | None = None) -> pd.DataFrame:
+    """Columns query, positive, negative_1 .. negative_{group_size-1}: one row per training query.
+
+    The positive is drawn from the query's judged positives and the negatives from its mined ones
+    (with repetition when it has fewer; random corpus passages when it has none), by seed — the
+    Tevatron recipe, drawn once rather than per epoch so the training data is a cached file.
+    """
+    rng = np.random.default_rng(seed)
+    text = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
+    query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
+    all_ids = list(text)
+    rows = []
+    for row in mined:
+        if not row["positives"] or row["query_id"] not in query_text:
+            continue
+        positive = row["positives"][int(rng.integers(len(row["positives"])))]
+        pool = [n["doc_id"] for n in row["negatives"]]
+        n_neg = group_size - 1
+        if not pool:
+            banned = set(row["positives"])
+            pool = [d for d in rng.choice(all_ids, size=min(len(all_ids), 4 * n_neg + 8), replace=False)
+                    if d not in banned]
+        picks = rng.choice(len(pool), size=n_neg, replace=len(pool) < n_neg)
+        rows.append({"query": query_text[row["query_id"]], "positive": text[positive],
+                     **{f"negative_{i + 1}": text[pool[j]] for i, j in enumerate(picks)}})
+    frame = pd.DataFrame(rows)
+    if max_samples is not None and len(frame) > max_samples:
+        frame = frame.sample(n=max_samples, random_state=seed).sort_index().reset_index(drop=True)
+    return frame

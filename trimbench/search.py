@@ -1,0 +1,174 @@
+"""Dense retrieval over a (layer, dim) grid: one-pass corpus encoding, faiss search, TREC runs, metrics.
+
+The corpus is encoded once per model: each chunk of documents goes through the transformer once
+with all hidden states kept, and only the grid's layers, cut to the widest grid dim, are written
+to an fp16 ``.npy`` memory map ``[layers, docs, max_dim]``. Every (layer, dim) cell is then a slice
+of it, searched exactly with a faiss ``IndexFlatIP`` (on the GPU when faiss has one).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trimbench.encoding import encode_layers
+
+log = logging.getLogger(__name__)
+
+#: our metric names -> ir-measures measures (trec_eval semantics, computed by pytrec_eval)
+MEASURES = {
+    "mrr@10": "RR@10",
+    "ndcg@10": "nDCG@10",
+    "recall@10": "R@10",
+    "recall@100": "R@100",
+    "recall@1000": "R@1000",
+}
+RETRIEVAL_METRICS = tuple(MEASURES)
+
+
+def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, path: Path,
+                     batch_size: int = 64, chunk_size: int = 50_000) -> np.ndarray:
+    """Encode ``texts`` into an fp16 ``.npy`` memory map ``[len(layers), len(texts), max_dim]``.
+
+    Chunks bound the host memory a huge corpus needs (one chunk's float32 rows at a time, the rest
+    on disk); every text still goes through the transformer exactly once.
+    """
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(len(layers), len(texts), max_dim))
+    for start in range(0, len(texts), chunk_size):
+        stop = min(start + chunk_size, len(texts))
+        block = encode_layers(model, texts[start:stop], layers, batch_size=batch_size, max_dim=max_dim)
+        out[:, start:stop] = block.astype(np.float16)
+        log.info("encoded %d / %d texts", stop, len(texts))
+    out.flush()
+    return out
+
+
+def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:
+    import faiss
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if similarity == "cosine":
+        faiss.normalize_L2(vectors)
+    return vectors
+
+
+def flat_index(dim: int):
+    """An exact inner-product index, moved to the GPU when faiss was built with one."""
+    import faiss
+
+    index = faiss.IndexFlatIP(dim)
+    if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
+        index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
+    return index
+
+
+def search(docs: np.ndarray, queries: np.ndarray, k: int, similarity: str = "dot",
+           add_chunk: int = 500_000) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` documents per query by inner product (cosine: of unit vectors). ``docs`` may be
+    an fp16 memory map slice; it is converted to float32 a chunk at a time while being added."""
+    index = flat_index(docs.shape[1])
+    for start in range(0, docs.shape[0], add_chunk):
+        index.add(_prepared(docs[start:start + add_chunk], similarity))
+    scores, ids = index.search(_prepared(queries, similarity), min(k, docs.shape[0]))
+    return scores, ids
+
+
+def run_frame(query_ids: list[str], doc_ids: list[str], scores: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
+    """A TREC run as a table (query_id, doc_id, score, rank); faiss' -1 padding is dropped."""
+    doc_ids = np.asarray(doc_ids, dtype=object)
+    keep = ids >= 0
+    rows, _ = np.nonzero(keep)
+    return pd.DataFrame({
+        "query_id": np.asarray(query_ids, dtype=object)[rows],
+        "doc_id": doc_ids[ids[keep]],
+        "score": scores[keep].astype(np.float64),
+        "rank": (np.cumsum(keep, axis=1)[keep]).astype(int),
+    })
+
+
+def write_trec_run(run: pd.DataFrame, path: Path, tag: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in run.itertuples(index=False):
+            handle.write(f"{row.query_id} Q0 {row.doc_id} {row.rank} {row.score:.6f} {tag}\n")
+
+
+def read_trec_run(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, sep=r"\s+", header=None, names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+                        dtype={"query_id": str, "doc_id": str})
+    return frame[["query_id", "doc_id", "score", "rank"]]
+
+
+def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, metrics: list[str]) -> dict[str, float]:
+    """Mean of each metric over the run's queries, as trec_eval computes it (via ir-measures)."""
+    import ir_measures
+
+    unknown = sorted(set(metrics) - set(MEASURES))
+    if unknown:
+        raise ValueError(f"unknown retrieval metrics {unknown}; known: {list(MEASURES)}")
+    measures = {ir_measures.parse_measure(MEASURES[m]): m for m in metrics}
+    qrels_in = qrels[["query_id", "doc_id", "relevance"]]
+    # pytrec_eval (trec_eval's own code) for every measure: ir-measures' default provider for RR
+    # breaks score ties in another order than trec_eval (doc id descending).
+    result = ir_measures.pytrec_eval.calc_aggregate(list(measures), qrels_in, run[["query_id", "doc_id", "score"]])
+    return {name: float(result[measure]) for measure, name in measures.items()}
+
+
+# --- one variant over its grid -----------------------------------------------------------------
+
+
+def encode_retrieval_set(model, split, layers: list[int], max_dim: int, folder: Path, q_max: int | None,
+                         p_max: int | None, batch_size: int, chunk_size: int) -> dict:
+    """Queries and documents of one split into ``folder`` (docs.npy fp16 memmap, queries.npy)."""
+    from trimbench.beir import doc_texts
+
+    folder.mkdir(parents=True, exist_ok=True)
+    default = model.max_seq_length
+    model.max_seq_length = p_max or default
+    encode_to_memmap(model, doc_texts(split.corpus), layers, max_dim, folder / "docs.npy", batch_size, chunk_size)
+    model.max_seq_length = q_max or default
+    queries = encode_layers(model, list(split.queries["text"]), layers, batch_size=batch_size, max_dim=max_dim)
+    model.max_seq_length = default
+    np.save(folder / "queries.npy", queries.astype(np.float16))
+    return {"docs": len(split.corpus), "queries": len(split.queries)}
+
+
+def write_manifest(folder: Path, layers: list[int], max_dim: int, datasets: dict) -> None:
+    (folder / "manifest.json").write_text(json.dumps({"layers": layers, "max_dim": max_dim, "datasets": datasets},
+                                                     indent=1, sort_keys=True))
+
+
+def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dims: list[int], metrics: list[str],
+                k: int, similarity: str, runs_dir: Path | None, meta: dict, passage_layer: int | None = None
+                ) -> list[dict]:
+    """Search every (layer, dim) cell of one dataset; score rows and (optionally) TREC run files.
+
+    ``passage_layer``: documents always from that layer (the "fixed-doc" model), queries from each.
+    """
+    manifest = json.loads((embedding_dir / "manifest.json").read_text())
+    held = manifest["layers"]
+    docs = np.load(embedding_dir / dataset / "docs.npy", mmap_mode="r")
+    queries = np.load(embedding_dir / dataset / "queries.npy")
+    missing = sorted(set(layers + ([passage_layer] if passage_layer else [])) - set(held))
+    if missing or docs.shape[1] != len(split.corpus) or queries.shape[1] != len(split.queries):
+        raise RuntimeError(f"'{embedding_dir / dataset}' (made by rule encode_corpus) does not match the data or "
+                           f"lacks layers {missing}: delete it and re-run")
+    doc_ids, query_ids = list(split.corpus["doc_id"]), list(split.queries["query_id"])
+    rows = []
+    for layer in layers:
+        doc_slot = held.index(passage_layer or layer)
+        for dim in dims:
+            scores, ids = search(docs[doc_slot, :, :dim], queries[held.index(layer), :, :dim], k, similarity)
+            run = run_frame(query_ids, doc_ids, scores, ids)
+            if runs_dir is not None:
+                runs_dir.mkdir(parents=True, exist_ok=True)
+                write_trec_run(run, runs_dir / f"{dataset}.L{layer}.d{dim}.trec", f"L{layer}-d{dim}")
+            for metric, value in evaluate_run(run, split.qrels, metrics).items():
+                rows.append({**meta, "layer": layer, "dim": dim, "dataset": dataset, "metric": metric,
+                             "value": value})
+            log.info("%s L%d d%d: %s", dataset, layer, dim,
+                     ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows[-len(metrics):]))
+    return rows
