@@ -23,7 +23,8 @@ def prepare_data(job) -> None:
     from trimbench.data import load_split
 
     p = job.params
-    frame = load_split(p.name, p.entry, job.wildcards.split, p.workdir)
+    # Relative paths in the config are the working directory's: a job runs there (also on SLURM).
+    frame = load_split(p.name, p.entry, job.wildcards.split, Path.cwd())
     log.info("dataset %s split %s: %d rows", p.name, job.wildcards.split, len(frame))
     if frame.empty:
         raise ValueError(f"dataset '{p.name}' split '{job.wildcards.split}' has no rows")
@@ -282,7 +283,7 @@ def prepare_retrieval(job) -> None:
     from trimbench.beir import load_retrieval
 
     p = job.params
-    split = load_retrieval(p.name, p.entry, job.wildcards.split, p.workdir)
+    split = load_retrieval(p.name, p.entry, job.wildcards.split, Path.cwd())
     log.info("dataset %s split %s: %d documents, %d queries, %d judgements", p.name, job.wildcards.split,
              len(split.corpus), len(split.queries), len(split.qrels))
     with atomic_path(job.output.folder) as tmp:
