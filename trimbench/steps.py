@@ -192,13 +192,16 @@ def pareto(job) -> None:
 
 
 def adapt_domain(job) -> None:
+    from trimbench.training import run_fingerprint
     from trimbench.truncation_train import adapt_domain as adapt
     from trimbench.truncation_train import unique_texts
 
     p = job.params
     texts = unique_texts(pd.read_parquet(job.input.data), p.kind, p.stage["max_samples"], p.stage["seed"])
-    with atomic_path(job.output.model) as tmp:
-        adapt(Path(job.input.model), texts, p.stage, Path(tmp))
+    output = Path(job.output.model)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    with atomic_path(output) as tmp:
+        adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
 
 
 def pretune_word_similarity(job) -> None:
