@@ -228,6 +228,24 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
         )
     if exp["track"] in RETRIEVAL_TRACKS:
         _check_retrieval(where, exp, config, shape)
+    _check_export(where, exp, shape)
+
+
+def _check_export(where: str, exp: dict, shape: ModelShape) -> None:
+    """Exported cells within the model's depth and width, of variants the experiment has."""
+    export = exp["export"]
+    for layer, dim in export["cells"]:
+        if layer > shape.layers:
+            raise ConfigError(f"config key {where}.export.cells: [{layer}, {dim}] keeps {layer} layers; model "
+                              f"'{exp['model']}' has {shape.layers}")
+        if not 1 <= dim <= shape.dim:
+            raise ConfigError(f"config key {where}.export.cells: [{layer}, {dim}] truncates to {dim} dims; model "
+                              f"'{exp['model']}' has width {shape.dim} (dims 1..{shape.dim})")
+    if export["cells"]:
+        missing = [v for v in export["variants"] if v not in exp["methods"]]
+        if missing:
+            raise ConfigError(f"config key {where}.export.variants: {missing} are not among the experiment's "
+                              f"methods {exp['methods']}")
 
 
 def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> None:

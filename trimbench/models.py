@@ -171,6 +171,15 @@ def load_sentence_model(path: str | Path, pooling: str | None = None, max_seq_le
     return model
 
 
+def use_attention(st_model, implementation: str):
+    """Run the transformer's attention with ``implementation`` (sdpa: torch's fused
+    scaled-dot-product kernels, flash attention on a GPU; eager: the reference code)."""
+    auto_model = st_model[0].auto_model
+    if auto_model.config._attn_implementation != implementation:
+        auto_model.set_attn_implementation(implementation)
+    return st_model
+
+
 def default_device() -> str:
     import torch
 
