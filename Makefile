@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
 
-.PHONY: demo test env lint report clean
+.PHONY: demo test env lint report bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ demo:
 
 test: env
 	$(BIN)/python -m pytest -ra
+
+# The performance figures (README, "Performance"); each benchmark takes --help for bigger runs.
+BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead train_throughput encode_memory search_speed
+
+bench: env
+	@for name in $(BENCHMARKS); do echo "== benchmarks/$$name.py"; $(BIN)/python benchmarks/$$name.py || exit 1; done
 
 lint: env
 	$(BIN)/snakemake --lint

@@ -19,6 +19,7 @@ include: "rules/evaluate.smk"
 include: "rules/report.smk"
 include: "rules/truncation.smk"
 include: "rules/retrieval.smk"
+include: "rules/export.smk"
 
 
 rule all:

@@ -229,11 +229,22 @@ SCOREBOARD = [
 ]
 
 
+def exported_models(name):
+    """The standalone trimmed models of an experiment's export cells (rules/export.smk)."""
+    export = EXPERIMENTS[name].get("export") or {"cells": []}
+    return [
+        f"{RESULTS}/{name}/exported/{variant}/L{layer}_d{dim}"
+        for variant in export["cells"] and export["variants"]
+        for layer, dim in export["cells"]
+    ]
+
+
 def all_targets():
     tracks = sorted({exp["track"] for exp in EXPERIMENTS.values()})
     return (
         [path for name in EXPERIMENTS for path in experiment_outputs(name)]
         + [path for track in tracks for path in track_outputs(track)]
+        + [path for name in EXPERIMENTS for path in exported_models(name)]
         + SCOREBOARD
     )
 

@@ -123,6 +123,20 @@ def test_hub_model_without_declared_shape_offline(default, monkeypatch):
         prepare(default)
 
 
+def test_hub_model_shape_from_the_local_cache_without_huggingface_hub(default, monkeypatch, tmp_path):
+    snapshot = tmp_path / "models--someone--cached" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text('{"num_hidden_layers": 6, "hidden_size": 384}')
+    (tmp_path / "models--someone--cached" / "refs").mkdir()
+    (tmp_path / "models--someone--cached" / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    default["models"]["minilm"] = {"source": "hub", "id": "someone/cached"}  # no layers/dim declared
+    assert prepare(copy.deepcopy(default))["experiments"]["sts-v1"]["_depth"] == 6
+    default["models"]["minilm"]["dim"] = 768
+    with pytest.raises(ConfigError, match=r"models\.minilm: declares dim=768 but the model's config says 384"):
+        prepare(default)
+
+
 def test_training_dataset_kind(default):
     default["experiments"]["sts-v1"]["train"]["dataset"] = "lee-sim"
     with pytest.raises(ConfigError, match=r"train\.dataset: dataset 'lee-sim' is of kind 'sts'"):

@@ -22,7 +22,13 @@ import yaml
 from conftest import REPO, job_counts, run_snakemake, snakemake_command
 
 from trimbench.artifacts import ArtifactError, describe, producer, reading
-from trimbench.training import CHECKPOINT_FILES, FINGERPRINT_FILE, resumable_checkpoint, run_fingerprint
+from trimbench.training import (
+    CHECKPOINT_FILES,
+    FINGERPRINT_FILE,
+    SENTENCE_MODEL_FILE,
+    resumable_checkpoint,
+    run_fingerprint,
+)
 
 SCORES = "results/tiny-sts/scores/full.parquet"
 MODEL = "results/tiny-sts/models/full"
@@ -78,7 +84,7 @@ def tree_state(workdir: Path) -> dict[str, int]:
 def fake_checkpoint(trainer_dir: Path, step: int, complete: bool = True) -> Path:
     path = trainer_dir / f"checkpoint-{step}"
     path.mkdir(parents=True)
-    for name in CHECKPOINT_FILES[:-1]:
+    for name in (SENTENCE_MODEL_FILE, *CHECKPOINT_FILES[:-1]):
         (path / name).write_text("x")
     state = json.dumps({"global_step": step})
     # A kill while writing the state leaves it cut short.

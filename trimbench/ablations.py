@@ -3,12 +3,15 @@ group of switches (loss variants; target-dim sets; fixed vs paired doc), drawn a
 
 Groups are found from the configs, not declared: the baseline is the track's first experiment
 with every loss and doc switch off; an experiment of the same model and grid joins a group when
-the switches it changes all belong to that group. Light (no matplotlib at import): Snakemake parses with it.
+the switches it changes all belong to that group. Light (no pandas or matplotlib at import): Snakemake parses with it.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 GROUPS = {
     "loss": ("score_align", "compare_to_last_layer", "sub_layer_full_dim"),
@@ -58,6 +61,8 @@ def label(exp: dict) -> str:
 
 def ablation_figure(scores: list[pd.DataFrame], configs: list[dict], dataset: str, metric: str, title: str,
                     paths: dict[str, str]) -> None:
+    import pandas as pd  # here, not at the top: Snakemake imports this module while parsing
+
     from trimbench.figures import _layer_panels
 
     frames = []

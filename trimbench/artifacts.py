@@ -21,6 +21,7 @@ PRODUCERS = (
     ("results/*/models/*", "train_model (train_retriever for a retrieval experiment)"),
     ("results/*/embeddings/*", "encode_texts (encode_corpus for a retrieval experiment)"),
     ("results/*/scores/*.parquet", "evaluate_sts (retrieval_scores for a retrieval experiment)"),
+    ("results/*/exported/*/L*_d*", "export_model"),
     ("results/*/adapted/*", "adapt_domain"),
     ("results/*/pretuned/*/L*", "pretune_word_similarity"),
     ("results/*/runs/*/*/L*/seed*.parquet", "train_truncated"),

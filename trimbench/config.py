@@ -51,11 +51,18 @@ def _validator_filling_defaults():
 
 
 _SCHEMA_CACHE: dict = {}
+# libyaml's parser when PyYAML was built with it: ten times faster on the schema, which every
+# snakemake invocation (and every cluster job's) reads while parsing the workflow.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_yaml(text: str):
+    return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader: plain data only
 
 
 def load_schema() -> dict:
     if "schema" not in _SCHEMA_CACHE:
-        _SCHEMA_CACHE["schema"] = yaml.safe_load(SCHEMA_PATH.read_text())
+        _SCHEMA_CACHE["schema"] = read_yaml(SCHEMA_PATH.read_text())
     return _SCHEMA_CACHE["schema"]
 
 
@@ -228,6 +235,24 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
         )
     if exp["track"] in RETRIEVAL_TRACKS:
         _check_retrieval(where, exp, config, shape)
+    _check_export(where, exp, shape)
+
+
+def _check_export(where: str, exp: dict, shape: ModelShape) -> None:
+    """Exported cells within the model's depth and width, of variants the experiment has."""
+    export = exp["export"]
+    for layer, dim in export["cells"]:
+        if layer > shape.layers:
+            raise ConfigError(f"config key {where}.export.cells: [{layer}, {dim}] keeps {layer} layers; model "
+                              f"'{exp['model']}' has {shape.layers}")
+        if not 1 <= dim <= shape.dim:
+            raise ConfigError(f"config key {where}.export.cells: [{layer}, {dim}] truncates to {dim} dims; model "
+                              f"'{exp['model']}' has width {shape.dim} (dims 1..{shape.dim})")
+    if export["cells"]:
+        missing = [v for v in export["variants"] if v not in exp["methods"]]
+        if missing:
+            raise ConfigError(f"config key {where}.export.variants: {missing} are not among the experiment's "
+                              f"methods {exp['methods']}")
 
 
 def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> None:
@@ -373,7 +398,7 @@ def canonical(obj):
 
 def load_file(path: str | Path, overrides: dict | None = None, workdir: str | Path = ".") -> dict:
     """Load a YAML config as ``snakemake --configfile`` would, then :func:`prepare` it."""
-    config = yaml.safe_load(Path(path).read_text())
+    config = read_yaml(Path(path).read_text())
     for key, value in (overrides or {}).items():
         config[key] = value
     return prepare(config, workdir)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,13 +52,24 @@ def read_shape(folder: Path) -> ModelShape:
     return shape_from_config(json.loads(config_file.read_text()))
 
 
+def hub_cache_dir() -> Path:
+    """The Hugging Face hub cache, located as huggingface_hub does (HF_HUB_CACHE, HF_HOME, XDG)."""
+    if os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE"):
+        return Path(os.environ.get("HF_HUB_CACHE") or os.environ["HUGGINGFACE_HUB_CACHE"]).expanduser()
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("HF_HOME") or xdg / "huggingface").expanduser() / "hub"
+
+
 def _cached_hub_config(entry: dict) -> Path | None:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover - huggingface_hub comes with transformers
-        return None
-    found = try_to_load_from_cache(entry["id"], "config.json", revision=entry.get("revision"))
-    return Path(found) if isinstance(found, str) else None
+    """The cached ``config.json`` of a hub model, read from the cache's layout
+    (``models--org--name/refs/<revision>`` -> ``snapshots/<commit>/config.json``): importing
+    huggingface_hub for it would cost every snakemake call about half a CPU-second."""
+    repo = hub_cache_dir() / ("models--" + entry["id"].replace("/", "--"))
+    revision = entry.get("revision") or "main"
+    ref = repo / "refs" / revision
+    commit = ref.read_text().strip() if ref.is_file() else revision  # a revision may be a commit hash
+    config = repo / "snapshots" / commit / "config.json"
+    return config if config.is_file() else None
 
 
 def local_folder(entry: dict, workdir: Path) -> Path | None:
@@ -169,6 +181,15 @@ def load_sentence_model(path: str | Path, pooling: str | None = None, max_seq_le
     if max_seq_length is not None:
         model.max_seq_length = max_seq_length
     return model
+
+
+def use_attention(st_model, implementation: str):
+    """Run the transformer's attention with ``implementation`` (sdpa: torch's fused
+    scaled-dot-product kernels, flash attention on a GPU; eager: the reference code)."""
+    auto_model = st_model[0].auto_model
+    if auto_model.config._attn_implementation != implementation:
+        auto_model.set_attn_implementation(implementation)
+    return st_model
 
 
 def default_device() -> str:

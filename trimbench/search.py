@@ -34,17 +34,22 @@ def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, p
                      batch_size: int = 64, chunk_size: int = 50_000) -> np.ndarray:
     """Encode ``texts`` into an fp16 ``.npy`` memory map ``[len(layers), len(texts), max_dim]``.
 
-    Chunks bound the host memory a huge corpus needs (one chunk's float32 rows at a time, the rest
-    on disk); every text still goes through the transformer exactly once.
+    Chunks bound the host memory a huge corpus needs: one chunk's float32 rows at a time, the rest
+    on disk; every text still goes through the transformer exactly once. The map is opened for
+    each chunk and closed after it: pages written through a mapping stay in the process's resident
+    memory until it is unmapped, so one map kept open would grow with the corpus.
     """
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(len(layers), len(texts), max_dim))
+    shape = (len(layers), len(texts), max_dim)
+    np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape).flush()
     for start in range(0, len(texts), chunk_size):
         stop = min(start + chunk_size, len(texts))
         block = encode_layers(model, texts[start:stop], layers, batch_size=batch_size, max_dim=max_dim)
+        out = np.lib.format.open_memmap(path, mode="r+")
         out[:, start:stop] = block.astype(np.float16)
+        out.flush()
+        del out, block
         log.info("encoded %d / %d texts", stop, len(texts))
-    out.flush()
-    return out
+    return np.load(path, mmap_mode="r")
 
 
 def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:

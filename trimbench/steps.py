@@ -48,7 +48,7 @@ def train_model(job) -> None:
     from transformers import set_seed
 
     from trimbench.losses import build_sts_loss
-    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.models import cut_layers, load_sentence_model, use_attention
     from trimbench.training import fine_tune, run_fingerprint, training_rows
 
     p = job.params
@@ -58,6 +58,7 @@ def train_model(job) -> None:
     set_seed(train["seed"])
     with reading(job.input.model):
         model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=train["max_seq_length"])
+    use_attention(model, train["attention"])
     if p.cut_layers is not None:
         cut_layers(model, p.cut_layers)
         log.info("cut to %d layers", p.cut_layers)
@@ -89,6 +90,17 @@ def encode_texts(job) -> None:
             manifest["datasets"][dataset] = {"texts": len(texts), "shape": list(array.shape)}
             log.info("encoded %s: %s", dataset, array.shape)
         (Path(tmp) / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+
+
+def export_model(job) -> None:
+    from trimbench.export import save_trimmed
+    from trimbench.models import load_sentence_model
+
+    p = job.params
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.max_seq_length)
+    with atomic_path(job.output.model) as tmp:
+        save_trimmed(model, p.layers, p.dim, tmp, job.input.model)
 
 
 def evaluate_sts(job) -> None:
@@ -320,7 +332,7 @@ def train_retriever(job) -> None:
 
     from trimbench.beir import RetrievalSplit
     from trimbench.mining import read_rows
-    from trimbench.models import cut_layers, load_sentence_model
+    from trimbench.models import cut_layers, load_sentence_model, use_attention
     from trimbench.retrieval import GroupedContrastiveLoss, training_groups
     from trimbench.training import fine_tune, run_fingerprint
 
@@ -329,6 +341,7 @@ def train_retriever(job) -> None:
     set_seed(train["seed"])  # before loading: weights the base folder lacks start the same on a resume
     with reading(job.input.model):
         model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=settings["p_max_length"])
+    use_attention(model, train["attention"])
     if p.cut_layers is not None:
         cut_layers(model, p.cut_layers)
         log.info("cut to %d layers", p.cut_layers)

@@ -32,11 +32,42 @@ def training_rows(frame: pd.DataFrame, kind: str, max_samples: int | None, seed:
     return frame.reset_index(drop=True)
 
 
+#: what a ``train`` section's speed settings default to where it has none (the truncation track's)
+SPEED_DEFAULTS = {"attention": "sdpa", "tf32": True, "optimizer": "auto", "compile": False, "dataloader_workers": 0}
+
+
+def speed_setting(train: dict, key: str):
+    return train.get(key, SPEED_DEFAULTS[key])
+
+
+def optimizer_name(choice: str, cuda: bool) -> str:
+    """``auto``: AdamW with fused CUDA kernels on a GPU (one kernel for all parameters instead of
+    several per tensor); elsewhere torch's plain AdamW, so CPU results stay what they were."""
+    if choice == "auto":
+        return "adamw_torch_fused" if cuda else "adamw_torch"
+    return choice
+
+
+def tf32_available() -> bool:
+    """TF32 matmuls need an Ampere or newer GPU; the trainer refuses ``tf32=True`` anywhere else."""
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+
 def training_arguments(train: dict, output_dir: Path, **overrides):
-    """The trainer's arguments from a ``train`` config section; ``overrides`` are further arguments."""
+    """The trainer's arguments from a ``train`` config section; ``overrides`` are further arguments.
+
+    On a GPU the section's speed settings apply: ``precision`` (bf16 / fp16 autocast), ``tf32``
+    for the fp32 matmuls that remain, the fused AdamW (``optimizer: auto``), ``compile``
+    (torch.compile) and ``dataloader_workers`` (tokenising batches beside the GPU, in pinned
+    memory). The attention implementation is set on the model (:func:`trimbench.models.use_attention`).
+    """
     import torch
     from sentence_transformers import SentenceTransformerTrainingArguments
 
+    cuda = torch.cuda.is_available()
+    workers = speed_setting(train, "dataloader_workers")
     return SentenceTransformerTrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=train["epochs"],
@@ -48,6 +79,9 @@ def training_arguments(train: dict, output_dir: Path, **overrides):
         weight_decay=train["weight_decay"],
         fp16=train["precision"] == "fp16",
         bf16=train["precision"] == "bf16",
+        tf32=True if speed_setting(train, "tf32") and tf32_available() else None,
+        optim=optimizer_name(speed_setting(train, "optimizer"), cuda),
+        torch_compile=speed_setting(train, "compile"),
         gradient_checkpointing=train["gradient_checkpointing"],
         seed=train["seed"],
         data_seed=train["seed"],
@@ -59,8 +93,10 @@ def training_arguments(train: dict, output_dir: Path, **overrides):
         save_steps=max(1, train["checkpoint_steps"]),
         save_total_limit=2,
         report_to="none",
-        dataloader_num_workers=0,
-        use_cpu=not torch.cuda.is_available(),
+        dataloader_num_workers=workers,
+        dataloader_pin_memory=cuda,
+        dataloader_persistent_workers=workers > 0,
+        use_cpu=not cuda,
         **overrides,
     )
 

@@ -1,0 +1,33 @@
+# Trimmed models as standalone sentence-transformers folders: a grid cell (k, d) that runs alone.
+
+
+rule export_model:
+    input:
+        model=variant_model,
+    output:
+        model=directory(
+            f"{RESULTS}/{{experiment}}/exported/{{variant}}/L{{layer}}_d{{dim}}"
+        ),
+    log:
+        f"{RESULTS}/logs/export_model/{{experiment}}/{{variant}}/L{{layer}}_d{{dim}}.log",
+    wildcard_constraints:
+        layer=r"\d+",
+        dim=r"\d+",
+    conda:
+        "../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
+    params:
+        layers=lambda wc: int(wc.layer),
+        dim=lambda wc: int(wc.dim),
+        pooling=lambda wc: experiment(wc)["pooling"],
+        max_seq_length=lambda wc: experiment(wc)["evaluation"]["max_seq_length"],
+    script:
+        "../scripts/export_model.py"
+
+
+rule all_exported:
+    input:
+        [path for name in EXPERIMENTS for path in exported_models(name)],

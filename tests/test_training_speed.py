@@ -1,0 +1,44 @@
+"""The training speed settings reach the trainer and the model; on a CPU they change nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from trimbench import config as tb_config
+from trimbench.models import load_sentence_model, use_attention
+from trimbench.training import optimizer_name, training_arguments
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def default_train() -> dict:
+    cfg = tb_config.prepare(yaml.safe_load((REPO / "config.yaml").read_text()), REPO)
+    return cfg["experiments"]["sts-v1"]["train"]
+
+
+def test_schema_defaults_and_cpu_arguments(tmp_path):
+    train = default_train()
+    assert {k: train[k] for k in ("attention", "tf32", "optimizer", "compile", "dataloader_workers")} == {
+        "attention": "sdpa", "tf32": True, "optimizer": "auto", "compile": False, "dataloader_workers": 0}
+    args = training_arguments(train, tmp_path)
+    assert args.optim == "adamw_torch"  # CPU results stay those of torch's AdamW
+    assert not args.tf32 and not args.torch_compile and not args.bf16
+    args = training_arguments({**train, "precision": "bf16", "dataloader_workers": 2, "compile": True}, tmp_path)
+    assert args.bf16 and args.dataloader_num_workers == 2 and args.dataloader_persistent_workers
+    assert args.torch_compile
+
+
+def test_auto_optimizer_is_fused_on_a_gpu_only():
+    assert optimizer_name("auto", cuda=True) == "adamw_torch_fused"
+    assert optimizer_name("auto", cuda=False) == "adamw_torch"
+    assert optimizer_name("adamw_torch", cuda=True) == "adamw_torch"
+
+
+def test_attention_implementation_is_set_on_the_model(tiny_bert_dir):
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    use_attention(model, "eager")
+    assert model[0].auto_model.config._attn_implementation == "eager"
+    use_attention(model, "sdpa")
+    assert model[0].auto_model.config._attn_implementation == "sdpa"
