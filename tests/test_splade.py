@@ -1,0 +1,204 @@
+"""The SPLADE track: losses and FLOPS against the formulas, quantisation + impact index + search
+against a direct sparse dot product, ensembles on hand-made runs, empty vectors, config checks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+import torch
+
+from trimbench import sparse
+
+VOCAB = [f"t{j}" for j in range(40)]
+
+
+def _flops_formula(weights: torch.Tensor) -> torch.Tensor:
+    """Σ_j (1/n Σ_i |w_ij|)², written out term by term."""
+    n, v = weights.shape
+    return sum((sum(abs(weights[i, j]) for i in range(n)) / n) ** 2 for j in range(v))
+
+
+def test_flops_regulariser_is_the_formula_and_the_library_flops_loss():
+    from sentence_transformers.sparse_encoder.losses import FlopsLoss
+
+    from trimbench.splade import ColumnwiseFlops, flops_regulariser
+
+    torch.manual_seed(0)
+    weights = torch.relu(torch.randn(5, 7))
+    expected = _flops_formula(weights)
+    assert torch.allclose(flops_regulariser(weights), expected)
+    assert torch.allclose(FlopsLoss(None).compute_loss_from_embeddings(weights), expected)
+    pos, neg = torch.relu(torch.randn(4, 7)), torch.relu(torch.randn(4, 7))
+    seed_sum = ColumnwiseFlops(2).compute_loss_from_embeddings(torch.cat([pos, neg]))
+    assert torch.allclose(seed_sum, _flops_formula(pos) + _flops_formula(neg))
+    # the library's regulariser of the concatenation is another number (about half the sum)
+    assert not torch.allclose(seed_sum, _flops_formula(torch.cat([pos, neg])))
+
+
+def _tiny_splade(tiny_bert_dir):
+    from trimbench.splade import load_splade_model
+
+    torch.manual_seed(0)
+    model = load_splade_model(tiny_bert_dir, max_seq_length=16, device="cpu")
+    model.eval()  # no dropout: the loss and the hand computation see the same vectors
+    return model
+
+
+def _features(model, texts):
+    return model.tokenize(texts)
+
+
+@pytest.mark.parametrize("semantics", ["seed", "st6"])
+def test_distil_loss_equals_margin_mse_plus_flops(tiny_bert_dir, semantics):
+    from trimbench.splade import flops_regulariser, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    queries, pos, neg = ["a cat", "the dog runs"], ["a cat sat", "dogs run fast"], ["stock prices", "rain today"]
+    labels = torch.tensor([1.5, -0.5])
+    loss = splade_loss(model, "distil_splade", lambda_q=0.3, lambda_d=0.2, semantics=semantics)
+    parts = loss([_features(model, t) for t in (queries, pos, neg)], labels)
+    with torch.no_grad():
+        q, p, n = (model.encode(t, convert_to_tensor=True, convert_to_sparse_tensor=False) for t in (queries, pos, neg))
+    margin = (q * p).sum(-1) - (q * n).sum(-1)
+    docs = flops_regulariser(p) + flops_regulariser(n) if semantics == "seed" else flops_regulariser(torch.cat([p, n]))
+    assert torch.allclose(parts["base_loss"], torch.mean((margin - labels) ** 2), rtol=1e-4)
+    assert torch.allclose(parts["document_regularizer_loss"], 0.2 * docs, rtol=1e-4)
+    assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
+
+
+def test_max_loss_equals_in_batch_ce_plus_flops(tiny_bert_dir):
+    from trimbench.splade import flops_regulariser, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    queries, pos, neg = ["a cat", "the dog runs"], ["a cat sat", "dogs run fast"], ["stock prices", "rain today"]
+    loss = splade_loss(model, "splade_max", lambda_q=0.3, lambda_d=0.2, semantics="seed")
+    parts = loss([_features(model, t) for t in (queries, pos, neg)], None)
+    with torch.no_grad():
+        q, p, n = (model.encode(t, convert_to_tensor=True, convert_to_sparse_tensor=False) for t in (queries, pos, neg))
+    docs = torch.cat([p, n])
+    ce = torch.nn.functional.cross_entropy(q @ docs.T, torch.arange(2))
+    assert torch.allclose(parts["base_loss"], ce, rtol=1e-4)
+    assert torch.allclose(parts["document_regularizer_loss"], 0.2 * flops_regulariser(docs), rtol=1e-4)
+    assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
+
+
+def test_splade_vector_is_max_log1p_relu_of_the_mlm_logits(tiny_bert_dir):
+    from transformers import AutoModelForMaskedLM
+
+    model = _tiny_splade(tiny_bert_dir)
+    mlm = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir), local_files_only=True).eval()
+    features = model.tokenize(["sparse lexical expansion", "a"])
+    with torch.no_grad():
+        logits = mlm(input_ids=features["input_ids"], attention_mask=features["attention_mask"]).logits
+        expected = (torch.log1p(torch.relu(logits)) * features["attention_mask"].unsqueeze(-1)).max(dim=1).values
+        ours = model.encode(["sparse lexical expansion", "a"], convert_to_tensor=True, convert_to_sparse_tensor=False)
+    assert torch.allclose(ours, expected, atol=1e-5)
+
+
+def test_regulariser_schedule_constant_for_the_seed_ramped_for_st6(tiny_bert_dir):
+    from transformers import TrainerControl, TrainerState
+
+    from trimbench.splade import regulariser_schedule, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    weights = {}
+    for semantics in ("seed", "st6"):
+        loss = splade_loss(model, "splade_max", lambda_q=0.3, lambda_d=0.2, semantics=semantics)
+        callback = regulariser_schedule(loss, semantics)
+        state = TrainerState(max_steps=30, global_step=0)
+        callback.on_train_begin(None, state, TrainerControl())
+        seen = []
+        for step in (0, 5, 10, 29):
+            state.global_step = step
+            callback.on_step_begin(None, state, TrainerControl())
+            seen.append((loss.query_regularizer_weight, loss.document_regularizer_weight))
+        weights[semantics] = seen
+    assert weights["seed"] == [(0.3, 0.2)] * 4
+    assert weights["st6"][0] == (0.0, 0.0) and weights["st6"][-1] == (0.3, 0.2)
+    assert weights["st6"][1][0] == pytest.approx(0.3 * (5 / 10) ** 2)  # quadratic over the first third
+
+
+def test_quantise_rounds_and_drops_zeros():
+    q = sparse.quantize(np.array([[0.004, 0.006, 1.234, 0.0], [0.0, 0.0, 0.0, 0.0]]), 100)
+    assert q.toarray().tolist() == [[0, 1, 123, 0], [0, 0, 0, 0]]
+    assert q.nnz == 2 and q.dtype == np.int32
+
+
+def test_flops_metric_and_active_terms_against_the_formula():
+    rng = np.random.default_rng(0)
+    queries = sp.csr_matrix(rng.integers(0, 3, size=(6, 9)) * (rng.random((6, 9)) < 0.4))
+    docs = sp.csr_matrix(rng.integers(0, 3, size=(11, 9)) * (rng.random((11, 9)) < 0.5))
+    qa, da = queries.toarray(), docs.toarray()
+    expected = sum(((qa[:, j] > 0).sum() / 6) * ((da[:, j] > 0).sum() / 11) for j in range(9))
+    assert sparse.flops(queries, docs) == pytest.approx(expected)
+    assert sparse.active_terms(docs) == pytest.approx((da > 0).sum() / 11)
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    """Quantised random vectors of 30 documents (two of them empty) in a pyserini impact index."""
+    rng = np.random.default_rng(1)
+    weights = rng.random((30, len(VOCAB))) * (rng.random((30, len(VOCAB))) < 0.3) * 2.5
+    weights[[4, 17]] = 0.0  # documents whose every weight is zero
+    docs = sparse.quantize(weights, 100)
+    doc_ids = [f"d{i}" for i in range(30)]
+    folder = tmp_path_factory.mktemp("impact")
+    sparse.write_vector_collection(doc_ids, docs, VOCAB, folder / "collection")
+    sparse.build_impact_index(folder / "collection", folder / "index")
+    return folder / "index", doc_ids, docs
+
+
+def test_impact_search_top_document_and_score_are_the_sparse_dot_product(small_index):
+    index, doc_ids, docs = small_index
+    rng = np.random.default_rng(2)
+    queries = sparse.quantize(rng.random((8, len(VOCAB))) * (rng.random((8, len(VOCAB))) < 0.3), 100)
+    query_ids = [f"q{i}" for i in range(8)]
+    run = sparse.impact_search(index, query_ids, sparse.term_maps(queries, VOCAB), k=30)
+    exact = (queries @ docs.T).toarray()
+    for i, qid in enumerate(query_ids):
+        hits = run[run["query_id"] == qid].sort_values("rank")
+        if exact[i].max() == 0:
+            assert hits.empty
+            continue
+        top = hits.iloc[0]
+        assert top["score"] == exact[i].max()
+        assert exact[i][doc_ids.index(top["doc_id"])] == exact[i].max()
+        assert (hits["score"].to_numpy() == np.sort(exact[i][exact[i] > 0])[::-1]).all()
+    assert not run["doc_id"].isin(["d4", "d17"]).any()
+
+
+def test_empty_queries_and_documents_do_not_crash(small_index):
+    index, _, _ = small_index
+    empty = sp.csr_matrix((2, len(VOCAB)), dtype=np.int32)
+    run = sparse.impact_search(index, ["e1", "e2"], sparse.term_maps(empty, VOCAB) + [], k=10)
+    assert run.empty and list(run.columns) == ["query_id", "doc_id", "score", "rank"]
+    unknown = sparse.impact_search(index, ["u"], [{"never-indexed": 5}], k=10)
+    assert unknown.empty
+    assert sparse.flops(empty, empty) == 0.0 and sparse.active_terms(empty) == 0.0
+
+
+def test_ensemble_normalises_per_query_and_sums():
+    run_a = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "b"],
+                          "score": [10.0, 6.0, 2.0, 5.0, 5.0], "rank": [1, 2, 3, 1, 2]})
+    run_b = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["c", "b", "b"], "score": [0.9, 0.1, 3.0],
+                          "rank": [1, 2, 1]})
+    normalised = sparse.normalise_run(run_a)
+    # query 1: min 2, max 10, midrange 6, spread 8; query 2: one score for all -> 0
+    assert normalised["score"].tolist() == [0.5, 0.0, -0.5, 0.0, 0.0]
+    both = sparse.ensemble_runs([run_a, run_b], k=10)
+    # query 1: a 0.5; b 0.0 + (-0.5); c -0.5 + 0.5 ; query 2: one hit in b (0)
+    one = both[both["query_id"] == "1"].set_index("doc_id")["score"].to_dict()
+    assert one == {"a": 0.5, "b": -0.5, "c": 0.0}
+    assert both[both["query_id"] == "1"].sort_values("rank")["doc_id"].tolist() == ["a", "c", "b"]
+    assert len(sparse.ensemble_runs([run_a, run_b], k=1)) == 2
+
+
+def test_vector_collection_lines(tmp_path):
+    docs = sp.csr_matrix(np.array([[0, 3, 0], [0, 0, 0]], dtype=np.int32))
+    sparse.write_vector_collection(["x", "y"], docs, ["a", "b", "c"], tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / "docs.jsonl").read_text().splitlines()]
+    assert lines == [{"id": "x", "contents": "", "vector": {"b": 3}}, {"id": "y", "contents": "", "vector": {}}]
