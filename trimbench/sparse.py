@@ -25,8 +25,6 @@ import scipy.sparse as sp
 log = logging.getLogger(__name__)
 
 DOCS_FILE, QUERIES_FILE, VOCAB_FILE = "docs.npz", "queries.npz", "vocab.json"
-#: metrics computed from the vectors rather than from a run (reported beside the run metrics)
-SPARSITY_METRICS = ("flops", "q_terms", "d_terms")
 
 
 def quantize(weights: np.ndarray | sp.spmatrix, factor: float) -> sp.csr_matrix:
@@ -38,9 +36,25 @@ def quantize(weights: np.ndarray | sp.spmatrix, factor: float) -> sp.csr_matrix:
     return matrix
 
 
+def keep_top_terms(matrix: sp.csr_matrix, k: int | None) -> sp.csr_matrix:
+    """Each row's ``k`` largest weights (ties: lower term id first); None keeps every term."""
+    matrix = sp.csr_matrix(matrix)
+    if k is None:
+        return matrix
+    rows = []
+    for i in range(matrix.shape[0]):
+        start, stop = matrix.indptr[i], matrix.indptr[i + 1]
+        cols, vals = matrix.indices[start:stop], matrix.data[start:stop]
+        keep = np.lexsort((cols, -vals))[:k]
+        rows.append(sp.csr_matrix((vals[keep], (np.zeros(len(keep), dtype=int), cols[keep])),
+                                  shape=(1, matrix.shape[1])))
+    return sp.vstack(rows, format="csr") if rows else matrix
+
+
 def encode_sparse(model, texts: list[str], max_length: int | None, batch_size: int, factor: float,
-                  chunk_size: int = 10_000) -> sp.csr_matrix:
-    """Quantised SPLADE vectors of ``texts``; chunks bound the dense float rows held at once."""
+                  chunk_size: int = 10_000, max_terms: int | None = None) -> sp.csr_matrix:
+    """Quantised SPLADE vectors of ``texts`` (each cut to its ``max_terms`` largest weights when
+    given); chunks bound the dense float rows held at once."""
     default = model.max_seq_length
     model.max_seq_length = max_length or default
     parts = []
@@ -48,7 +62,7 @@ def encode_sparse(model, texts: list[str], max_length: int | None, batch_size: i
         for start in range(0, len(texts), chunk_size):
             block = model.encode(texts[start:start + chunk_size], batch_size=batch_size, convert_to_tensor=True,
                                  convert_to_sparse_tensor=True)
-            parts.append(quantize(_to_scipy(block), factor))
+            parts.append(quantize(keep_top_terms(_to_scipy(block), max_terms), factor))
             log.info("encoded %d / %d texts", min(start + chunk_size, len(texts)), len(texts))
     finally:
         model.max_seq_length = default
@@ -127,7 +141,13 @@ def impact_search(index: Path, query_ids: list[str], queries: list[dict[str, int
     from trimbench.java import setup_java
 
     setup_java()
+    from jnius import autoclass
     from pyserini.search.lucene import LuceneImpactSearcher
+
+    # A query is one Lucene clause per term; Lucene's default cap (1024) would fail the batch of a
+    # query with more terms (an unsparse model's) without saying why.
+    longest = max((len(q) for q in queries), default=0)
+    autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(max(1024, longest))
 
     # min_idf -1: pyserini drops query terms with idf <= min_idf, and a term in every document has
     # idf 0; the SPLADE score counts it.

@@ -20,7 +20,6 @@ and the distil regulariser ``FLOPS(cat(pos, neg))``, about half the seed's sum.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -30,8 +29,6 @@ from torch import nn
 log = logging.getLogger(__name__)
 
 METHODS = ("splade_max", "distil_splade")
-#: the seed's max_seq_length per script (train_max.py 300, train_distill.py 256)
-SEED_MAX_LENGTH = {"splade_max": 300, "distil_splade": 256}
 
 
 def flops_regulariser(embeddings: torch.Tensor) -> torch.Tensor:
@@ -70,17 +67,6 @@ def load_splade_model(path: str | Path, max_seq_length: int | None = None, devic
     if max_seq_length is not None:
         model.max_seq_length = max_seq_length
     return model
-
-
-def has_mlm_head(folder: Path) -> bool | None:
-    """Whether a transformers folder's config names a masked-LM architecture (None: no config)."""
-    from trimbench.models import _transformer_folder
-
-    config = _transformer_folder(Path(folder)) / "config.json"
-    if not config.is_file():
-        return None
-    architectures = json.loads(config.read_text()).get("architectures") or []
-    return any(name.endswith("ForMaskedLM") for name in architectures)
 
 
 class ColumnwiseFlops(nn.Module):
