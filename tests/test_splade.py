@@ -4,6 +4,7 @@ against a direct sparse dot product, ensembles on hand-made runs, empty vectors,
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -202,3 +203,87 @@ def test_vector_collection_lines(tmp_path):
     sparse.write_vector_collection(["x", "y"], docs, ["a", "b", "c"], tmp_path)
     lines = [json.loads(line) for line in (tmp_path / "docs.jsonl").read_text().splitlines()]
     assert lines == [{"id": "x", "contents": "", "vector": {"b": 3}}, {"id": "y", "contents": "", "vector": {}}]
+
+
+# --- hard negatives ------------------------------------------------------------------------------
+
+
+def test_ce_scores_conversion_lookup_and_the_seeds_negative_selection(tmp_path):
+    import gzip
+    import pickle
+
+    from trimbench.hard_negatives import CrossEncoderScores, convert_ce_scores, select_negatives
+
+    scores = {7: {1: 9.0, 2: 8.5, 10: 7.0, 11: 5.4, 12: 1.0, 13: -2.0}, 3: {5: 0.5}}
+    with gzip.open(tmp_path / "scores.pkl.gz", "wb") as handle:
+        pickle.dump(scores, handle)
+    assert convert_ce_scores(tmp_path / "scores.pkl.gz", tmp_path / "ce.parquet") == 7
+    ce = CrossEncoderScores(tmp_path / "ce.parquet")
+    assert ce.get(7, [2, 13, 99]).tolist()[:2] == [8.5, -2.0] and np.isnan(ce.get(7, [99])[0])
+    assert ce.get(3, [5]).tolist() == [0.5]
+    row = {"qid": 7, "pos": [1, 2], "neg": {"bm25": [10, 11, 12, 13], "dense": [12, 13, 11]}}
+    # min positive 8.5, margin 3 -> threshold 5.5: 10 (7.0) is dropped, 11 (5.4) kept
+    assert select_negatives(row, ce, 3.0, per_system=2, systems=None) == [11, 12, 13]
+    assert select_negatives(row, ce, None, per_system=2, systems=None) == [10, 11, 12, 13]
+    assert select_negatives(row, ce, None, per_system=5, systems=["dense"]) == [12, 13, 11]
+
+
+def test_hard_negative_triplets_labels_are_ce_margins(tmp_path):
+    import gzip
+    import pickle
+
+    from trimbench.beir import RetrievalSplit
+    from trimbench.hard_negatives import CrossEncoderScores, convert_ce_scores, hard_negative_triplets
+
+    with gzip.open(tmp_path / "s.pkl.gz", "wb") as handle:
+        pickle.dump({1: {10: 4.0, 20: 1.0, 30: 3.5}}, handle)
+    convert_ce_scores(tmp_path / "s.pkl.gz", tmp_path / "ce.parquet")
+    split = RetrievalSplit(pd.DataFrame({"doc_id": ["10", "20", "30"], "title": "", "text": ["p", "n", "close"]}),
+                           pd.DataFrame({"query_id": ["1"], "text": ["q"]}),
+                           pd.DataFrame({"query_id": ["1"], "doc_id": ["10"], "relevance": [1]}))
+    rows = [{"qid": 1, "pos": [10], "neg": {"bm25": [30, 20]}}, {"qid": 2, "pos": [10], "neg": {}}]
+    settings = {"ce_margin": 3.0, "per_system": 5, "systems": None}
+    ce = CrossEncoderScores(tmp_path / "ce.parquet")
+    distil = hard_negative_triplets(split, iter(rows), ce, "distil_splade", settings, seed=0)
+    assert len(distil) == 1 and distil["label"].iloc[0] in (4.0 - 3.5, 4.0 - 1.0)
+    kept = hard_negative_triplets(split, iter(rows), ce, "splade_max", settings, seed=0)
+    assert kept.to_dict("records") == [{"query": "q", "positive": "p", "negative": "n"}]  # 30 is too close
+
+
+# --- config checks -------------------------------------------------------------------------------
+
+
+def _config(**run_changes) -> dict:
+    import yaml
+    from conftest import REPO
+
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny_splade.yaml").read_text())
+    config["experiments"]["splade-tiny"]["runs"]["A"].update(run_changes)
+    return config
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"lambda_q": -0.1}, "runs.A.lambda_q: -0.1 is less than the minimum of 0"),
+    ({"model": "tinny"}, "unknown model 'tinny' (did you mean 'tiny'?)"),
+    ({"model": "minilm"}, "model 'minilm' has no MLM head"),
+    ({"methd": "splade_max"}, "unknown key 'methd' (did you mean 'method'?)"),
+])
+def test_bad_runs_fail_at_config_time_naming_the_key(change, message):
+    from trimbench.config import ConfigError, prepare
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        prepare(_config(**change))
+
+
+def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
+    from trimbench.config import ConfigError, prepare
+
+    assert prepare(_config(model="minilm", mlm_head="tied"))["experiments"]["splade-tiny"]["runs"]["A"]["mlm_head"]
+    config = _config()
+    config["experiments"]["splade-tiny"]["train"]["hard_negatives"] = None
+    with pytest.raises(ConfigError, match=r"train.hard_negatives: runs \['D'\] \(distil_splade\)"):
+        prepare(config)
+    config = _config()
+    config["experiments"]["splade-tiny"]["ensembles"]["AD"]["runs"] = ["A", "E"]
+    with pytest.raises(ConfigError, match="unknown run 'E'"):
+        prepare(config)
