@@ -30,6 +30,8 @@ RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
 #: tracks trained on (query, positive, mined negatives) groups (trimbench/retrieval.py)
 GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
 RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
+#: tracks whose cells have no (layer, dim) cost: left out of the dense Pareto figures
+SPARSE_TRACKS = ("splade",)
 
 
 class ConfigError(ValueError):

@@ -13,14 +13,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from trimbench.config import SEED_METHOD_LABELS
+from trimbench.config import SEED_METHOD_LABELS, SPARSE_TRACKS
 from trimbench.tables import ours_vs_published
 
 #: the reproduced work's name per track (the STS track names its version: v1 / v2)
 WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA", "2dmse-retrieval": "2DMSE retrieval",
               "homedepot": "Home Depot", "splade": "SPLADE"}
-#: tracks whose cells have no (layer, dim) cost: left out of the dense Pareto figures
-SPARSE_TRACKS = ("splade",)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def table_columns(exp: dict) -> list[tuple[str, str]]:
     """(dataset, metric) columns of the seed-layout table."""
     evaluation = exp["evaluation"]
     if evaluation["table"]:
-        return [(ds, m) for ds, metrics in evaluation["table"].items() for m in metrics]
+        return [(ds, m) for ds, m in evaluation["table"]]
     datasets = list(evaluation["datasets"]) + ([evaluation["average_name"]] if evaluation["average_over"] else [])
     columns = [(ds, m) for ds in datasets for m in evaluation["metrics"]]
     return columns + [(evaluation["datasets"][0], m) for m in SPARSITY_METRICS]
@@ -78,6 +78,9 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
             if datasets[ds]["source"] == "local" and not resolve_path(datasets[ds]["path"], workdir).is_dir():
                 raise ConfigError(f"config key datasets.{ds}.path: local dataset folder '{datasets[ds]['path']}' "
                                   "does not exist")
+            for key in ("topics", "qrels"):
+                if datasets[ds].get(key) and not resolve_path(datasets[ds][key], workdir).is_file():
+                    raise ConfigError(f"config key datasets.{ds}.{key}: file '{datasets[ds][key]}' does not exist")
     negatives = train["negatives"]
     for key in ("model", "cross_encoder"):
         if negatives[key] is not None and negatives[key] not in models:
@@ -115,13 +118,13 @@ def _check_evaluation(where: str, exp: dict) -> None:
     for ds in evaluation["average_over"] or []:
         if ds not in evaluation["datasets"]:
             raise ConfigError(f"config key {where}.evaluation.average_over: '{ds}' is not an evaluation dataset")
-    for ds, metrics in (evaluation["table"] or {}).items():
+    for ds, metric in evaluation["table"] or []:
         if ds not in named:
             raise ConfigError(f"config key {where}.evaluation.table: '{ds}' is not an evaluation dataset "
                               f"(nor average_name); known: {named}")
-        missing = [m for m in metrics if m not in evaluation["metrics"] and m not in SPARSITY_METRICS]
-        if missing:
-            raise ConfigError(f"config key {where}.evaluation.table.{ds}: {missing} are not in evaluation.metrics")
+        if metric not in evaluation["metrics"] and metric not in SPARSITY_METRICS:
+            raise ConfigError(f"config key {where}.evaluation.table: {[ds, metric]}: '{metric}' is not in "
+                              "evaluation.metrics")
     reference = exp["reference"]["dataset"]
     if reference is not None and reference not in named:
         raise ConfigError(f"config key {where}.reference.dataset: '{reference}' is not an evaluation dataset")
