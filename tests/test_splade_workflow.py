@@ -70,5 +70,5 @@ def test_distil_triplets_carry_ce_margins_and_the_table_and_status_row(finished)
     status = pd.read_csv(workdir / "results" / "scoreboard" / "status.csv")
     row = status[status["experiment"] == "splade-tiny"].iloc[0]
     assert row["work"] == "SPLADE" and row["scale"] == "toy"
-    assert row["headline_ours"] == pytest.approx(
-        score_table.read(base / "scores.parquet").query("variant == 'A' and metric == 'mrr@10'")["value"].iloc[0])
+    first_run = score_table.read(base / "scores.parquet").query("variant == 'A' and metric == 'mrr@10'")
+    assert row["headline_ours"] == pytest.approx(first_run["value"].iloc[0], abs=1e-6)  # the CSV has 6 decimals
