@@ -287,3 +287,27 @@ def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
     config["experiments"]["splade-tiny"]["ensembles"]["AD"]["runs"] = ["A", "E"]
     with pytest.raises(ConfigError, match="unknown run 'E'"):
         prepare(config)
+
+
+def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_their_name():
+    from conftest import REPO
+
+    from trimbench import scores as score_table
+    from trimbench.config import load_file
+    from trimbench.splade_report import comparison, headline
+
+    published = pd.read_csv(REPO / "reference" / "splade.csv")
+    config = load_file(REPO / "configs" / "splade.yaml", overrides={"smoke": True}, workdir=REPO)
+    exp = config["experiments"]["splade"]  # smoke keeps runs B and F, their ensemble, MS MARCO dev and DL19
+    exp["runs"]["B"]["published_model"] = "Luyu/co-condenser-marco"  # smoke drops hub ids
+    exp["runs"]["F"]["published_model"] = "Luyu/co-condenser-marco"
+    rows = [{"experiment": "splade", "track": "splade", "variant": v, "dataset": "msmarco-dev", "metric": "mrr@10",
+             "value": value} for v, value in (("B", 0.38), ("F", 0.40), ("BEF", 0.41))]
+    long = comparison(score_table.frame(rows), published, exp).set_index(["variant", "dataset", "metric"])
+    assert long.loc[("B", "msmarco-dev", "mrr@10"), "published"] == pytest.approx(0.382)  # max, λq 0.0008
+    assert long.loc[("F", "msmarco-dev", "mrr@10"), "published"] == pytest.approx(0.393)  # distil, λq 0.01
+    assert long.loc[("BEF", "msmarco-dev", "mrr@10"), "published"] == pytest.approx(0.399)
+    assert long.loc[("B", "msmarco-dev", "mrr@10"), "delta"] == pytest.approx(0.38 - 0.382)
+    assert long.loc[("B", "msmarco-dev", "flops"), "published"] == pytest.approx(1.48)  # ours missing: kept
+    top = headline(score_table.frame(rows), published, exp)
+    assert (top["ours"], top["published"]) == (pytest.approx(0.38), pytest.approx(0.382))

@@ -28,7 +28,7 @@ def _row_labels(config: dict) -> pd.DataFrame:
 def _published_value(published: pd.DataFrame, label: pd.Series, dataset: str, metric: str) -> float | None:
     cells = published[(published["variant"] == label["method"]) & (published["dataset"] == dataset)
                       & (published["metric"] == metric)]
-    if label["model"] is not None:
+    if not pd.isna(label["model"]):  # a run (an ensemble has no model)
         cells = cells[(cells["model"] == label["model"]) & np.isclose(cells["lambda_q"], label["lambda_q"])
                       & np.isclose(cells["lambda_d"], label["lambda_d"])]
     return float(cells["value"].iloc[0]) if len(cells) else None
@@ -90,7 +90,8 @@ def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dic
     label = _row_labels(config).iloc[0]
     value = _published_value(published, label, dataset, metric)
     if value is not None:
-        out.update(published=value, published_cell=f"{label['method']} {label['model']} {metric} {dataset}")
+        out.update(published=value, published_cell=f"{label['method']} {label['model']} λq {label['lambda_q']:g} "
+                                                    f"{metric} {dataset}")
         return out
     first = published[(published["variant"] == label["method"]) & (published["metric"] == metric)]
     if len(first):
