@@ -129,6 +129,7 @@ rule encode_sparse:
         runtime=lambda wc, attempt: 480 * attempt,
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
         settings=lambda wc: experiment(wc)["splade"],
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
@@ -181,6 +182,7 @@ rule splade_scores:
         runtime=lambda wc, attempt: 240 * attempt,
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        index_of=lambda wc: splade_index_of(wc.experiment, wc.variant),
         metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
         top_k=lambda wc: experiment(wc)["splade"]["top_k"],
         average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],

@@ -47,9 +47,17 @@ def splade_vectors(name, run):
     return f"{RESULTS}/{name}/vectors/{run}"
 
 
+def splade_index_of(name, run):
+    """Each evaluation dataset -> the index it is searched in: datasets that share a corpus (MS MARCO
+    dev, DL19, DL20) share the index of the first of them."""
+    corpus_of = EXPERIMENTS[name]["_corpus_of"]
+    return {
+        ds: f"{RESULTS}/{name}/indexes/{run}/{first}" for ds, first in corpus_of.items()
+    }
+
+
 def splade_indexes(name, run):
-    datasets = EXPERIMENTS[name]["evaluation"]["datasets"]
-    return [f"{RESULTS}/{name}/indexes/{run}/{ds}" for ds in datasets]
+    return sorted(set(splade_index_of(name, run).values()))
 
 
 def splade_eval_data(wildcards):

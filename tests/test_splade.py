@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 import torch
+from conftest import REPO
 
 from trimbench import sparse
 
@@ -255,7 +256,6 @@ def test_hard_negative_triplets_labels_are_ce_margins(tmp_path):
 
 def _config(**run_changes) -> dict:
     import yaml
-    from conftest import REPO
 
     config = yaml.safe_load((REPO / "tests" / "configs" / "tiny_splade.yaml").read_text())
     config["experiments"]["splade-tiny"]["runs"]["A"].update(run_changes)
@@ -290,8 +290,6 @@ def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
 
 
 def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_their_name():
-    from conftest import REPO
-
     from trimbench import scores as score_table
     from trimbench.config import load_file
     from trimbench.splade_report import comparison, headline
@@ -311,3 +309,16 @@ def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_th
     assert long.loc[("B", "msmarco-dev", "flops"), "published"] == pytest.approx(1.48)  # ours missing: kept
     top = headline(score_table.frame(rows), published, exp)
     assert (top["ours"], top["published"]) == (pytest.approx(0.38), pytest.approx(0.382))
+
+
+def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
+    import yaml
+
+    from trimbench.splade_config import shared_corpora
+
+    preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
+    corpus_of = shared_corpora(preset["experiments"]["splade"], preset["datasets"])
+    assert corpus_of["trec-dl-2019"] == corpus_of["trec-dl-2020"] == corpus_of["msmarco-dev"] == "msmarco-dev"
+    assert corpus_of["scifact"] == "scifact" and len(set(corpus_of.values())) == 14
+    lee = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval"}
+    assert shared_corpora({"evaluation": {"datasets": ["a", "b"]}}, {"a": lee, "b": lee}) == {"a": "a", "b": "b"}

@@ -83,9 +83,11 @@ def vocabulary(tokenizer) -> list[str]:
     return [token for token, _ in by_id]
 
 
-def save_vectors(folder: Path, docs: sp.csr_matrix, queries: sp.csr_matrix) -> None:
+def save_vectors(folder: Path, docs: sp.csr_matrix | None, queries: sp.csr_matrix) -> None:
+    """``docs`` None: the folder holds them already (a corpus shared with another dataset)."""
     folder.mkdir(parents=True, exist_ok=True)
-    sp.save_npz(folder / DOCS_FILE, docs)
+    if docs is not None:
+        sp.save_npz(folder / DOCS_FILE, docs)
     sp.save_npz(folder / QUERIES_FILE, queries)
 
 

@@ -32,6 +32,27 @@ def table_columns(exp: dict) -> list[tuple[str, str]]:
     return columns + [(evaluation["datasets"][0], m) for m in SPARSITY_METRICS]
 
 
+def corpus_key(entry: dict) -> tuple | None:
+    """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
+    Tevatron corpora: hub or local folder); None where it does (the Lee builders, stand-ins)."""
+    if entry["source"] == "hub":
+        return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"))
+    if entry["source"] == "local":
+        return ("local", entry["path"])
+    return None
+
+
+def shared_corpora(exp: dict, datasets: dict) -> dict[str, str]:
+    """Each evaluation dataset -> the first one with the same corpus (itself where none): MS MARCO
+    dev, DL19 and DL20 search one encoded and indexed corpus."""
+    first: dict = {}
+    out = {}
+    for ds in exp["evaluation"]["datasets"]:
+        key = corpus_key(datasets[ds])
+        out[ds] = ds if key is None else first.setdefault(key, ds)
+    return out
+
+
 def _has_mlm_head(folder: Path) -> bool | None:
     from trimbench.models import _transformer_folder
 
@@ -104,6 +125,7 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
         if ensemble in exp["runs"]:
             raise ConfigError(f"config key {where}.ensembles.{ensemble}: a run has that name already")
     _check_evaluation(where, exp)
+    exp["_corpus_of"] = shared_corpora(exp, datasets)
 
 
 def _check_evaluation(where: str, exp: dict) -> None:

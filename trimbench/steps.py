@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -481,13 +482,23 @@ def encode_sparse(job) -> None:
     with atomic_path(job.output.vectors) as tmp:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             split = RetrievalSplit.load(folder)
-            docs = sparse.encode_sparse(model, doc_texts(split.corpus), settings["p_max_length"] or p.max_length,
-                                        settings["batch_size"], settings["quantization"], settings["encode_chunk"],
-                                        settings["d_max_terms"])
+            first = p.corpus_of[dataset]
+            if first != dataset:  # the same corpus as an earlier dataset: encoded once, linked
+                (Path(tmp) / dataset).mkdir(parents=True)
+                source, target = Path(tmp) / first / sparse.DOCS_FILE, Path(tmp) / dataset / sparse.DOCS_FILE
+                try:
+                    os.link(source, target)
+                except OSError:  # a file system without hard links
+                    shutil.copyfile(source, target)
+                docs = sparse.load_vectors(Path(tmp) / first)[0]
+            else:
+                docs = sparse.encode_sparse(model, doc_texts(split.corpus), settings["p_max_length"] or p.max_length,
+                                            settings["batch_size"], settings["quantization"], settings["encode_chunk"],
+                                            settings["d_max_terms"])
             queries = sparse.encode_sparse(model, list(split.queries["text"]), settings["q_max_length"] or p.max_length,
                                            settings["batch_size"], settings["quantization"], settings["encode_chunk"],
                                            settings["q_max_terms"])
-            sparse.save_vectors(Path(tmp) / dataset, docs, queries)
+            sparse.save_vectors(Path(tmp) / dataset, docs if first == dataset else None, queries)
             log.info("%s: %d documents (%.1f terms each), %d queries (%.1f terms each)", dataset, docs.shape[0],
                      sparse.active_terms(docs), queries.shape[0], sparse.active_terms(queries))
         (Path(tmp) / sparse.VOCAB_FILE).write_text(json.dumps(sparse.vocabulary(model.tokenizer)))
@@ -544,9 +555,10 @@ def splade_scores(job) -> None:
 
     p = job.params
     runs, rows = {}, []
-    for dataset, folder, index in zip(p.datasets, job.input.data, job.input.indexes, strict=True):
+    for dataset, folder in zip(p.datasets, job.input.data, strict=True):
         docs, queries, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
         split = RetrievalSplit.load(folder)
+        index = p.index_of[dataset]
         with reading(index):
             runs[dataset] = sparse.impact_search(Path(index), list(split.queries["query_id"]),
                                                  sparse.term_maps(queries, vocab), p.top_k, threads=int(job.threads))
