@@ -1,12 +1,7 @@
 # SPLADE (track: splade): training triplets, training, sparse encoding, pyserini impact indexes,
 # search, ensembles and the seed's table. Data and mined negatives come from rules/retrieval.smk.
-# Models and scores share the dense tracks' paths: ruleorder gives these rules the SPLADE
-# experiments, and their wildcard constraints keep them off the others.
-
-
-ruleorder: train_splade > train_model
-ruleorder: splade_scores > evaluate_sts
-ruleorder: splade_ensemble > evaluate_sts
+# Models and scores share the dense tracks' paths; wildcard constraints keep each rule to its own
+# experiments (train_model and evaluate_sts to those with variants).
 
 
 rule fetch_hard_negatives:
