@@ -12,7 +12,6 @@ rule prepare_data:
     params:
         name=lambda wc: wc.dataset,
         entry=lambda wc: DATASETS[wc.dataset],
-        workdir=str(Path.cwd()),
     script:
         "../scripts/prepare_data.py"
 

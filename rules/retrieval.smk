@@ -22,7 +22,6 @@ rule prepare_retrieval:
     params:
         name=lambda wc: wc.dataset,
         entry=lambda wc: DATASETS[wc.dataset],
-        workdir=str(Path.cwd()),
     script:
         "../scripts/prepare_retrieval.py"
 

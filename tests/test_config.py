@@ -41,6 +41,14 @@ def test_presets_validate_offline_and_in_smoke_mode(preset):
     assert all(d["source"] != "hub" for d in smoke["datasets"].values())
 
 
+def test_only_keeps_the_named_experiments(default):
+    cfg = prepare({**default, "only": "sts-v2, retrieval"})  # as `--config only=sts-v2,retrieval` gives it
+    assert sorted(cfg["experiments"]) == ["retrieval", "sts-v2"]
+    with pytest.raises(ConfigError, match=r"config key only: unknown experiment 'retrievl' \(did you mean "
+                                          r"'retrieval'\?\)"):
+        prepare({**default, "only": ["retrievl"]})
+
+
 def test_unknown_key_names_it_and_suggests(default):
     default["experiments"]["sts-v1"]["grid"]["lyers"] = [1]
     with pytest.raises(ConfigError, match=r"experiments\.sts-v1\.grid.*'lyers' \(did you mean 'layers'\?\)"):

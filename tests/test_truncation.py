@@ -264,3 +264,43 @@ def test_smoke_mode_caps_models_seeds_layers_and_epochs():
     assert smoke["experiments"]["electra-stsb-dapt"]["domain_adaptation"]["epochs"] == 1
     wider = prepare({**raw, "smoke": True, "smoke_settings": {"max_layers": 3}})
     assert wider["experiments"]["electra-stsb"]["layers"] == [1, 2, 3]
+
+
+def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, monkeypatch, caplog):
+    """Killed after its first checkpoint, a re-run resumes there, trains only the steps left and
+    cleans its checkpoints up (masks after a resume are drawn anew: equivalent, not bit-identical)."""
+    from trimbench import faults
+    from trimbench.truncation_train import adapt_domain
+
+    texts = [f"sentence number {i} about the weather and the markets" for i in range(12)]
+    stage = {"epochs": 1, "batch_size": 4, "gradient_accumulation": 1, "lr": 1e-3, "weight_decay": 0.01,
+             "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
+             "logging_steps": 1, "checkpoint_steps": 1}
+
+    class Killed(BaseException):
+        pass
+
+    def kill_at_checkpoint(point):
+        raise Killed(point)
+
+    monkeypatch.setattr(faults, "hold", kill_at_checkpoint)
+    with pytest.raises(Killed):
+        adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "adapted", tmp_path / "adapted.ckpt", "f")
+    assert (tmp_path / "adapted.ckpt" / "trainer" / "checkpoint-1").is_dir()
+    assert not (tmp_path / "adapted").exists()
+    monkeypatch.undo()
+    caplog.set_level("INFO", logger="trimbench")
+    steps = []
+    monkeypatch.setattr(faults, "hold", lambda point: steps.append(point))
+    metrics = adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "adapted", tmp_path / "adapted.ckpt", "f")
+    assert "resuming from checkpoint" in caplog.text and "checkpoint-1" in caplog.text
+    # 12 texts / batch 4 = 3 steps, a checkpoint after each: the resumed run trains steps 2 and 3 only.
+    assert steps == ["checkpoint", "checkpoint"] and metrics["epoch"] == pytest.approx(1.0)
+    assert (tmp_path / "adapted" / "model.safetensors").is_file() and not (tmp_path / "adapted.ckpt").exists()
+    # Other settings never continue from these checkpoints.
+    stale = tmp_path / "other.ckpt" / "trainer" / "checkpoint-1"
+    stale.mkdir(parents=True)
+    (tmp_path / "other.ckpt" / "fingerprint.sha256").write_text("old settings")
+    caplog.clear()
+    adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "other", tmp_path / "other.ckpt", "f")
+    assert "discarding" in caplog.text and "resuming" not in caplog.text

@@ -299,7 +299,25 @@ def _coerce_switches(config: dict) -> dict:
     smoke_value = config.get("smoke")
     if isinstance(smoke_value, str) and smoke_value.lower() in _BOOLEAN_WORDS:
         config = {**config, "smoke": _BOOLEAN_WORDS[smoke_value.lower()]}
+    # `--config only=a,b` arrives as one string.
+    if isinstance(config.get("only"), str):
+        config = {**config, "only": [name.strip() for name in config["only"].split(",") if name.strip()]}
     return config
+
+
+def _select_experiments(config: dict) -> dict:
+    """Keep only the experiments named in ``only`` (all when it is null).
+
+    A preset run beside the embedded default (config.yaml is always loaded) can leave the toy
+    experiments out; their results on disk are untouched.
+    """
+    if config["only"] is None:
+        return config
+    for name in config["only"]:
+        if name not in config["experiments"]:
+            raise _unknown("experiment", name, config["experiments"], "only")
+    return {**config, "experiments": {name: exp for name, exp in config["experiments"].items()
+                                      if name in config["only"]}}
 
 
 def prepare(config: dict, workdir: str | Path = ".") -> dict:
@@ -308,7 +326,7 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     Smoke mode is applied after validation so that the smoke config is validated too.
     """
     workdir = Path(workdir)
-    config = validate_schema(_coerce_switches(config))
+    config = _select_experiments(validate_schema(_coerce_switches(config)))
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
     # The truncated-encoder and SPLADE tracks' experiments have their own shapes and checks; the

@@ -25,7 +25,8 @@ def prepare_data(job) -> None:
     from trimbench.data import load_split
 
     p = job.params
-    frame = load_split(p.name, p.entry, job.wildcards.split, p.workdir)
+    # Relative paths in the config are the working directory's: a job runs there (also on SLURM).
+    frame = load_split(p.name, p.entry, job.wildcards.split, Path.cwd())
     log.info("dataset %s split %s: %d rows", p.name, job.wildcards.split, len(frame))
     if frame.empty:
         raise ValueError(f"dataset '{p.name}' split '{job.wildcards.split}' has no rows")
@@ -193,13 +194,16 @@ def pareto(job) -> None:
 
 
 def adapt_domain(job) -> None:
+    from trimbench.training import run_fingerprint
     from trimbench.truncation_train import adapt_domain as adapt
     from trimbench.truncation_train import unique_texts
 
     p = job.params
     texts = unique_texts(pd.read_parquet(job.input.data), p.kind, p.stage["max_samples"], p.stage["seed"])
-    with atomic_path(job.output.model) as tmp:
-        adapt(Path(job.input.model), texts, p.stage, Path(tmp))
+    output = Path(job.output.model)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    with atomic_path(output) as tmp:
+        adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
 
 
 def pretune_word_similarity(job) -> None:
@@ -284,7 +288,7 @@ def prepare_retrieval(job) -> None:
     from trimbench.beir import load_retrieval
 
     p = job.params
-    split = load_retrieval(p.name, p.entry, job.wildcards.split, p.workdir)
+    split = load_retrieval(p.name, p.entry, job.wildcards.split, Path.cwd())
     log.info("dataset %s split %s: %d documents, %d queries, %d judgements", p.name, job.wildcards.split,
              len(split.corpus), len(split.queries), len(split.qrels))
     with atomic_path(job.output.folder) as tmp:

@@ -18,7 +18,9 @@ log = logging.getLogger(__name__)
 
 # The files the trainer writes into a checkpoint after the model, trainer_state.json last: with all
 # of them there (and the state readable) the checkpoint is complete.
-CHECKPOINT_FILES = ("modules.json", "optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json")
+CHECKPOINT_FILES = ("optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json")
+#: the file that marks a saved sentence-transformers model (a plain transformers one: config.json)
+SENTENCE_MODEL_FILE = "modules.json"
 FINGERPRINT_FILE = "fingerprint.sha256"
 
 
@@ -84,9 +86,10 @@ def _checkpoint_step(path: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
-def checkpoint_complete(path: Path) -> bool:
+def checkpoint_complete(path: Path, model_file: str = SENTENCE_MODEL_FILE) -> bool:
     """Every file of the checkpoint written, and its trainer state readable and of its step."""
-    if not all((path / name).is_file() and (path / name).stat().st_size > 0 for name in CHECKPOINT_FILES):
+    if not all((path / name).is_file() and (path / name).stat().st_size > 0
+               for name in (model_file, *CHECKPOINT_FILES)):
         return False
     try:
         state = json.loads((path / "trainer_state.json").read_text())
@@ -95,7 +98,7 @@ def checkpoint_complete(path: Path) -> bool:
     return state.get("global_step") == _checkpoint_step(path)
 
 
-def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
+def resumable_checkpoint(work_dir: Path, fingerprint: str, model_file: str = SENTENCE_MODEL_FILE) -> Path | None:
     """Prepare ``work_dir`` for a run with ``fingerprint``; return the checkpoint to resume from.
 
     A work dir of other settings is discarded, incomplete checkpoints are removed; the newest
@@ -111,7 +114,7 @@ def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
     checkpoints = sorted((work_dir / "trainer").glob("checkpoint-*"), key=_checkpoint_step)
     complete = []
     for checkpoint in checkpoints:
-        if checkpoint_complete(checkpoint):
+        if checkpoint_complete(checkpoint, model_file):
             complete.append(checkpoint)
         else:
             log.warning("removing incomplete checkpoint %s", checkpoint)
@@ -119,7 +122,7 @@ def resumable_checkpoint(work_dir: Path, fingerprint: str) -> Path | None:
     return complete[-1] if complete else None
 
 
-def _checkpoint_callback():
+def checkpoint_callback():
     from transformers import TrainerCallback
 
     class Checkpoints(TrainerCallback):
@@ -160,7 +163,7 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, f
         args=training_arguments(train, work_dir / "trainer", arguments_class),
         train_dataset=datasets.Dataset.from_pandas(frame, preserve_index=False),
         loss=loss,
-        callbacks=[_checkpoint_callback(), *callbacks],
+        callbacks=[checkpoint_callback(), *callbacks],
     )
     if checkpoint is not None:
         log.info("resuming from checkpoint %s (step %d)", checkpoint, _checkpoint_step(checkpoint))

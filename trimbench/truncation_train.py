@@ -9,6 +9,7 @@ stage is the transformers ``Trainer`` with its masking collator.
 from __future__ import annotations
 
 import logging
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -266,13 +267,16 @@ def unique_texts(frame: pd.DataFrame, kind: str, max_samples: int | None, seed: 
     return texts.tolist()
 
 
-def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path) -> dict:
+def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path, work_dir: Path,
+                 fingerprint: str) -> dict:
     """MLM on ``texts`` with a fresh masked-LM head on the model's last layer; saves the adapted
     encoder (no head) with its tokenizer to ``out_dir``. Each cut is then taken from it.
 
     As in the paper's code (``dapt.py``, run once per model at its default last layer), the head
     is new for every model, its decoder tied to the word embeddings; ELECTRA discriminators have
     no MLM head to start from. Masking: 15 % of tokens, 80/10/10 (``DataCollatorForLanguageModeling``).
+    The longest stage of the track (~125k steps in the paper): checkpoints every
+    ``stage["checkpoint_steps"]`` in ``work_dir``, resumed as :func:`trimbench.training.fine_tune` does.
     """
     import datasets
     from transformers import (
@@ -285,6 +289,7 @@ def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path) 
     )
 
     from trimbench.models import _transformer_folder
+    from trimbench.training import checkpoint_callback, resumable_checkpoint
 
     folder = str(_transformer_folder(Path(model_dir)))
     set_seed(stage["seed"])
@@ -298,17 +303,26 @@ def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path) 
     encoded = datasets.Dataset.from_dict({"text": texts}).map(
         lambda batch: tokenizer(batch["text"], truncation=True, max_length=stage["max_seq_length"]),
         batched=True, remove_columns=["text"])
-    with tempfile.TemporaryDirectory(prefix="trimbench-mlm-") as work_dir:
-        args = TrainingArguments(
-            output_dir=work_dir, num_train_epochs=stage["epochs"], per_device_train_batch_size=stage["batch_size"],
-            gradient_accumulation_steps=stage["gradient_accumulation"], learning_rate=stage["lr"],
-            weight_decay=stage["weight_decay"], warmup_steps=stage["warmup_ratio"], lr_scheduler_type="linear",
-            fp16=stage["precision"] == "fp16", bf16=stage["precision"] == "bf16", save_strategy="no",
-            seed=stage["seed"], data_seed=stage["seed"], logging_steps=stage["logging_steps"], report_to="none",
-            dataloader_num_workers=0, use_cpu=not torch.cuda.is_available())
-        collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=stage["mlm_probability"])
-        result = Trainer(model=mlm, args=args, train_dataset=encoded, data_collator=collator).train()
+    checkpoint = resumable_checkpoint(Path(work_dir), fingerprint, model_file="config.json")
+    args = TrainingArguments(
+        output_dir=str(Path(work_dir) / "trainer"), num_train_epochs=stage["epochs"],
+        per_device_train_batch_size=stage["batch_size"], gradient_accumulation_steps=stage["gradient_accumulation"],
+        learning_rate=stage["lr"], weight_decay=stage["weight_decay"], warmup_steps=stage["warmup_ratio"],
+        lr_scheduler_type="linear", fp16=stage["precision"] == "fp16", bf16=stage["precision"] == "bf16",
+        save_strategy="steps" if stage["checkpoint_steps"] else "no", save_steps=max(1, stage["checkpoint_steps"]),
+        save_total_limit=2, seed=stage["seed"], data_seed=stage["seed"], logging_steps=stage["logging_steps"],
+        report_to="none", dataloader_num_workers=0, use_cpu=not torch.cuda.is_available())
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=stage["mlm_probability"])
+    trainer = Trainer(model=mlm, args=args, train_dataset=encoded, data_collator=collator,
+                      callbacks=[checkpoint_callback()])
+    if checkpoint is not None:
+        # The schedule, optimizer and data order continue; the masks drawn after the checkpoint
+        # differ from an uninterrupted run's (transformers restores the RNG only after collating
+        # the first resumed batch), so a resumed adaptation is equivalent, not bit-identical.
+        log.info("resuming from checkpoint %s", checkpoint)
+    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     log.info("MLM finished on %d texts: %s", len(texts), result.metrics)
     mlm.base_model.save_pretrained(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))
+    shutil.rmtree(work_dir, ignore_errors=True)
     return result.metrics
