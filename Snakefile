@@ -12,6 +12,7 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 # Before the stage files: their stage target rules call into this track's functions.
 include: "rules/truncation_common.smk"
+include: "rules/splade_common.smk"
 include: "rules/data.smk"
 include: "rules/train.smk"
 include: "rules/encode.smk"
@@ -20,6 +21,7 @@ include: "rules/report.smk"
 include: "rules/truncation.smk"
 include: "rules/retrieval.smk"
 include: "rules/export.smk"
+include: "rules/splade.smk"
 
 
 rule all:

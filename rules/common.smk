@@ -24,7 +24,8 @@ EXPERIMENTS = CONFIG["experiments"]
 VARIANTS = {
     name: {v.name: v for v in tb_config.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
-    if exp["track"] != "electra"  # runs, not variants: rules/truncation.smk
+    # runs, not variants: rules/truncation.smk and rules/splade.smk
+    if exp["track"] not in ("electra", "splade")
 }
 
 
@@ -166,6 +167,8 @@ def eval_tables(wildcards):
 def experiment_scores(wildcards):
     if experiment(wildcards)["track"] == "electra":
         return truncation_runs(wildcards.experiment)
+    if experiment(wildcards)["track"] == "splade":
+        return splade_scores(wildcards.experiment)
     return [
         f"{RESULTS}/{wildcards.experiment}/scores/{v}.parquet"
         for v in VARIANTS[wildcards.experiment]
@@ -175,6 +178,8 @@ def experiment_scores(wildcards):
 def experiment_outputs(name):
     if EXPERIMENTS[name]["track"] == "electra":
         return truncation_outputs(name)
+    if EXPERIMENTS[name]["track"] == "splade":
+        return splade_outputs(name)
     if EXPERIMENTS[name]["track"] in tb_config.RETRIEVAL_TRACKS:
         return retrieval_outputs(name)
     base = f"{RESULTS}/{name}"
@@ -198,10 +203,13 @@ def dataset_main_metrics(name):
     return dict.fromkeys(evaluation["datasets"], evaluation["main_metric"])
 
 
-def experiments_per_dataset():
-    """Every dataset some experiment is scored on (config order) -> how many experiments are."""
+def experiments_per_dataset(skip_tracks=()):
+    """Every dataset some experiment (of a track not in ``skip_tracks``) is scored on (config
+    order) -> how many experiments are."""
     counts = {}
     for name in EXPERIMENTS:
+        if EXPERIMENTS[name]["track"] in skip_tracks:
+            continue
         for dataset in dataset_main_metrics(name):
             counts[dataset] = counts.get(dataset, 0) + 1
     return counts
@@ -213,7 +221,11 @@ def pareto_path(dataset, cost, ext):
 
 # The front page shows the quality-vs-cost Pareto of the dataset most experiments share (ties:
 # config order).
-DATASET_COUNTS = experiments_per_dataset()
+# Sparse experiments have no (layer, dim) cost: only datasets dense experiments are scored on get
+# a Pareto figure (a SPLADE-only config gets one, empty, for the status page).
+DATASET_COUNTS = experiments_per_dataset(tb_config.SPARSE_TRACKS) or dict(
+    list(experiments_per_dataset().items())[:1]
+)
 HEADLINE_PARETO = (
     max(DATASET_COUNTS, key=DATASET_COUNTS.get),
     tb_config.PARETO_COSTS[0],
@@ -255,6 +267,9 @@ def stage_targets(stage):
     for name, exp in EXPERIMENTS.items():
         if exp["track"] == "electra":
             out += truncation_stage_targets(name, stage)
+            continue
+        if exp["track"] == "splade":
+            out += splade_stage_targets(name, stage)
             continue
         evaluation = exp["evaluation"]
         retrieval_targets = retrieval_stage_targets(name, stage)
@@ -361,6 +376,8 @@ def retrieval_outputs(name):
 def retrieval_stage_targets(name, stage):
     """A retrieval experiment's targets of a stage where they differ from STS's (else None)."""
     if name not in RETRIEVAL_EXPERIMENTS:
+        if EXPERIMENTS[name]["track"] == "splade":
+            return splade_stage_targets(name, stage)
         return [] if stage == "negatives" else None
     exp = EXPERIMENTS[name]
     if stage == "data":

@@ -9,6 +9,9 @@ rule evaluate_sts:
         scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
     log:
         f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
+    # Experiments of variants only (the SPLADE track's runs have their own rules).
+    wildcard_constraints:
+        experiment=names_regex(VARIANTS),
     conda:
         "../envs/train.yaml"
     threads: 1

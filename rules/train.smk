@@ -9,6 +9,9 @@ rule train_model:
         model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
     log:
         f"{RESULTS}/logs/train_model/{{experiment}}/{{variant}}.log",
+    # Experiments of variants only (the SPLADE track's runs have their own rules).
+    wildcard_constraints:
+        experiment=names_regex(VARIANTS),
     conda:
         "../envs/train.yaml"
     # One thread feeds a GPU (batches are tokenised in the main process); on CPU, single-threaded

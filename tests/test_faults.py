@@ -136,7 +136,8 @@ def test_artifacts_name_the_rule_that_makes_them(tmp_path):
     assert producer("/opt/models/mine") is None
     assert "no rule" in describe("/opt/models/mine")
     with pytest.raises(ArtifactError, match=r"cannot read 'results/x/scores/full.parquet' \(made by rule "
-                                            r"evaluate_sts \(retrieval_scores for a retrieval experiment\); "
+                                            r"evaluate_sts \(retrieval_scores for a retrieval experiment, "
+                                            r"splade_scores / splade_ensemble for SPLADE\); "
                                             r"delete 'results/x/scores/full.parquet'"):
         with reading("results/x/scores/full.parquet"):
             raise OSError("truncated")
@@ -248,6 +249,7 @@ def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path
 def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path):
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", f"{MODEL}/model.safetensors",
                                  "results/tiny-sts/embeddings/full")
-    assert f"cannot read '{MODEL}' (made by rule train_model (train_retriever for a retrieval experiment); " \
+    assert f"cannot read '{MODEL}' (made by rule train_model (train_retriever for a retrieval experiment, " \
+           "train_splade for SPLADE); " \
            f"delete '{MODEL}' and re-run snakemake to rebuild it)" in output
     assert "Traceback" not in output

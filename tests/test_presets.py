@@ -14,7 +14,7 @@ pytestmark = pytest.mark.workflow
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
 TRACK_FIGURES = {"2dmse-sts": ["sts_layers.png"], "2dmse-retrieval": ["retrieval_layers.*.png"],
-                 "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"]}
+                 "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"], "splade": []}
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -13,18 +13,27 @@ from pathlib import Path, PurePath
 # The outputs of rules/*.smk (the layout in the README) and the rules that write them, matched
 # from the right, so that absolute paths and --directory work too.
 PRODUCERS = (
+    # before results/data/*/*.parquet, which would match the converted scores too
+    ("results/data/msmarco-hard-negatives/ce-scores.parquet", "convert_ce_scores"),
+    ("results/data/msmarco-hard-negatives/*.gz", "fetch_hard_negatives"),
     ("results/models/*", "fetch_model"),
     ("results/data/*/*.parquet", "prepare_data"),
     ("results/data/*/beir-*", "prepare_retrieval"),
     ("results/negatives/*/*/*.jsonl", "mine_negatives"),
     # Retrieval experiments' models, embeddings and scores share these paths (rules/retrieval.smk).
-    ("results/*/models/*", "train_model (train_retriever for a retrieval experiment)"),
+    ("results/*/models/*", "train_model (train_retriever for a retrieval experiment, train_splade for SPLADE)"),
     ("results/*/embeddings/*", "encode_texts (encode_corpus for a retrieval experiment)"),
-    ("results/*/scores/*.parquet", "evaluate_sts (retrieval_scores for a retrieval experiment)"),
+    ("results/*/scores/*.parquet",
+     "evaluate_sts (retrieval_scores for a retrieval experiment, splade_scores / splade_ensemble for SPLADE)"),
     ("results/*/exported/*/L*_d*", "export_model"),
     ("results/*/adapted/*", "adapt_domain"),
     ("results/*/pretuned/*/L*", "pretune_word_similarity"),
     ("results/*/runs/*/*/L*/seed*.parquet", "train_truncated"),
+    # The SPLADE track (rules/splade.smk); its models and scores are on the shared paths above.
+    ("results/*/triplets/*.parquet", "splade_triplets"),
+    ("results/*/vectors/*", "encode_sparse"),
+    ("results/*/indexes/*/*", "index_sparse"),
+    ("results/*/runs/*", "splade_scores or splade_ensemble (retrieval_scores for a dense retrieval experiment)"),
 )
 
 

@@ -30,6 +30,8 @@ RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
 #: tracks trained on (query, positive, mined negatives) groups (trimbench/retrieval.py)
 GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
 RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
+#: tracks whose cells have no (layer, dim) cost: left out of the dense Pareto figures
+SPARSE_TRACKS = ("splade",)
 
 
 class ConfigError(ValueError):
@@ -352,10 +354,12 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     config = _select_experiments(validate_schema(_coerce_switches(config)))
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
-    # The truncated-encoder track's experiments have their own shape and checks; the rest of this
-    # function sees the other tracks' only.
+    # The truncated-encoder and SPLADE tracks' experiments have their own shapes and checks; the
+    # rest of this function sees the other tracks' only.
     truncated = {name: exp for name, exp in config["experiments"].items() if exp["track"] == "electra"}
-    config["experiments"] = {name: exp for name, exp in config["experiments"].items() if name not in truncated}
+    sparse = {name: exp for name, exp in config["experiments"].items() if exp["track"] == "splade"}
+    config["experiments"] = {name: exp for name, exp in config["experiments"].items()
+                             if name not in truncated and name not in sparse}
     for name, entry in config["models"].items():
         if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
             raise _unknown("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
@@ -382,7 +386,12 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
 
     for name, exp in truncated.items():
         truncation.check_experiment(name, exp, config, workdir)
+    from trimbench import splade_config
+
+    for name, exp in sparse.items():
+        splade_config.check_experiment(name, exp, config, workdir)
     config["experiments"].update(truncated)
+    config["experiments"].update(sparse)
     return canonical(config)
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from trimbench.config import SEED_METHOD_LABELS
+from trimbench.config import SEED_METHOD_LABELS, SPARSE_TRACKS
 from trimbench.tables import ours_vs_published
 
 #: the reproduced work's name per track (the STS track names its version: v1 / v2)
 WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA", "2dmse-retrieval": "2DMSE retrieval",
-              "homedepot": "Home Depot"}
+              "homedepot": "Home Depot", "splade": "SPLADE"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,10 @@ def comparison(exp: Experiment) -> pd.DataFrame:
         exp = _with_compared_dataset(exp)
         return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
                                  exp.config["evaluation"]["average_name"], exp.config["evaluation"]["main_metric"])
+    if exp.track == "splade":
+        from trimbench.splade_report import comparison as splade_comparison
+
+        return splade_comparison(exp.scores, exp.published, exp.config)
     if exp.track == "homedepot":
         from trimbench.homedepot import comparison as homedepot_comparison
 
@@ -166,7 +170,14 @@ def _homedepot_headline(exp: Experiment) -> dict:
     return headline(exp.scores, exp.published, exp.config)
 
 
+def _splade_headline(exp: Experiment) -> dict:
+    from trimbench.splade_report import headline
+
+    return headline(exp.scores, exp.published, exp.config)
+
+
 HEADLINES = {
+    "splade": _splade_headline,
     "2dmse-sts": _sts_headline,
     "electra": _truncation_headline,
     "2dmse-retrieval": lambda exp: _sts_headline(_with_compared_dataset(exp)),
@@ -279,7 +290,7 @@ def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.
     score."""
     frames = []
     for exp in experiments:
-        if dataset not in exp.main_metrics:
+        if dataset not in exp.main_metrics or exp.track in SPARSE_TRACKS:
             continue
         split = exp.config["evaluation"].get("split", "test")
         cells = exp.scores[(exp.scores["dataset"] == dataset) & (exp.scores["metric"] == exp.main_metrics[dataset])

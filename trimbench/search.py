@@ -177,3 +177,13 @@ def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dim
             log.info("%s L%d d%d: %s", dataset, layer, dim,
                      ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows[-len(metrics):]))
     return rows
+
+
+def with_average(table: pd.DataFrame, over: list[str] | None, name: str, meta: dict,
+                 keys: list[str] = ("layer", "dim", "metric")) -> pd.DataFrame:
+    """``table`` plus the mean over the datasets ``over`` as dataset ``name`` (rows per ``keys``)."""
+    if not over:
+        return table
+    part = table[table["dataset"].isin(over)]
+    average = part.groupby(list(keys), as_index=False)["value"].mean().assign(dataset=name, **meta)
+    return pd.concat([table, average], ignore_index=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -373,7 +375,7 @@ def encode_corpus(job) -> None:
 
 def retrieval_scores(job) -> None:
     from trimbench.beir import RetrievalSplit
-    from trimbench.search import grid_scores
+    from trimbench.search import grid_scores, with_average
 
     p = job.params
     rows = []
@@ -381,12 +383,7 @@ def retrieval_scores(job) -> None:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             rows += grid_scores(Path(job.input.embeddings), dataset, RetrievalSplit.load(folder), p.layers, p.dims,
                                 p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer)
-    table = pd.DataFrame(rows)
-    if p.average_over:
-        part = table[table["dataset"].isin(p.average_over)]
-        average = (part.groupby(["layer", "dim", "metric"], as_index=False)["value"].mean()
-                   .assign(dataset=p.average_name, **p.meta))
-        table = pd.concat([table, average], ignore_index=True)
+    table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta)
     with atomic_path(job.output.scores) as tmp:
         score_table.write(score_table.frame(table.to_dict("records")), tmp)
 
@@ -415,3 +412,197 @@ def retrieval_ablation(job) -> None:
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
         ablation_figure([score_table.read(path) for path in job.input.scores], p.configs, p.dataset, p.metric,
                         p.title, {"png": png, "svg": svg})
+
+
+# --- the SPLADE track (rules/splade.smk) ---------------------------------------------------------
+
+
+def fetch_hard_negatives(job) -> None:
+    from huggingface_hub import hf_hub_download
+
+    hard = job.params.hard_negatives
+    with atomic_path(job.output.file) as tmp:
+        download = Path(f"{tmp}.download")  # the hub client's own folder, removed below
+        found = hf_hub_download(hard["id"], job.wildcards.file, repo_type="dataset", local_dir=str(download))
+        Path(found).rename(tmp)
+        shutil.rmtree(download, ignore_errors=True)
+
+
+def convert_ce_scores(job) -> None:
+    from trimbench.hard_negatives import convert_ce_scores as convert
+
+    with atomic_path(job.output.table) as tmp:
+        pairs = convert(Path(job.input.scores), Path(tmp))
+    log.info("%d (query, passage) cross-encoder scores converted", pairs)
+
+
+def splade_triplets(job) -> None:
+    import tempfile
+
+    from trimbench import hard_negatives as hn
+    from trimbench.beir import RetrievalSplit
+    from trimbench.mining import read_rows
+
+    p, method = job.params, job.wildcards.method
+    split = RetrievalSplit.load(job.input.data)
+    hard = p.hard_negatives
+    if hard is None:
+        frame = hn.mined_triplets(split, read_rows(Path(job.input.negatives)), p.seed, p.max_samples)
+    elif hard["source"] == "standin":
+        with tempfile.TemporaryDirectory(prefix="hard-negatives-") as work:
+            hn.standin_files(split, Path(work), p.seed)
+            hn.convert_ce_scores(Path(work) / "scores.pkl.gz", Path(work) / "ce-scores.parquet")
+            rows = hn.read_hard_negatives(Path(work) / "negatives.jsonl.gz")
+            scores = hn.CrossEncoderScores(Path(work) / "ce-scores.parquet")
+            frame = hn.hard_negative_triplets(hn.numbered(split), rows, scores, method, hard, p.seed, p.max_samples)
+    else:
+        with reading(job.input.ce_scores):
+            scores = hn.CrossEncoderScores(Path(job.input.ce_scores))
+        frame = hn.hard_negative_triplets(split, hn.read_hard_negatives(Path(job.input.negatives)), scores, method,
+                                          hard, p.seed, p.max_samples)
+    if frame.empty:
+        raise ValueError(f"no training triplet for {method}: no query has both a positive and a negative")
+    log.info("%s: %d training triplets", method, len(frame))
+    with atomic_path(job.output.triplets) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+def train_splade(job) -> None:
+    from transformers import set_seed
+
+    from trimbench.splade import load_splade_model, train_splade
+    from trimbench.training import run_fingerprint
+
+    p = job.params
+    run = p.run
+    # Seeded before loading: a head the checkpoint lacks (mlm_head: tied) starts the same on a resume.
+    set_seed(p.train["seed"])
+    with reading(job.input.model):
+        model = load_splade_model(job.input.model, max_seq_length=p.max_length)
+    frame = pd.read_parquet(job.input.triplets)
+    log.info("%s from %s on %d triplets, lambda_q %g, lambda_d %g, semantics %s", run["method"], run["model"],
+             len(frame), run["lambda_q"], run["lambda_d"], p.semantics)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.triplets])
+    train_splade(model, frame, run["method"], run["lambda_q"], run["lambda_d"], p.semantics, p.train,
+                 Path(job.output.model), fingerprint)
+
+
+def encode_sparse(job) -> None:
+    from trimbench import sparse
+    from trimbench.beir import RetrievalSplit, doc_texts
+    from trimbench.splade import load_splade_model
+
+    p = job.params
+    settings = p.settings
+    with reading(job.input.model):
+        model = load_splade_model(job.input.model)
+    with atomic_path(job.output.vectors) as tmp:
+        for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+            split = RetrievalSplit.load(folder)
+            first = p.corpus_of[dataset]
+            if first != dataset:  # the same corpus as an earlier dataset: encoded once, linked
+                (Path(tmp) / dataset).mkdir(parents=True)
+                source, target = Path(tmp) / first / sparse.DOCS_FILE, Path(tmp) / dataset / sparse.DOCS_FILE
+                try:
+                    os.link(source, target)
+                except OSError:  # a file system without hard links
+                    shutil.copyfile(source, target)
+                docs = sparse.load_vectors(Path(tmp) / first)[0]
+            else:
+                docs = sparse.encode_sparse(model, doc_texts(split.corpus), settings["p_max_length"] or p.max_length,
+                                            settings["batch_size"], settings["quantization"], settings["encode_chunk"],
+                                            settings["d_max_terms"])
+            queries = sparse.encode_sparse(model, list(split.queries["text"]), settings["q_max_length"] or p.max_length,
+                                           settings["batch_size"], settings["quantization"], settings["encode_chunk"],
+                                           settings["q_max_terms"])
+            sparse.save_vectors(Path(tmp) / dataset, docs if first == dataset else None, queries)
+            log.info("%s: %d documents (%.1f terms each), %d queries (%.1f terms each)", dataset, docs.shape[0],
+                     sparse.active_terms(docs), queries.shape[0], sparse.active_terms(queries))
+        (Path(tmp) / sparse.VOCAB_FILE).write_text(json.dumps(sparse.vocabulary(model.tokenizer)))
+
+
+def _sparse_vectors(folder: Path, dataset: str):
+    from trimbench import sparse
+
+    with reading(folder):
+        docs, queries = sparse.load_vectors(folder / dataset)
+        vocab = json.loads((folder / sparse.VOCAB_FILE).read_text())
+    return docs, queries, vocab
+
+
+def index_sparse(job) -> None:
+    import tempfile
+
+    from trimbench import sparse
+    from trimbench.beir import RetrievalSplit
+
+    dataset = job.wildcards.dataset
+    docs, _, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
+    split = RetrievalSplit.load(job.input.data)
+    with tempfile.TemporaryDirectory(prefix="vectors-") as work, atomic_path(job.output.index) as tmp:
+        sparse.write_vector_collection(list(split.corpus["doc_id"]), docs, vocab, Path(work))
+        sparse.build_impact_index(Path(work), Path(tmp), threads=int(job.threads))
+    log.info("impact index of %d documents: %s", docs.shape[0], job.output.index)
+
+
+def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:
+    """TREC runs per dataset and the score table (run metrics, ``extra_rows``, the average)."""
+    from trimbench.beir import RetrievalSplit
+    from trimbench.search import evaluate_run, with_average, write_trec_run
+
+    p = job.params
+    rows = list(extra_rows)
+    with atomic_path(job.output.runs) as runs_dir:
+        Path(runs_dir).mkdir(parents=True, exist_ok=True)
+        for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+            run = runs[dataset]
+            write_trec_run(run, Path(runs_dir) / f"{dataset}.trec", job.wildcards.variant)
+            for metric, value in evaluate_run(run, RetrievalSplit.load(folder).qrels, p.metrics).items():
+                rows.append({**p.meta, "dataset": dataset, "metric": metric, "value": value})
+            log.info("%s: %s", dataset, ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows
+                                                  if r["dataset"] == dataset))
+    table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta, ["metric"])
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(score_table.frame(table.to_dict("records")), tmp)
+
+
+def splade_scores(job) -> None:
+    from trimbench import sparse
+    from trimbench.beir import RetrievalSplit
+
+    p = job.params
+    runs, rows = {}, []
+    for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+        docs, queries, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
+        split = RetrievalSplit.load(folder)
+        index = p.index_of[dataset]
+        with reading(index):
+            runs[dataset] = sparse.impact_search(Path(index), list(split.queries["query_id"]),
+                                                 sparse.term_maps(queries, vocab), p.top_k, threads=int(job.threads))
+        rows += [{**p.meta, "dataset": dataset, "metric": metric, "value": value}
+                 for metric, value in sparse.sparsity_scores(queries, docs).items()]
+    _write_run_scores(job, runs, rows)
+
+
+def splade_ensemble(job) -> None:
+    from trimbench import sparse
+    from trimbench.search import read_trec_run
+
+    p = job.params
+    runs = {}
+    for dataset in p.datasets:
+        members = []
+        for folder in job.input.runs:
+            with reading(folder):
+                members.append(read_trec_run(Path(folder) / f"{dataset}.trec"))
+        runs[dataset] = sparse.ensemble_runs(members, p.top_k)
+    _write_run_scores(job, runs, [])
+
+
+def splade_table(job) -> None:
+    from trimbench.splade_report import splade_tables
+
+    outputs = splade_tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
+    for name, text in outputs.items():
+        with atomic_path(getattr(job.output, name)) as tmp:
+            Path(tmp).write_text(text)

@@ -55,8 +55,9 @@ def tf32_available() -> bool:
     return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 
 
-def training_arguments(train: dict, output_dir: Path, **overrides):
-    """The trainer's arguments from a ``train`` config section; ``overrides`` are further arguments.
+def training_arguments(train: dict, output_dir: Path, arguments_class=None, **overrides):
+    """The trainer's arguments from a ``train`` config section; ``overrides`` are further arguments;
+    ``arguments_class``: another model family's arguments (default sentence-transformers').
 
     On a GPU the section's speed settings apply: ``precision`` (bf16 / fp16 autocast), ``tf32``
     for the fp32 matmuls that remain, the fused AdamW (``optimizer: auto``), ``compile``
@@ -68,7 +69,7 @@ def training_arguments(train: dict, output_dir: Path, **overrides):
 
     cuda = torch.cuda.is_available()
     workers = speed_setting(train, "dataloader_workers")
-    return SentenceTransformerTrainingArguments(
+    return (arguments_class or SentenceTransformerTrainingArguments)(
         output_dir=str(output_dir),
         num_train_epochs=train["epochs"],
         max_steps=train["max_steps"],
@@ -174,14 +175,16 @@ def checkpoint_callback():
     return Checkpoints()
 
 
-def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, fingerprint: str) -> dict:
+def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, fingerprint: str,
+              trainer_class=None, arguments_class=None, callbacks=()) -> dict:
     """Train ``model`` on ``frame`` with ``loss`` and save it to ``output_dir``.
 
     Checkpoints go to ``<output_dir>.tmp/trainer/`` every ``train["checkpoint_steps"]`` steps; a
     re-run after a kill, a requeue or a retry resumes from the newest complete one when its
     ``fingerprint`` (see :func:`run_fingerprint`) is the same. The model is written to a temporary
     sibling and renamed, so a killed job never leaves a directory that looks finished. Returns the
-    trainer's final log entry.
+    trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
+    trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback.
     """
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
@@ -191,12 +194,12 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, f
     output_dir = Path(output_dir)
     work_dir = output_dir.with_name(output_dir.name + ".tmp")
     checkpoint = resumable_checkpoint(work_dir, fingerprint)
-    trainer = SentenceTransformerTrainer(
+    trainer = (trainer_class or SentenceTransformerTrainer)(
         model=model,
-        args=training_arguments(train, work_dir / "trainer"),
+        args=training_arguments(train, work_dir / "trainer", arguments_class),
         train_dataset=datasets.Dataset.from_pandas(frame, preserve_index=False),
         loss=loss,
-        callbacks=[checkpoint_callback()],
+        callbacks=[checkpoint_callback(), *callbacks],
     )
     if checkpoint is not None:
         log.info("resuming from checkpoint %s (step %d)", checkpoint, _checkpoint_step(checkpoint))

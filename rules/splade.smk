@@ -1,0 +1,247 @@
+# SPLADE (track: splade): training triplets, training, sparse encoding, pyserini impact indexes,
+# search, ensembles and the seed's table. Data and mined negatives come from rules/retrieval.smk.
+# Models and scores share the dense tracks' paths; wildcard constraints keep each rule to its own
+# experiments (train_model and evaluate_sts to those with variants).
+
+
+rule fetch_hard_negatives:
+    output:
+        file=f"{HARD_NEGATIVES}/{{file}}",
+    log:
+        f"{RESULTS}/logs/fetch_hard_negatives/{{file}}.log",
+    wildcard_constraints:
+        file=r"[^/]+\.(jsonl|pkl)\.gz",
+    localrule: True
+    conda:
+        "../envs/retrieval.yaml"
+    resources:
+        runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        hard_negatives=lambda wc: next(
+            EXPERIMENTS[name]["train"]["hard_negatives"]
+            for name in SPLADE_EXPERIMENTS
+            if EXPERIMENTS[name]["train"]["hard_negatives"]
+        ),
+    script:
+        "../scripts/fetch_hard_negatives.py"
+
+
+rule convert_ce_scores:
+    input:
+        scores=lambda wc: next(
+            hard_negatives_file(name, "scores_file")
+            for name in SPLADE_EXPERIMENTS
+            if EXPERIMENTS[name]["train"]["hard_negatives"]
+        ),
+    output:
+        table=f"{HARD_NEGATIVES}/ce-scores.parquet",
+    log:
+        f"{RESULTS}/logs/convert_ce_scores/convert_ce_scores.log",
+    conda:
+        "../envs/retrieval.yaml"
+    # The pickle holds ~17 GB of Python dicts once loaded; it is read once, here.
+    resources:
+        mem_mb=lambda wc, attempt: 24000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    script:
+        "../scripts/convert_ce_scores.py"
+
+
+rule splade_triplets:
+    input:
+        unpack(splade_triplet_inputs),
+    output:
+        triplets=f"{RESULTS}/{{experiment}}/triplets/{{method}}.parquet",
+    log:
+        f"{RESULTS}/logs/splade_triplets/{{experiment}}/{{method}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+        method="splade_max|distil_splade",
+    conda:
+        "../envs/retrieval.yaml"
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        hard_negatives=lambda wc: experiment(wc)["train"]["hard_negatives"],
+        seed=lambda wc: experiment(wc)["train"]["seed"],
+        max_samples=lambda wc: experiment(wc)["train"]["max_samples"],
+    script:
+        "../scripts/splade_triplets.py"
+
+
+rule train_splade:
+    input:
+        model=lambda wc: model_dir(splade_run(wc)["model"]),
+        triplets=lambda wc: f"{RESULTS}/{wc.experiment}/triplets/{splade_run(wc)['method']}.parquet",
+    output:
+        model=directory(f"{RESULTS}/{{experiment}}/models/{{run}}"),
+    log:
+        f"{RESULTS}/logs/train_splade/{{experiment}}/{{run}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+        run=names_regex(SPLADE_RUNS),
+    conda:
+        "../envs/retrieval.yaml"
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=lambda wc, attempt: 16000 * attempt,
+        runtime=lambda wc, attempt: 1440 * attempt,
+    params:
+        run=splade_run,
+        semantics=lambda wc: experiment(wc)["semantics"],
+        train=lambda wc: {
+            k: v
+            for k, v in experiment(wc)["train"].items()
+            if k not in ("negatives", "hard_negatives")
+        },
+        max_length=lambda wc: tb_splade.max_length(
+            experiment(wc), splade_run(wc)["method"]
+        ),
+    script:
+        "../scripts/train_splade.py"
+
+
+rule encode_sparse:
+    input:
+        model=lambda wc: f"{RESULTS}/{wc.experiment}/models/{wc.run}",
+        data=splade_eval_data,
+    output:
+        vectors=directory(f"{RESULTS}/{{experiment}}/vectors/{{run}}"),
+    log:
+        f"{RESULTS}/logs/encode_sparse/{{experiment}}/{{run}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+        run=names_regex(SPLADE_RUNS),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=lambda wc, attempt: 16000 * attempt,
+        runtime=lambda wc, attempt: 480 * attempt,
+    params:
+        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
+        settings=lambda wc: experiment(wc)["splade"],
+        max_length=lambda wc: tb_splade.max_length(
+            experiment(wc), splade_run(wc)["method"]
+        ),
+    script:
+        "../scripts/encode_sparse.py"
+
+
+rule index_sparse:
+    input:
+        vectors=lambda wc: splade_vectors(wc.experiment, wc.run),
+        data=lambda wc: retrieval_data(
+            wc.dataset, experiment(wc)["evaluation"]["split"]
+        ),
+    output:
+        index=directory(f"{RESULTS}/{{experiment}}/indexes/{{run}}/{{dataset}}"),
+    log:
+        f"{RESULTS}/logs/index_sparse/{{experiment}}/{{run}}/{{dataset}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+        run=names_regex(SPLADE_RUNS),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    script:
+        "../scripts/index_sparse.py"
+
+
+rule splade_scores:
+    input:
+        vectors=lambda wc: splade_vectors(wc.experiment, wc.variant),
+        indexes=lambda wc: splade_indexes(wc.experiment, wc.variant),
+        data=splade_eval_data,
+    output:
+        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
+        runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
+    log:
+        f"{RESULTS}/logs/splade_scores/{{experiment}}/{{variant}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+        variant=names_regex(SPLADE_RUNS),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        index_of=lambda wc: splade_index_of(wc.experiment, wc.variant),
+        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        top_k=lambda wc: experiment(wc)["splade"]["top_k"],
+        average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],
+        average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        meta=lambda wc: splade_meta(
+            wc, wc.variant, experiment(wc)["runs"][wc.variant]["model"]
+        ),
+    script:
+        "../scripts/splade_scores.py"
+
+
+rule splade_ensemble:
+    input:
+        runs=lambda wc: [
+            f"{RESULTS}/{wc.experiment}/runs/{run}"
+            for run in experiment(wc)["ensembles"][wc.variant]["runs"]
+        ],
+        data=splade_eval_data,
+    output:
+        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
+        runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
+    log:
+        f"{RESULTS}/logs/splade_ensemble/{{experiment}}/{{variant}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+        variant=names_regex(SPLADE_ENSEMBLES),
+    conda:
+        "../envs/retrieval.yaml"
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 60 * attempt,
+    params:
+        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        top_k=lambda wc: experiment(wc)["splade"]["top_k"],
+        average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],
+        average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        meta=lambda wc: splade_meta(wc, wc.variant),
+    script:
+        "../scripts/splade_ensemble.py"
+
+
+rule splade_table:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        markdown=f"{RESULTS}/{{experiment}}/tables/splade.md",
+        csv=f"{RESULTS}/{{experiment}}/tables/splade.csv",
+        html=report(
+            f"{RESULTS}/{{experiment}}/tables/splade.html",
+            caption="../report/splade_table.rst",
+            category=experiment_track,
+            subcategory="{experiment}",
+            labels={"experiment": "{experiment}", "view": "table"},
+        ),
+    log:
+        f"{RESULTS}/logs/splade_table/{{experiment}}.log",
+    wildcard_constraints:
+        experiment=names_regex(SPLADE_EXPERIMENTS),
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        config=experiment,
+    script:
+        "../scripts/splade_table.py"

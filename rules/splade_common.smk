@@ -1,0 +1,130 @@
+# The SPLADE track (track: splade): its runs, ensembles and input functions for rules/splade.smk;
+# common.smk's target functions branch into these.
+from trimbench import splade_config as tb_splade
+
+SPLADE_EXPERIMENTS = [
+    name for name, exp in EXPERIMENTS.items() if exp["track"] == "splade"
+]
+SPLADE_RUNS = sorted(
+    {run for name in SPLADE_EXPERIMENTS for run in EXPERIMENTS[name]["runs"]}
+)
+SPLADE_ENSEMBLES = sorted(
+    {e for name in SPLADE_EXPERIMENTS for e in EXPERIMENTS[name]["ensembles"]}
+)
+HARD_NEGATIVES = f"{RESULTS}/data/msmarco-hard-negatives"
+
+
+def splade_run(wildcards):
+    return experiment(wildcards)["runs"][wildcards.run]
+
+
+def splade_negatives_path(name):
+    """Mined negatives over the training split (cached per miner, shared with dense retrieval)."""
+    train = EXPERIMENTS[name]["train"]
+    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{miner_key(train['negatives'])}.jsonl"
+
+
+def hard_negatives_file(name, key):
+    """A file of sentence-transformers/msmarco-hard-negatives: local, or fetched once."""
+    hard = EXPERIMENTS[name]["train"]["hard_negatives"]
+    if hard["source"] == "local":
+        return str(Path(hard["path"]) / hard[key])
+    return f"{HARD_NEGATIVES}/{hard[key]}"
+
+
+def splade_triplet_inputs(wildcards):
+    name, train = wildcards.experiment, experiment(wildcards)["train"]
+    inputs = {"data": retrieval_data(train["dataset"], train["split"])}
+    if train["hard_negatives"] is None:
+        inputs["negatives"] = splade_negatives_path(name)
+    elif train["hard_negatives"]["source"] != "standin":  # smoke mode generates its own
+        inputs["negatives"] = hard_negatives_file(name, "negatives_file")
+        inputs["ce_scores"] = f"{HARD_NEGATIVES}/ce-scores.parquet"
+    return inputs
+
+
+def splade_vectors(name, run):
+    return f"{RESULTS}/{name}/vectors/{run}"
+
+
+def splade_index_of(name, run):
+    """Each evaluation dataset -> the index it is searched in: datasets that share a corpus (MS MARCO
+    dev, DL19, DL20) share the index of the first of them."""
+    corpus_of = EXPERIMENTS[name]["_corpus_of"]
+    return {
+        ds: f"{RESULTS}/{name}/indexes/{run}/{first}" for ds, first in corpus_of.items()
+    }
+
+
+def splade_indexes(name, run):
+    return sorted(set(splade_index_of(name, run).values()))
+
+
+def splade_eval_data(wildcards):
+    evaluation = experiment(wildcards)["evaluation"]
+    return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+
+
+def splade_meta(wildcards, variant, model=None):
+    exp = experiment(wildcards)
+    return {
+        "experiment": wildcards.experiment,
+        "track": "splade",
+        "variant": variant,
+        "model": model,
+        "split": exp["evaluation"]["split"],
+        "seed": exp["train"]["seed"],
+    }
+
+
+def splade_scores(name):
+    exp = EXPERIMENTS[name]
+    return [
+        f"{RESULTS}/{name}/scores/{v}.parquet"
+        for v in [*exp["runs"], *exp["ensembles"]]
+    ]
+
+
+def splade_outputs(name):
+    base = f"{RESULTS}/{name}"
+    return [
+        f"{base}/scores.parquet",
+        *expand(f"{base}/tables/splade.{{ext}}", ext=["md", "csv", "html"]),
+    ]
+
+
+def splade_stage_targets(name, stage):
+    exp = EXPERIMENTS[name]
+    if stage == "data":
+        train, evaluation = exp["train"], exp["evaluation"]
+        return [retrieval_data(train["dataset"], train["split"])] + [
+            retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]
+        ]
+    if stage == "negatives":
+        return [f"{RESULTS}/{name}/triplets/{m}.parquet" for m in splade_methods(name)]
+    if stage == "models":
+        return [f"{RESULTS}/{name}/models/{run}" for run in exp["runs"]]
+    if stage == "embeddings":
+        return [splade_vectors(name, run) for run in exp["runs"]]
+    if stage == "scores":
+        return [f"{RESULTS}/{name}/scores.parquet"]
+    return []
+
+
+def splade_methods(name):
+    return sorted({spec["method"] for spec in EXPERIMENTS[name]["runs"].values()})
+
+
+# Mined negatives of SPLADE experiments go through the retrieval track's cached mine_negatives
+# (dense miners pool the model's own way and score by dot product).
+MINERS.update(
+    {
+        miner_key(EXPERIMENTS[name]["train"]["negatives"]): (
+            EXPERIMENTS[name]["train"]["negatives"],
+            None,
+            "dot",
+        )
+        for name in SPLADE_EXPERIMENTS
+        if EXPERIMENTS[name]["train"]["hard_negatives"] is None
+    }
+)

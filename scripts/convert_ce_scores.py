@@ -1,0 +1,7 @@
+"""Rule convert_ce_scores: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench import rules, steps
+
+rules.run(steps.convert_ce_scores, globals().get("snakemake"))

@@ -1,0 +1,7 @@
+"""Rule fetch_hard_negatives: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench import rules, steps
+
+rules.run(steps.fetch_hard_negatives, globals().get("snakemake"))

@@ -1,0 +1,7 @@
+"""Rule index_sparse: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench import rules, steps
+
+rules.run(steps.index_sparse, globals().get("snakemake"))

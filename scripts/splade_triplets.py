@@ -1,0 +1,7 @@
+"""Rule splade_triplets: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench import rules, steps
+
+rules.run(steps.splade_triplets, globals().get("snakemake"))

@@ -1,0 +1,7 @@
+"""Rule train_splade: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench import rules, steps
+
+rules.run(steps.train_splade, globals().get("snakemake"))

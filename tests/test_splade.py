@@ -1,0 +1,324 @@
+"""The SPLADE track: losses and FLOPS against the formulas, quantisation + impact index + search
+against a direct sparse dot product, ensembles on hand-made runs, empty vectors, config checks."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+import torch
+from conftest import REPO
+
+from trimbench import sparse
+
+VOCAB = [f"t{j}" for j in range(40)]
+
+
+def _flops_formula(weights: torch.Tensor) -> torch.Tensor:
+    """Σ_j (1/n Σ_i |w_ij|)², written out term by term."""
+    n, v = weights.shape
+    return sum((sum(abs(weights[i, j]) for i in range(n)) / n) ** 2 for j in range(v))
+
+
+def test_flops_regulariser_is_the_formula_and_the_library_flops_loss():
+    from sentence_transformers.sparse_encoder.losses import FlopsLoss
+
+    from trimbench.splade import ColumnwiseFlops, flops_regulariser
+
+    torch.manual_seed(0)
+    weights = torch.relu(torch.randn(5, 7))
+    expected = _flops_formula(weights)
+    assert torch.allclose(flops_regulariser(weights), expected)
+    assert torch.allclose(FlopsLoss(None).compute_loss_from_embeddings(weights), expected)
+    pos, neg = torch.relu(torch.randn(4, 7)), torch.relu(torch.randn(4, 7))
+    seed_sum = ColumnwiseFlops(2).compute_loss_from_embeddings(torch.cat([pos, neg]))
+    assert torch.allclose(seed_sum, _flops_formula(pos) + _flops_formula(neg))
+    # the library's regulariser of the concatenation is another number (about half the sum)
+    assert not torch.allclose(seed_sum, _flops_formula(torch.cat([pos, neg])))
+
+
+def _tiny_splade(tiny_bert_dir):
+    from trimbench.splade import load_splade_model
+
+    torch.manual_seed(0)
+    model = load_splade_model(tiny_bert_dir, max_seq_length=16, device="cpu")
+    model.eval()  # no dropout: the loss and the hand computation see the same vectors
+    return model
+
+
+def _features(model, texts):
+    return model.tokenize(texts)
+
+
+@pytest.mark.parametrize("semantics", ["seed", "st6"])
+def test_distil_loss_equals_margin_mse_plus_flops(tiny_bert_dir, semantics):
+    from trimbench.splade import flops_regulariser, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    queries, pos, neg = ["a cat", "the dog runs"], ["a cat sat", "dogs run fast"], ["stock prices", "rain today"]
+    labels = torch.tensor([1.5, -0.5])
+    loss = splade_loss(model, "distil_splade", lambda_q=0.3, lambda_d=0.2, semantics=semantics)
+    parts = loss([_features(model, t) for t in (queries, pos, neg)], labels)
+    with torch.no_grad():
+        q, p, n = (model.encode(t, convert_to_tensor=True, convert_to_sparse_tensor=False) for t in (queries, pos, neg))
+    margin = (q * p).sum(-1) - (q * n).sum(-1)
+    docs = flops_regulariser(p) + flops_regulariser(n) if semantics == "seed" else flops_regulariser(torch.cat([p, n]))
+    assert torch.allclose(parts["base_loss"], torch.mean((margin - labels) ** 2), rtol=1e-4)
+    assert torch.allclose(parts["document_regularizer_loss"], 0.2 * docs, rtol=1e-4)
+    assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
+
+
+def test_max_loss_equals_in_batch_ce_plus_flops(tiny_bert_dir):
+    from trimbench.splade import flops_regulariser, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    queries, pos, neg = ["a cat", "the dog runs"], ["a cat sat", "dogs run fast"], ["stock prices", "rain today"]
+    loss = splade_loss(model, "splade_max", lambda_q=0.3, lambda_d=0.2, semantics="seed")
+    parts = loss([_features(model, t) for t in (queries, pos, neg)], None)
+    with torch.no_grad():
+        q, p, n = (model.encode(t, convert_to_tensor=True, convert_to_sparse_tensor=False) for t in (queries, pos, neg))
+    docs = torch.cat([p, n])
+    ce = torch.nn.functional.cross_entropy(q @ docs.T, torch.arange(2))
+    assert torch.allclose(parts["base_loss"], ce, rtol=1e-4)
+    assert torch.allclose(parts["document_regularizer_loss"], 0.2 * flops_regulariser(docs), rtol=1e-4)
+    assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
+
+
+def test_splade_vector_is_max_log1p_relu_of_the_mlm_logits(tiny_bert_dir):
+    from transformers import AutoModelForMaskedLM
+
+    model = _tiny_splade(tiny_bert_dir)
+    mlm = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir), local_files_only=True).eval()
+    features = model.tokenize(["sparse lexical expansion", "a"])
+    with torch.no_grad():
+        logits = mlm(input_ids=features["input_ids"], attention_mask=features["attention_mask"]).logits
+        expected = (torch.log1p(torch.relu(logits)) * features["attention_mask"].unsqueeze(-1)).max(dim=1).values
+        ours = model.encode(["sparse lexical expansion", "a"], convert_to_tensor=True, convert_to_sparse_tensor=False)
+    assert torch.allclose(ours, expected, atol=1e-5)
+
+
+def test_regulariser_schedule_constant_for_the_seed_ramped_for_st6(tiny_bert_dir):
+    from transformers import TrainerControl, TrainerState
+
+    from trimbench.splade import regulariser_schedule, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    weights = {}
+    for semantics in ("seed", "st6"):
+        loss = splade_loss(model, "splade_max", lambda_q=0.3, lambda_d=0.2, semantics=semantics)
+        callback = regulariser_schedule(loss, semantics)
+        state = TrainerState(max_steps=30, global_step=0)
+        callback.on_train_begin(None, state, TrainerControl())
+        seen = []
+        for step in (0, 5, 10, 29):
+            state.global_step = step
+            callback.on_step_begin(None, state, TrainerControl())
+            seen.append((loss.query_regularizer_weight, loss.document_regularizer_weight))
+        weights[semantics] = seen
+    assert weights["seed"] == [(0.3, 0.2)] * 4
+    assert weights["st6"][0] == (0.0, 0.0) and weights["st6"][-1] == (0.3, 0.2)
+    assert weights["st6"][1][0] == pytest.approx(0.3 * (5 / 10) ** 2)  # quadratic over the first third
+
+
+def test_quantise_rounds_and_drops_zeros():
+    q = sparse.quantize(np.array([[0.004, 0.006, 1.234, 0.0], [0.0, 0.0, 0.0, 0.0]]), 100)
+    assert q.toarray().tolist() == [[0, 1, 123, 0], [0, 0, 0, 0]]
+    assert q.nnz == 2 and q.dtype == np.int32
+
+
+def test_flops_metric_and_active_terms_against_the_formula():
+    rng = np.random.default_rng(0)
+    queries = sp.csr_matrix(rng.integers(0, 3, size=(6, 9)) * (rng.random((6, 9)) < 0.4))
+    docs = sp.csr_matrix(rng.integers(0, 3, size=(11, 9)) * (rng.random((11, 9)) < 0.5))
+    qa, da = queries.toarray(), docs.toarray()
+    expected = sum(((qa[:, j] > 0).sum() / 6) * ((da[:, j] > 0).sum() / 11) for j in range(9))
+    assert sparse.flops(queries, docs) == pytest.approx(expected)
+    assert sparse.active_terms(docs) == pytest.approx((da > 0).sum() / 11)
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    """Quantised random vectors of 30 documents (two of them empty) in a pyserini impact index."""
+    rng = np.random.default_rng(1)
+    weights = rng.random((30, len(VOCAB))) * (rng.random((30, len(VOCAB))) < 0.3) * 2.5
+    weights[[4, 17]] = 0.0  # documents whose every weight is zero
+    docs = sparse.quantize(weights, 100)
+    doc_ids = [f"d{i}" for i in range(30)]
+    folder = tmp_path_factory.mktemp("impact")
+    sparse.write_vector_collection(doc_ids, docs, VOCAB, folder / "collection")
+    sparse.build_impact_index(folder / "collection", folder / "index")
+    return folder / "index", doc_ids, docs
+
+
+def test_impact_search_top_document_and_score_are_the_sparse_dot_product(small_index):
+    index, doc_ids, docs = small_index
+    rng = np.random.default_rng(2)
+    queries = sparse.quantize(rng.random((8, len(VOCAB))) * (rng.random((8, len(VOCAB))) < 0.3), 100)
+    query_ids = [f"q{i}" for i in range(8)]
+    run = sparse.impact_search(index, query_ids, sparse.term_maps(queries, VOCAB), k=30)
+    exact = (queries @ docs.T).toarray()
+    for i, qid in enumerate(query_ids):
+        hits = run[run["query_id"] == qid].sort_values("rank")
+        if exact[i].max() == 0:
+            assert hits.empty
+            continue
+        top = hits.iloc[0]
+        assert top["score"] == exact[i].max()
+        assert exact[i][doc_ids.index(top["doc_id"])] == exact[i].max()
+        assert (hits["score"].to_numpy() == np.sort(exact[i][exact[i] > 0])[::-1]).all()
+    assert not run["doc_id"].isin(["d4", "d17"]).any()
+
+
+def test_empty_queries_and_documents_do_not_crash(small_index):
+    index, _, _ = small_index
+    empty = sp.csr_matrix((2, len(VOCAB)), dtype=np.int32)
+    run = sparse.impact_search(index, ["e1", "e2"], sparse.term_maps(empty, VOCAB) + [], k=10)
+    assert run.empty and list(run.columns) == ["query_id", "doc_id", "score", "rank"]
+    unknown = sparse.impact_search(index, ["u"], [{"never-indexed": 5}], k=10)
+    assert unknown.empty
+    assert sparse.flops(empty, empty) == 0.0 and sparse.active_terms(empty) == 0.0
+
+
+def test_ensemble_normalises_per_query_and_sums():
+    run_a = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "b"],
+                          "score": [10.0, 6.0, 2.0, 5.0, 5.0], "rank": [1, 2, 3, 1, 2]})
+    run_b = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["c", "b", "b"], "score": [0.9, 0.1, 3.0],
+                          "rank": [1, 2, 1]})
+    normalised = sparse.normalise_run(run_a)
+    # query 1: min 2, max 10, midrange 6, spread 8; query 2: one score for all -> 0
+    assert normalised["score"].tolist() == [0.5, 0.0, -0.5, 0.0, 0.0]
+    both = sparse.ensemble_runs([run_a, run_b], k=10)
+    # query 1: a 0.5; b 0.0 + (-0.5); c -0.5 + 0.5 ; query 2: one hit in b (0)
+    one = both[both["query_id"] == "1"].set_index("doc_id")["score"].to_dict()
+    assert one == {"a": 0.5, "b": -0.5, "c": 0.0}
+    assert both[both["query_id"] == "1"].sort_values("rank")["doc_id"].tolist() == ["a", "c", "b"]
+    assert len(sparse.ensemble_runs([run_a, run_b], k=1)) == 2
+
+
+def test_vector_collection_lines(tmp_path):
+    docs = sp.csr_matrix(np.array([[0, 3, 0], [0, 0, 0]], dtype=np.int32))
+    sparse.write_vector_collection(["x", "y"], docs, ["a", "b", "c"], tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / "docs.jsonl").read_text().splitlines()]
+    assert lines == [{"id": "x", "contents": "", "vector": {"b": 3}}, {"id": "y", "contents": "", "vector": {}}]
+
+
+# --- hard negatives ------------------------------------------------------------------------------
+
+
+def test_ce_scores_conversion_lookup_and_the_seeds_negative_selection(tmp_path):
+    import gzip
+    import pickle
+
+    from trimbench.hard_negatives import CrossEncoderScores, convert_ce_scores, select_negatives
+
+    scores = {7: {1: 9.0, 2: 8.5, 10: 7.0, 11: 5.4, 12: 1.0, 13: -2.0}, 3: {5: 0.5}}
+    with gzip.open(tmp_path / "scores.pkl.gz", "wb") as handle:
+        pickle.dump(scores, handle)
+    assert convert_ce_scores(tmp_path / "scores.pkl.gz", tmp_path / "ce.parquet") == 7
+    ce = CrossEncoderScores(tmp_path / "ce.parquet")
+    assert ce.get(7, [2, 13, 99]).tolist()[:2] == [8.5, -2.0] and np.isnan(ce.get(7, [99])[0])
+    assert ce.get(3, [5]).tolist() == [0.5]
+    row = {"qid": 7, "pos": [1, 2], "neg": {"bm25": [10, 11, 12, 13], "dense": [12, 13, 11]}}
+    # min positive 8.5, margin 3 -> threshold 5.5: 10 (7.0) is dropped, 11 (5.4) kept
+    assert select_negatives(row, ce, 3.0, per_system=2, systems=None) == [11, 12, 13]
+    assert select_negatives(row, ce, None, per_system=2, systems=None) == [10, 11, 12, 13]
+    assert select_negatives(row, ce, None, per_system=5, systems=["dense"]) == [12, 13, 11]
+
+
+def test_hard_negative_triplets_labels_are_ce_margins(tmp_path):
+    import gzip
+    import pickle
+
+    from trimbench.beir import RetrievalSplit
+    from trimbench.hard_negatives import CrossEncoderScores, convert_ce_scores, hard_negative_triplets
+
+    with gzip.open(tmp_path / "s.pkl.gz", "wb") as handle:
+        pickle.dump({1: {10: 4.0, 20: 1.0, 30: 3.5}}, handle)
+    convert_ce_scores(tmp_path / "s.pkl.gz", tmp_path / "ce.parquet")
+    split = RetrievalSplit(pd.DataFrame({"doc_id": ["10", "20", "30"], "title": "", "text": ["p", "n", "close"]}),
+                           pd.DataFrame({"query_id": ["1"], "text": ["q"]}),
+                           pd.DataFrame({"query_id": ["1"], "doc_id": ["10"], "relevance": [1]}))
+    rows = [{"qid": 1, "pos": [10], "neg": {"bm25": [30, 20]}}, {"qid": 2, "pos": [10], "neg": {}}]
+    settings = {"ce_margin": 3.0, "per_system": 5, "systems": None}
+    ce = CrossEncoderScores(tmp_path / "ce.parquet")
+    distil = hard_negative_triplets(split, iter(rows), ce, "distil_splade", settings, seed=0)
+    assert len(distil) == 1 and distil["label"].iloc[0] in (4.0 - 3.5, 4.0 - 1.0)
+    kept = hard_negative_triplets(split, iter(rows), ce, "splade_max", settings, seed=0)
+    assert kept.to_dict("records") == [{"query": "q", "positive": "p", "negative": "n"}]  # 30 is too close
+
+
+# --- config checks -------------------------------------------------------------------------------
+
+
+def _config(**run_changes) -> dict:
+    import yaml
+
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny_splade.yaml").read_text())
+    config["experiments"]["splade-tiny"]["runs"]["A"].update(run_changes)
+    return config
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"lambda_q": -0.1}, "runs.A.lambda_q: -0.1 is less than the minimum of 0"),
+    ({"model": "tinny"}, "unknown model 'tinny' (did you mean 'tiny'?)"),
+    ({"model": "minilm"}, "model 'minilm' has no MLM head"),
+    ({"methd": "splade_max"}, "unknown key 'methd' (did you mean 'method'?)"),
+])
+def test_bad_runs_fail_at_config_time_naming_the_key(change, message):
+    from trimbench.config import ConfigError, prepare
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        prepare(_config(**change))
+
+
+def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
+    from trimbench.config import ConfigError, prepare
+
+    assert prepare(_config(model="minilm", mlm_head="tied"))["experiments"]["splade-tiny"]["runs"]["A"]["mlm_head"]
+    config = _config()
+    config["experiments"]["splade-tiny"]["train"]["hard_negatives"] = None
+    with pytest.raises(ConfigError, match=r"train.hard_negatives: runs \['D'\] \(distil_splade\)"):
+        prepare(config)
+    config = _config()
+    config["experiments"]["splade-tiny"]["ensembles"]["AD"]["runs"] = ["A", "E"]
+    with pytest.raises(ConfigError, match="unknown run 'E'"):
+        prepare(config)
+
+
+def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_their_name():
+    from trimbench import scores as score_table
+    from trimbench.config import load_file
+    from trimbench.splade_report import comparison, headline
+
+    published = pd.read_csv(REPO / "reference" / "splade.csv")
+    config = load_file(REPO / "configs" / "splade.yaml", overrides={"smoke": True}, workdir=REPO)
+    exp = config["experiments"]["splade"]  # smoke keeps runs B and F, their ensemble, MS MARCO dev and DL19
+    exp["runs"]["B"]["published_model"] = "Luyu/co-condenser-marco"  # smoke drops hub ids
+    exp["runs"]["F"]["published_model"] = "Luyu/co-condenser-marco"
+    rows = [{"experiment": "splade", "track": "splade", "variant": v, "dataset": "msmarco-dev", "metric": "mrr@10",
+             "value": value} for v, value in (("B", 0.38), ("F", 0.40), ("BEF", 0.41))]
+    long = comparison(score_table.frame(rows), published, exp).set_index(["variant", "dataset", "metric"])
+    assert long.loc[("B", "msmarco-dev", "mrr@10"), "published"] == pytest.approx(0.382)  # max, λq 0.0008
+    assert long.loc[("F", "msmarco-dev", "mrr@10"), "published"] == pytest.approx(0.393)  # distil, λq 0.01
+    assert long.loc[("BEF", "msmarco-dev", "mrr@10"), "published"] == pytest.approx(0.399)
+    assert long.loc[("B", "msmarco-dev", "mrr@10"), "delta"] == pytest.approx(0.38 - 0.382)
+    assert long.loc[("B", "msmarco-dev", "flops"), "published"] == pytest.approx(1.48)  # ours missing: kept
+    top = headline(score_table.frame(rows), published, exp)
+    assert (top["ours"], top["published"]) == (pytest.approx(0.38), pytest.approx(0.382))
+
+
+def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
+    import yaml
+
+    from trimbench.splade_config import shared_corpora
+
+    preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
+    corpus_of = shared_corpora(preset["experiments"]["splade"], preset["datasets"])
+    assert corpus_of["trec-dl-2019"] == corpus_of["trec-dl-2020"] == corpus_of["msmarco-dev"] == "msmarco-dev"
+    assert corpus_of["scifact"] == "scifact" and len(set(corpus_of.values())) == 14
+    lee = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval"}
+    assert shared_corpora({"evaluation": {"datasets": ["a", "b"]}}, {"a": lee, "b": lee}) == {"a": "a", "b": "b"}

@@ -1,0 +1,74 @@
+"""The SPLADE rules end to end on a tiny config, through snakemake itself."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO, job_counts, run_snakemake
+
+from trimbench import scores as score_table
+from trimbench import sparse
+from trimbench.beir import RetrievalSplit
+from trimbench.search import evaluate_run, read_trec_run
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[Path, str]:
+    workdir = tmp_path_factory.mktemp("splade-workflow")
+    shutil.copy(REPO / "tests" / "configs" / "tiny_splade.yaml", workdir / "config.yaml")
+    result = run_snakemake(workdir)
+    return workdir, result.stdout + result.stderr
+
+
+def test_every_splade_rule_runs_once_per_output(finished):
+    _, output = finished
+    counts = job_counts(output)
+    assert counts["splade_triplets"] == 2 and counts["train_splade"] == 2
+    assert counts["encode_sparse"] == 2 and counts["index_sparse"] == 2 and counts["splade_scores"] == 2
+    assert counts["splade_ensemble"] == 1 and counts["splade_table"] == 1 and counts["scoreboard"] == 1
+
+
+def test_scores_hold_run_metrics_and_the_vectors_flops(finished):
+    workdir, _ = finished
+    base = workdir / "results" / "splade-tiny"
+    table = score_table.read(base / "scores.parquet")
+    assert set(table["variant"]) == {"A", "D", "AD"}
+    for run in ("A", "D"):
+        mine = table[table["variant"] == run].set_index("metric")["value"]
+        assert set(mine.index) == {"mrr@10", "ndcg@10", "recall@100", "flops", "q_terms", "d_terms"}
+        docs, queries = sparse.load_vectors(base / "vectors" / run / "lee-ict-retrieval")
+        assert mine["flops"] == pytest.approx(sparse.flops(queries, docs))
+        assert mine["q_terms"] <= 8 and mine["d_terms"] <= 24  # q_max_terms, d_max_terms
+    vocab = json.loads((base / "vectors" / "A" / sparse.VOCAB_FILE).read_text())
+    assert len(vocab) == docs.shape[1]
+
+
+def test_ensemble_is_the_normalised_sum_of_its_runs(finished):
+    workdir, _ = finished
+    base = workdir / "results" / "splade-tiny"
+    members = [read_trec_run(base / "runs" / run / "lee-ict-retrieval.trec") for run in ("A", "D")]
+    qrels = RetrievalSplit.load(workdir / "results" / "data" / "lee-ict-retrieval" / "beir-heldout").qrels
+    expected = evaluate_run(sparse.ensemble_runs(members, 20), qrels, ["mrr@10", "ndcg@10"])
+    table = score_table.read(base / "scores.parquet")
+    ours = table[table["variant"] == "AD"].set_index("metric")["value"]
+    assert ours["mrr@10"] == pytest.approx(expected["mrr@10"], abs=1e-6)
+    assert ours["ndcg@10"] == pytest.approx(expected["ndcg@10"], abs=1e-6)
+
+
+def test_distil_triplets_carry_ce_margins_and_the_table_and_status_row(finished):
+    workdir, _ = finished
+    base = workdir / "results" / "splade-tiny"
+    distil = pd.read_parquet(base / "triplets" / "distil_splade.parquet")
+    assert list(distil.columns) == ["query", "positive", "negative", "label"] and distil["label"].notna().all()
+    assert list(pd.read_parquet(base / "triplets" / "splade_max.parquet").columns) == ["query", "positive", "negative"]
+    markdown = (base / "tables" / "splade.md").read_text()
+    assert "| AD " in markdown and "ensemble B E F" in markdown and "flops" in markdown
+    status = pd.read_csv(workdir / "results" / "scoreboard" / "status.csv")
+    row = status[status["experiment"] == "splade-tiny"].iloc[0]
+    assert row["work"] == "SPLADE" and row["scale"] == "toy"
+    first_run = score_table.read(base / "scores.parquet").query("variant == 'A' and metric == 'mrr@10'")
+    assert row["headline_ours"] == pytest.approx(first_run["value"].iloc[0], abs=1e-6)  # the CSV has 6 decimals
