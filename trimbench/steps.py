@@ -46,24 +46,32 @@ def fetch_model(job) -> None:
     log.info("model ready in %s", out_dir)
 
 
-def train_model(job) -> None:
+def _model_to_train(job, max_seq_length):
+    """The job's base model, loaded for training (its params: train, pooling, cut_layers)."""
     from transformers import set_seed
 
-    from trimbench.losses import build_sts_loss
     from trimbench.models import cut_layers, load_sentence_model, use_attention
+
+    p = job.params
+    # Seeded before loading too: weights the base folder lacks (e.g. BERT's unused pooler) are
+    # initialised at random, and a resumed run must start from the same ones.
+    set_seed(p.train["seed"])
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=max_seq_length)
+    use_attention(model, p.train["attention"])
+    if p.cut_layers is not None:
+        cut_layers(model, p.cut_layers)
+        log.info("cut to %d layers", p.cut_layers)
+    return model
+
+
+def train_model(job) -> None:
+    from trimbench.losses import build_sts_loss
     from trimbench.training import fine_tune, run_fingerprint, training_rows
 
     p = job.params
     train = p.train
-    # Seeded before loading too: weights the base folder lacks (e.g. BERT's unused pooler) are
-    # initialised at random, and a resumed run must start from the same ones.
-    set_seed(train["seed"])
-    with reading(job.input.model):
-        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=train["max_seq_length"])
-    use_attention(model, train["attention"])
-    if p.cut_layers is not None:
-        cut_layers(model, p.cut_layers)
-        log.info("cut to %d layers", p.cut_layers)
+    model = _model_to_train(job, train["max_seq_length"])
     frame = training_rows(pd.read_parquet(job.input.data), p.kind, train["max_samples"], train["seed"])
     log.info("method %s on %d rows of kind %s", p.method, len(frame), p.kind)
     loss = build_sts_loss(model, p.method, train, p.dims, p.semantics, p.objective)
@@ -330,23 +338,14 @@ def mine_negatives(job) -> None:
 
 
 def train_retriever(job) -> None:
-    from transformers import set_seed
-
     from trimbench.beir import RetrievalSplit
     from trimbench.mining import read_rows
-    from trimbench.models import cut_layers, load_sentence_model, use_attention
     from trimbench.retrieval import GroupedContrastiveLoss, training_groups
     from trimbench.training import fine_tune, run_fingerprint
 
     p = job.params
     train, settings = p.train, p.settings
-    set_seed(train["seed"])  # before loading: weights the base folder lacks start the same on a resume
-    with reading(job.input.model):
-        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=settings["p_max_length"])
-    use_attention(model, train["attention"])
-    if p.cut_layers is not None:
-        cut_layers(model, p.cut_layers)
-        log.info("cut to %d layers", p.cut_layers)
+    model = _model_to_train(job, settings["p_max_length"])
     frame = training_groups(RetrievalSplit.load(job.input.data), read_rows(Path(job.input.negatives)),
                             settings["group_size"], train["seed"], train["max_samples"])
     log.info("method %s on %d groups of %d passages", p.method, len(frame), settings["group_size"])
