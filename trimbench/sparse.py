@@ -16,6 +16,7 @@ import json
 import logging
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -95,14 +96,16 @@ def load_vectors(folder: Path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     return sp.load_npz(folder / DOCS_FILE).tocsr(), sp.load_npz(folder / QUERIES_FILE).tocsr()
 
 
-def term_maps(matrix: sp.csr_matrix, vocab: list[str]) -> list[dict[str, int]]:
-    """One ``{term: impact}`` dict per row."""
-    out = []
+def iter_term_maps(matrix: sp.csr_matrix, vocab: list[str]) -> Iterator[dict[str, int]]:
+    """One ``{term: impact}`` dict per row, made as they are used (a corpus's dicts at once would
+    take far more memory than its sparse matrix)."""
     for i in range(matrix.shape[0]):
         start, stop = matrix.indptr[i], matrix.indptr[i + 1]
-        out.append({vocab[j]: int(w) for j, w in zip(matrix.indices[start:stop], matrix.data[start:stop],
-                                                     strict=True)})
-    return out
+        yield {vocab[j]: int(w) for j, w in zip(matrix.indices[start:stop], matrix.data[start:stop], strict=True)}
+
+
+def term_maps(matrix: sp.csr_matrix, vocab: list[str]) -> list[dict[str, int]]:
+    return list(iter_term_maps(matrix, vocab))
 
 
 def write_vector_collection(doc_ids: list[str], docs: sp.csr_matrix, vocab: list[str], folder: Path) -> None:
@@ -110,7 +113,7 @@ def write_vector_collection(doc_ids: list[str], docs: sp.csr_matrix, vocab: list
     is: Anserini counts it as an empty document and skips it (it can never be retrieved anyway)."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "docs.jsonl", "w", encoding="utf-8") as handle:
-        for doc_id, vector in zip(doc_ids, term_maps(docs, vocab), strict=True):
+        for doc_id, vector in zip(doc_ids, iter_term_maps(docs, vocab), strict=True):
             handle.write(json.dumps({"id": doc_id, "contents": "", "vector": vector}) + "\n")
 
 
