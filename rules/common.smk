@@ -25,7 +25,7 @@ VARIANTS = {
     name: {v.name: v for v in tb_config.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
     # runs, not variants: rules/truncation.smk and rules/splade.smk
-    if exp["track"] not in ("electra", "splade")
+    if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,9 @@ GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
 RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
 #: tracks whose cells have no (layer, dim) cost: left out of the dense Pareto figures
 SPARSE_TRACKS = ("splade",)
+#: tracks whose experiments have their own shape (runs, not variants) and the module whose
+#: ``check_experiment`` checks them; imported when used (those modules import this one)
+OWN_SHAPE_TRACKS = {"electra": "trimbench.truncation", "splade": "trimbench.splade_config"}
 
 
 class ConfigError(ValueError):
@@ -354,12 +358,10 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     config = _select_experiments(validate_schema(_coerce_switches(config)))
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
-    # The truncated-encoder and SPLADE tracks' experiments have their own shapes and checks; the
-    # rest of this function sees the other tracks' only.
-    truncated = {name: exp for name, exp in config["experiments"].items() if exp["track"] == "electra"}
-    sparse = {name: exp for name, exp in config["experiments"].items() if exp["track"] == "splade"}
-    config["experiments"] = {name: exp for name, exp in config["experiments"].items()
-                             if name not in truncated and name not in sparse}
+    # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function
+    # sees the other tracks' only.
+    own_shape = {name: exp for name, exp in config["experiments"].items() if exp["track"] in OWN_SHAPE_TRACKS}
+    config["experiments"] = {name: exp for name, exp in config["experiments"].items() if name not in own_shape}
     for name, entry in config["models"].items():
         if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
             raise _unknown("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
@@ -382,16 +384,9 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
         _check_experiment(name, exp, config, shapes)
         exp["_depth"] = shapes[exp["model"]].layers
         exp["_width"] = shapes[exp["model"]].dim
-    from trimbench import truncation  # it imports this module
-
-    for name, exp in truncated.items():
-        truncation.check_experiment(name, exp, config, workdir)
-    from trimbench import splade_config
-
-    for name, exp in sparse.items():
-        splade_config.check_experiment(name, exp, config, workdir)
-    config["experiments"].update(truncated)
-    config["experiments"].update(sparse)
+    for name, exp in own_shape.items():
+        importlib.import_module(OWN_SHAPE_TRACKS[exp["track"]]).check_experiment(name, exp, config, workdir)
+    config["experiments"].update(own_shape)
     return canonical(config)
 
 
