@@ -36,7 +36,6 @@ wildcard_constraints:
     model="[^/]+",
     variant="[^/]+",
     track="[^/]+",
-    cost="|".join(tb_config.PARETO_COSTS),
 
 
 def model_dir(name):
@@ -230,13 +229,15 @@ HEADLINE_PARETO = (
     max(DATASET_COUNTS, key=DATASET_COUNTS.get),
     tb_config.PARETO_COSTS[0],
 )
+PARETO_FIGURES = [
+    (dataset, cost) for dataset in DATASET_COUNTS for cost in tb_config.PARETO_COSTS
+]
 SCOREBOARD = [
     f"{RESULTS}/scoreboard/{name}"
     for name in ("status.csv", "status.md", "status.html", "comparisons.html")
 ] + [
     pareto_path(dataset, cost, ext)
-    for dataset in DATASET_COUNTS
-    for cost in tb_config.PARETO_COSTS
+    for dataset, cost in PARETO_FIGURES
     for ext in ("csv", "png", "svg")
 ]
 

@@ -139,26 +139,31 @@ rule scoreboard:
         "../scripts/scoreboard.py"
 
 
+# One job draws every (dataset, cost) figure: each is seconds of work after the same inputs.
 rule pareto:
     input:
         scores=[f"{RESULTS}/{name}/scores.parquet" for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
     output:
-        points=pareto_path("{dataset}", "{cost}", "csv"),
-        png=report(
-            pareto_path("{dataset}", "{cost}", "png"),
-            caption="../report/pareto.rst",
-            category="reproduction status",
-            subcategory="quality vs cost",
-            labels={"dataset": "{dataset}", "cost": "{cost}"},
-        ),
-        svg=pareto_path("{dataset}", "{cost}", "svg"),
+        points=[pareto_path(d, c, "csv") for d, c in PARETO_FIGURES],
+        png=[
+            report(
+                pareto_path(d, c, "png"),
+                caption="../report/pareto.rst",
+                category="reproduction status",
+                subcategory="quality vs cost",
+                labels={"dataset": d, "cost": c},
+            )
+            for d, c in PARETO_FIGURES
+        ],
+        svg=[pareto_path(d, c, "svg") for d, c in PARETO_FIGURES],
     log:
-        f"{RESULTS}/logs/pareto/{{dataset}}.{{cost}}.log",
+        f"{RESULTS}/logs/pareto/pareto.log",
     localrule: True
     conda:
         "../envs/report.yaml"
     params:
+        figures=PARETO_FIGURES,
         names=list(EXPERIMENTS),
         configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
         main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],

@@ -136,22 +136,25 @@ rule encode_sparse:
 rule index_sparse:
     input:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.run),
-        data=lambda wc: retrieval_data(
-            wc.dataset, experiment(wc)["evaluation"]["split"]
-        ),
+        data=splade_eval_data,
     output:
-        index=directory(f"{RESULTS}/{{experiment}}/indexes/{{run}}/{{dataset}}"),
+        index=directory(f"{RESULTS}/{{experiment}}/indexes/{{run}}"),
     log:
-        f"{RESULTS}/logs/index_sparse/{{experiment}}/{{run}}/{{dataset}}.log",
+        f"{RESULTS}/logs/index_sparse/{{experiment}}/{{run}}.log",
     wildcard_constraints:
         experiment=names_regex(SPLADE_EXPERIMENTS),
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
-    threads: 2
+    # One job per run indexes each of its corpora in turn (as encode_sparse encodes them), with
+    # Anserini's indexing threads.
+    threads: 4
     resources:
         mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        runtime=lambda wc, attempt: 480 * attempt,
+    params:
+        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
     script:
         "../scripts/index_sparse.py"
 
@@ -159,7 +162,7 @@ rule index_sparse:
 rule splade_scores:
     input:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.variant),
-        indexes=lambda wc: splade_indexes(wc.experiment, wc.variant),
+        index=lambda wc: f"{RESULTS}/{wc.experiment}/indexes/{wc.variant}",
         data=splade_eval_data,
     output:
         scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",

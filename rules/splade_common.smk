@@ -48,16 +48,12 @@ def splade_vectors(name, run):
 
 
 def splade_index_of(name, run):
-    """Each evaluation dataset -> the index it is searched in: datasets that share a corpus (MS MARCO
-    dev, DL19, DL20) share the index of the first of them."""
+    """Each evaluation dataset -> its index inside the run's index_sparse output: datasets that
+    share a corpus (MS MARCO dev, DL19, DL20) share the index of the first of them."""
     corpus_of = EXPERIMENTS[name]["_corpus_of"]
     return {
         ds: f"{RESULTS}/{name}/indexes/{run}/{first}" for ds, first in corpus_of.items()
     }
-
-
-def splade_indexes(name, run):
-    return sorted(set(splade_index_of(name, run).values()))
 
 
 def splade_eval_data(wildcards):

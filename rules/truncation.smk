@@ -1,5 +1,5 @@
 # The truncated-encoder track (track: electra): each model cut after every layer k, fine-tuned per
-# task and seed (optional stages first), scored on dev and test; tables and figures per experiment.
+# task and seed (one job per task and model; optional stages first), scored on dev and test; tables and figures per experiment.
 # Input functions: rules/truncation_common.smk.
 
 
@@ -59,19 +59,18 @@ rule pretune_word_similarity:
 
 rule train_truncated:
     input:
-        model=run_start_model,
+        models=run_start_models,
         train=lambda wc: data_table(wc.task, "train"),
         validation=lambda wc: data_table(wc.task, "validation"),
         test=lambda wc: data_table(wc.task, "test"),
     output:
-        scores=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/L{{k}}/seed{{seed}}.parquet",
-        history=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/L{{k}}/seed{{seed}}.json",
+        scores=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/scores.parquet",
+        history=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/history.json",
     log:
-        f"{RESULTS}/logs/train_truncated/{{experiment}}/{{task}}/{{model}}/L{{k}}/seed{{seed}}.log",
+        f"{RESULTS}/logs/train_truncated/{{experiment}}/{{task}}/{{model}}.log",
     wildcard_constraints:
         task="[^/]+",
-        k=r"\d+",
-        seed=r"\d+",
+        model="[^/]+",
     conda:
         "../envs/train.yaml"
     # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
@@ -79,10 +78,11 @@ rule train_truncated:
     resources:
         gpu=1,
         mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        # Every cut and seed of the model in turn: a paper fine-tune takes minutes on a GPU.
+        runtime=lambda wc, attempt: 15 * len(truncated_runs(wc)) * attempt,
     params:
-        k=lambda wc: int(wc.k),
-        seed=lambda wc: int(wc.seed),
+        runs=truncated_runs,
+        start_layers=start_model_layers,
         objective=lambda wc: tb_truncation.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
         kind=lambda wc: DATASETS[wc.task]["kind"],

@@ -4,9 +4,15 @@
 
 def truncation_runs(name):
     return [
-        f"{RESULTS}/{name}/runs/{r.task}/{r.model}/L{r.k}/seed{r.seed}.parquet"
-        for r in tb_truncation.runs(EXPERIMENTS[name])
+        f"{RESULTS}/{name}/runs/{task}/{model}/scores.parquet"
+        for task, model in tb_truncation.train_jobs(EXPERIMENTS[name])
     ]
+
+
+def truncated_runs(wildcards):
+    """[k, seed] of every run of a train_truncated job."""
+    runs = tb_truncation.model_runs(experiment(wildcards), wildcards.model)
+    return [list(run) for run in runs]
 
 
 def truncation_stage_dirs(name):
@@ -77,24 +83,31 @@ def adapted_or_registry_model(wildcards):
     return model_dir(wildcards.model)
 
 
-def run_start_model(wildcards):
+def start_model_layers(wildcards):
+    """The k of each start model of a train_truncated job: one pre-tuned model per k where the
+    experiment pre-tunes on word similarity ([] : one start model for every k)."""
     if experiment(wildcards)["word_similarity"]:
-        return f"{RESULTS}/{wildcards.experiment}/pretuned/{wildcards.model}/L{wildcards.k}"
-    return adapted_or_registry_model(wildcards)
+        return tb_truncation.layers(experiment(wildcards), wildcards.model)
+    return []
+
+
+def run_start_models(wildcards):
+    name, model = wildcards.experiment, wildcards.model
+    return [
+        f"{RESULTS}/{name}/pretuned/{model}/L{k}" for k in start_model_layers(wildcards)
+    ] or [adapted_or_registry_model(wildcards)]
 
 
 def run_meta(wildcards):
-    """The columns every score row of this run shares."""
+    """The columns every score row of a train_truncated job shares (layer and seed vary)."""
     exp = experiment(wildcards)
     return {
         "experiment": wildcards.experiment,
         "track": exp["track"],
         "variant": tb_truncation.variant_name(exp),
         "model": wildcards.model,
-        "layer": int(wildcards.k),
         "dim": exp["_widths"][wildcards.model],
         "dataset": wildcards.task,
-        "seed": int(wildcards.seed),
     }
 
 

@@ -130,7 +130,7 @@ def test_artifacts_name_the_rule_that_makes_them(tmp_path):
         "encode_texts (encode_corpus for a retrieval experiment)", Path("results/tiny-sts/embeddings/full"))
     assert producer(tmp_path / "results" / "x" / "models" / "full" / "model.safetensors")[0].startswith("train_model")
     assert producer("results/negatives/scifact/train/bm25.jsonl")[0] == "mine_negatives"
-    assert producer("results/electra-toy/runs/lee-sim-split/minilm/L3/seed0.parquet")[0] == "train_truncated"
+    assert producer("results/electra-toy/runs/lee-sim-split/minilm/scores.parquet")[0] == "train_truncated"
     assert producer("results/models/tiny")[0] == "fetch_model"
     assert producer("results/data/lee-sim/test.parquet")[0] == "prepare_data"
     assert producer("/opt/models/mine") is None

@@ -304,3 +304,37 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     caplog.clear()
     adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "other", tmp_path / "other.ckpt", "f")
     assert "discarding" in caplog.text and "resuming" not in caplog.text
+
+
+def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
+    """train_runs keeps each finished (k, seed) at once: killed during its third run, a re-run
+    trains only the runs left; other settings (fingerprint) start from scratch."""
+    from trimbench import faults, truncation_train
+
+    trained = []
+
+    def fake_run_task(model, k, objective, num_labels, kind, tables, settings, seed, eval_batch_size):
+        trained.append((k, seed))
+        if len(trained) == 3 and settings.get("kill"):
+            raise KeyboardInterrupt
+        return [{"split": "test", "metric": "spearman_cosine", "value": k + seed / 10}], {"model": model}
+
+    monkeypatch.setattr(truncation_train, "run_task", fake_run_task)
+    monkeypatch.setattr(faults, "hold", lambda point: None)
+    runs = [(0, 0), (0, 1), (2, 0), (2, 1)]
+
+    def train(settings, fingerprint):
+        return truncation_train.train_runs(lambda k: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
+                                           tmp_path / "unfinished", fingerprint)
+
+    with pytest.raises(KeyboardInterrupt):
+        train({"kill": True}, "a")
+    assert sorted(p.name for p in (tmp_path / "unfinished").glob("L*")) == ["L0-seed0.json", "L0-seed1.json"]
+    trained.clear()
+    finished = train({}, "a")
+    assert trained == [(2, 0), (2, 1)]
+    assert [(k, seed, rows[0]["value"], history["model"]) for k, seed, rows, history in finished] == [
+        (0, 0, 0.0, "start-0"), (0, 1, 0.1, "start-0"), (2, 0, 2.0, "start-2"), (2, 1, 2.1, "start-2")]
+    trained.clear()
+    train({}, "b")
+    assert trained == runs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, job_counts, run_snakemake
+
+from trimbench import config as tb_config
+from trimbench import truncation
 
 pytestmark = pytest.mark.workflow
 
@@ -44,6 +48,10 @@ def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
     by_seed = spearman[spearman["split"] == "test"].pivot_table(index=["model", "layer"], columns="seed",
                                                                 values="value")
     assert (by_seed[0] != by_seed[1]).all()
+    # One job per (task, model); its finished runs' work folder is gone once the job is.
+    job = base / "runs" / "lee-sim-split" / "tiny-electra-discriminator"
+    assert sorted(p.name for p in job.iterdir()) == ["history.json", "scores.parquet"]
+    assert sorted(json.loads((job / "history.json").read_text())) == ["L0/seed0", "L0/seed1", "L2/seed0", "L2/seed1"]
 
 
 def test_layer_chosen_by_mean_dev_score(finished):
@@ -135,9 +143,13 @@ def test_bad_layer_fails_before_any_job(tmp_path):
 
 def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     counts = job_counts(run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs" / "electra.yaml")).stdout)
-    # 12 English models with 3..25 cuts each (810 runs of 5 seeds), 3 models x 13 cuts x 5 seeds for
-    # each of DAPT, word-similarity, German, Spanish, Korean STS, and MRPC + SICK (two tasks).
-    assert counts["train_truncated"] == 810 + 5 * 195 + 2 * 195
+    # One job per (task, model) trains its cuts and seeds: 12 English models (810 runs: 3..25 cuts x 5
+    # seeds), 3 models x 13 cuts x 5 seeds for each of DAPT, word-similarity, German, Spanish, Korean
+    # STS, and MRPC + SICK (two tasks).
+    assert counts["train_truncated"] == 12 + 5 * 3 + 2 * 3
+    prepared = tb_config.prepare(yaml.safe_load((REPO / "configs" / "electra.yaml").read_text()), REPO)
+    runs = sum(len(truncation.runs(exp)) for exp in prepared["experiments"].values())
+    assert runs == 810 + 5 * 195 + 2 * 195
     assert counts["adapt_domain"] == 3 and counts["pretune_word_similarity"] == 3 * 13
     assert counts["fetch_model"] == 21 and counts["truncation_table"] == 7
 
@@ -178,8 +190,8 @@ def test_stsb_toy_protocol_on_real_data(shared_data: Path, tmp_path):
     # ten steps of the paper's optimisation lift it to 0.5905 (CPU, one thread).
     assert spearman["test"] == pytest.approx(0.5905, abs=0.01), spearman
     assert spearman["validation"] == pytest.approx(0.6556, abs=0.01), spearman
-    history = (tmp_path / "results" / "stsb-toy" / "runs" / "stsb" / "minilm" / "L3" / "seed0.json").read_text()
-    assert '"train_rows": 320' in history
+    history = json.loads((tmp_path / "results" / "stsb-toy" / "runs" / "stsb" / "minilm" / "history.json").read_text())
+    assert history["L3/seed0"]["train_rows"] == 320
 
 
 @pytest.mark.realdata

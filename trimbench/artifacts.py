@@ -28,11 +28,12 @@ PRODUCERS = (
     ("results/*/exported/*/L*_d*", "export_model"),
     ("results/*/adapted/*", "adapt_domain"),
     ("results/*/pretuned/*/L*", "pretune_word_similarity"),
-    ("results/*/runs/*/*/L*/seed*.parquet", "train_truncated"),
+    ("results/*/runs/*/*/scores.parquet", "train_truncated"),
+    ("results/*/runs/*/*/history.json", "train_truncated"),
     # The SPLADE track (rules/splade.smk); its models and scores are on the shared paths above.
     ("results/*/triplets/*.parquet", "splade_triplets"),
     ("results/*/vectors/*", "encode_sparse"),
-    ("results/*/indexes/*/*", "index_sparse"),
+    ("results/*/indexes/*", "index_sparse"),
     ("results/*/runs/*", "splade_scores or splade_ensemble (retrieval_scores for a dense retrieval experiment)"),
 )
 

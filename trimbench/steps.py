@@ -200,14 +200,16 @@ def pareto(job) -> None:
     from trimbench.figures import cross_track_pareto_figure
     from trimbench.scoreboard import COSTS, pareto_points
 
-    p, wildcards = job.params, job.wildcards
-    points = pareto_points(_scoreboard_experiments(job), wildcards.dataset, wildcards.cost)
-    with atomic_path(job.output.points) as tmp:
-        points.to_csv(tmp, index=False, float_format="%.6f")
-    metrics = sorted({metrics[wildcards.dataset] for metrics in p.main_metrics if wildcards.dataset in metrics})
-    cross_track_pareto_figure(points, COSTS[wildcards.cost][0], " / ".join(metrics),
-                              f"{wildcards.dataset}: every variant of every experiment",
-                              {"png": job.output.png, "svg": job.output.svg})
+    p = job.params
+    experiments = _scoreboard_experiments(job)
+    for (dataset, cost), points_path, png, svg in zip(p.figures, job.output.points, job.output.png, job.output.svg,
+                                                      strict=True):
+        points = pareto_points(experiments, dataset, cost)
+        with atomic_path(points_path) as tmp:
+            points.to_csv(tmp, index=False, float_format="%.6f")
+        metrics = sorted({metrics[dataset] for metrics in p.main_metrics if dataset in metrics})
+        cross_track_pareto_figure(points, COSTS[cost][0], " / ".join(metrics),
+                                  f"{dataset}: every variant of every experiment", {"png": png, "svg": svg})
 
 
 # --- the truncated-encoder track (rules/truncation.smk) -----------------------------------------
@@ -251,18 +253,30 @@ def pretune_word_similarity(job) -> None:
 
 def train_truncated(job) -> None:
     from trimbench.models import load_sentence_model
-    from trimbench.truncation_train import run_task
+    from trimbench.training import run_fingerprint
+    from trimbench.truncation_train import train_runs
 
     p = job.params
-    with reading(job.input.model):
-        model = load_sentence_model(job.input.model, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
+    # One start model for every k, or one per k (word-similarity pre-tuned cuts), as the params say.
+    start = dict(zip(p.start_layers, job.input.models, strict=True)) if p.start_layers else {}
+
+    def load_model(k):
+        path = start.get(k, job.input.models[0])
+        with reading(path):
+            return load_sentence_model(path, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
+
     tables = {split: pd.read_parquet(getattr(job.input, split)) for split in ("train", "validation", "test")}
-    rows, history = run_task(model, p.k, p.objective, p.num_labels, p.kind, tables, p.train, p.seed,
-                             p.eval_batch_size)
+    inputs = [*job.input.models, job.input.train, job.input.validation, job.input.test]
+    work_dir = Path(job.output.scores).with_name("unfinished")
+    finished = train_runs(load_model, p.runs, p.objective, p.num_labels, p.kind, tables, p.train, p.eval_batch_size,
+                          work_dir, run_fingerprint(job.named("params"), inputs))
+    rows = [{**p.meta, "layer": k, "seed": seed, **row} for k, seed, run_rows, _ in finished for row in run_rows]
     with atomic_path(job.output.scores) as tmp:
-        score_table.write(score_table.frame([{**p.meta, **row} for row in rows]), tmp)
+        score_table.write(score_table.frame(rows), tmp)
+    histories = {f"L{k}/seed{seed}": history for k, seed, _, history in finished}
     with atomic_path(job.output.history) as tmp:
-        Path(tmp).write_text(json.dumps(history, indent=1, sort_keys=True))
+        Path(tmp).write_text(json.dumps(histories, indent=1, sort_keys=True))
+    shutil.rmtree(work_dir)
 
 
 def _truncation_layer_table(job) -> pd.DataFrame:
@@ -530,18 +544,31 @@ def _sparse_vectors(folder: Path, dataset: str):
 
 
 def index_sparse(job) -> None:
+    """An impact index per corpus of the run; each finished one is kept, so a job cut short
+    resumes with the corpora left."""
     import tempfile
 
     from trimbench import sparse
     from trimbench.beir import RetrievalSplit
+    from trimbench.training import FINGERPRINT_FILE, run_fingerprint, stamped_work_dir
 
-    dataset = job.wildcards.dataset
-    docs, _, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
-    split = RetrievalSplit.load(job.input.data)
-    with tempfile.TemporaryDirectory(prefix="vectors-") as work, atomic_path(job.output.index) as tmp:
-        sparse.write_vector_collection(list(split.corpus["doc_id"]), docs, vocab, Path(work))
-        sparse.build_impact_index(Path(work), Path(tmp), threads=int(job.threads))
-    log.info("impact index of %d documents: %s", docs.shape[0], job.output.index)
+    p, out = job.params, Path(job.output.index)
+    work = stamped_work_dir(out.with_name(out.name + ".unfinished"),
+                            run_fingerprint(job.named("params"), [job.input.vectors, *job.input.data]))
+    for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+        if p.corpus_of[dataset] != dataset:
+            continue  # searched in the index of the first dataset with its corpus
+        if (work / dataset).is_dir():
+            log.info("impact index of %s: built by an earlier attempt, kept", dataset)
+            continue
+        docs, _, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
+        split = RetrievalSplit.load(folder)
+        with tempfile.TemporaryDirectory(prefix="vectors-") as vectors, atomic_path(work / dataset) as tmp:
+            sparse.write_vector_collection(list(split.corpus["doc_id"]), docs, vocab, Path(vectors))
+            sparse.build_impact_index(Path(vectors), Path(tmp), threads=int(job.threads))
+        log.info("impact index of %s: %d documents", dataset, docs.shape[0])
+    (work / FINGERPRINT_FILE).unlink()
+    work.rename(out)
 
 
 def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:

@@ -134,18 +134,25 @@ def checkpoint_complete(path: Path, model_file: str = SENTENCE_MODEL_FILE) -> bo
     return state.get("global_step") == _checkpoint_step(path)
 
 
-def resumable_checkpoint(work_dir: Path, fingerprint: str, model_file: str = SENTENCE_MODEL_FILE) -> Path | None:
-    """Prepare ``work_dir`` for a run with ``fingerprint``; return the checkpoint to resume from.
-
-    A work dir of other settings is discarded, incomplete checkpoints are removed; the newest
-    complete checkpoint is returned (None: start from scratch).
-    """
+def stamped_work_dir(work_dir: Path, fingerprint: str) -> Path:
+    """``work_dir`` as a run with ``fingerprint`` left it, or empty when other settings or inputs
+    left it (a changed config never continues from their partial work)."""
     stamp = work_dir / FINGERPRINT_FILE
     if work_dir.exists() and (not stamp.is_file() or stamp.read_text() != fingerprint):
         log.info("discarding %s: left by a run with other settings or inputs", work_dir)
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     stamp.write_text(fingerprint)
+    return work_dir
+
+
+def resumable_checkpoint(work_dir: Path, fingerprint: str, model_file: str = SENTENCE_MODEL_FILE) -> Path | None:
+    """Prepare ``work_dir`` for a run with ``fingerprint``; return the checkpoint to resume from.
+
+    A work dir of other settings is discarded, incomplete checkpoints are removed; the newest
+    complete checkpoint is returned (None: start from scratch).
+    """
+    stamped_work_dir(work_dir, fingerprint)
     shutil.rmtree(work_dir / "model", ignore_errors=True)  # a final save cut short
     checkpoints = sorted((work_dir / "trainer").glob("checkpoint-*"), key=_checkpoint_step)
     complete = []

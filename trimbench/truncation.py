@@ -70,7 +70,7 @@ def layers(exp: dict, model: str) -> list[int]:
 
 @dataclass(frozen=True)
 class Run:
-    """One fine-tuning job: a task, a model cut to ``k`` layers, a seed."""
+    """One fine-tuning: a task, a model cut to ``k`` layers, a seed."""
 
     task: str
     model: str
@@ -79,8 +79,19 @@ class Run:
 
 
 def runs(exp: dict) -> list[Run]:
-    return [Run(task, model, k, seed) for task in exp["tasks"] for model in exp["models"]
-            for k in layers(exp, model) for seed in exp["seeds"]]
+    return [Run(task, model, k, seed) for task, model in train_jobs(exp) for k, seed in model_runs(exp, model)]
+
+
+def train_jobs(exp: dict) -> list[tuple[str, str]]:
+    """(task, model): one job fine-tunes every cut of a model on a task with every seed. The runs
+    of a job share its data and start model; a job per run made the paper presets' DAG thousands
+    of jobs long (seconds of Snakemake planning, seconds of imports per job)."""
+    return [(task, model) for task in exp["tasks"] for model in exp["models"]]
+
+
+def model_runs(exp: dict, model: str) -> list[tuple[int, int]]:
+    """(k, seed) of the runs of one job, in the order it trains them."""
+    return [(k, seed) for k in layers(exp, model) for seed in exp["seeds"]]
 
 
 def stage_models(exp: dict) -> list[tuple[str, int]]:

@@ -8,9 +8,11 @@ stage is the transformers ``Trainer`` with its masking collator.
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -253,6 +255,38 @@ def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: 
     log.info("%s: %s", main, {r["split"]: round(r["value"], 4) for r in rows if r["metric"] == main})
     history["parameters"] = count
     return rows + [{"split": None, "metric": PARAMETERS, "value": float(count)}], history
+
+
+def train_runs(load_model: Callable[[int], object], runs: list[tuple[int, int]], objective: str, num_labels: int,
+               kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int, work_dir: Path,
+               fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
+    """Every (k, seed) run of one job, in order: (k, seed, score rows, history) each.
+
+    ``load_model(k)`` gives the run's start model (loaded afresh: ``run_task`` cuts it in place).
+    Each finished run is kept in ``work_dir`` at once, so a job cut short (preempted, out of time)
+    resumes after its last finished run; ``fingerprint`` discards what other settings left.
+    """
+    from trimbench import faults
+    from trimbench.atomic import atomic_path
+    from trimbench.training import stamped_work_dir
+
+    stamped_work_dir(work_dir, fingerprint)
+    finished = []
+    for k, seed in runs:
+        part = work_dir / f"L{k}-seed{seed}.json"
+        if part.is_file():
+            log.info("k=%d seed %d: finished by an earlier attempt, kept", k, seed)
+            result = json.loads(part.read_text())
+        else:
+            log.info("k=%d seed %d: run %d of %d", k, seed, len(finished) + 1, len(runs))
+            rows, history = run_task(load_model(k), k, objective, num_labels, kind, tables, settings, seed,
+                                     eval_batch_size)
+            result = {"rows": rows, "history": history}
+            with atomic_path(part) as tmp:
+                Path(tmp).write_text(json.dumps(result))
+            faults.hold("run")
+        finished.append((k, seed, result["rows"], result["history"]))
+    return finished
 
 
 # --- optional stages ---------------------------------------------------------------------------
