@@ -1,5 +1,6 @@
 # The truncated-encoder track (track: electra): each model cut after every layer k, fine-tuned per
-# task and seed (one job per task and model; optional stages first), scored on dev and test; tables and figures per experiment.
+# task and seed (one job per task and model; optional stages first), scored on dev and test;
+# tables and figures per experiment.
 # Input functions: rules/truncation_common.smk.
 
 

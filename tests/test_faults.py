@@ -11,15 +11,12 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, job_counts, run_snakemake, snakemake_command
+from conftest import REPO, held_pid, held_run, job_counts, kill_held_job, run_snakemake
 
 from trimbench.artifacts import ArtifactError, describe, producer, reading
 from trimbench.training import (
@@ -42,35 +39,6 @@ def tiny_config(workdir: Path, **train) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     return workdir
-
-
-def held_run(workdir: Path, hold: str, *targets: str) -> subprocess.Popen:
-    """Start snakemake with ``TRIMBENCH_TEST_HOLD=hold`` (a job will sleep there until killed)."""
-    env = {**os.environ, "TRIMBENCH_TEST_HOLD": hold}
-    return subprocess.Popen(snakemake_command(workdir, *targets), cwd=workdir, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def held_pid(run: subprocess.Popen, log: Path, timeout: float = 300) -> int:
-    """Wait until the job logging to ``log`` holds; its PID."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        match = re.search(r"test hold at \w+ \(pid (\d+)\)", log.read_text() if log.exists() else "")
-        if match:
-            return int(match.group(1))
-        if run.poll() is not None:
-            raise AssertionError(f"snakemake ended before the hold:\n{run.stdout.read()[-4000:]}")
-        time.sleep(0.5)
-    os.killpg(run.pid, signal.SIGKILL)
-    raise AssertionError(f"no hold in {log} after {timeout} s")
-
-
-def kill_held_job(run: subprocess.Popen, log: Path) -> str:
-    """SIGKILL the held job; snakemake notices, cleans up and fails. Its output."""
-    os.kill(held_pid(run, log), signal.SIGKILL)
-    output, _ = run.communicate(timeout=120)
-    assert run.returncode != 0, output
-    return output
 
 
 def tree_state(workdir: Path) -> dict[str, int]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, job_counts, run_snakemake
+from conftest import REPO, held_run, job_counts, kill_held_job, run_snakemake
 
 from trimbench import config as tb_config
 from trimbench import truncation
@@ -122,6 +122,24 @@ def test_changed_training_reruns_only_that_experiments_runs(finished, tmp_path):
     counts = job_counts(run_snakemake(finished, "-n", "--configfile", str(changed)).stdout)
     assert counts["train_truncated"] == 2 and counts["truncation_table"] == 1
     assert "adapt_domain" not in counts and "fetch_model" not in counts
+
+
+def test_job_killed_after_its_first_run_resumes_to_the_same_scores(finished, tmp_path):
+    """tiny-electra-generator's job (2 cuts x 2 seeds) killed once its first run is kept: the re-run
+    trains the three runs left and writes the scores of an uninterrupted job."""
+    job = "results/tiny-cut/runs/lee-sim-split/tiny-electra-generator"
+    shutil.copy(TINY, tmp_path / "config.yaml")
+    run = held_run(tmp_path, "train_truncated:run", f"{job}/scores.parquet")
+    kill_held_job(run, tmp_path / "results/logs/train_truncated/tiny-cut/lee-sim-split/tiny-electra-generator.log")
+    assert not (tmp_path / job / "scores.parquet").exists()
+    assert [p.name for p in (tmp_path / job / "unfinished").glob("L*")] == ["L0-seed0.json"]
+
+    run_snakemake(tmp_path, f"{job}/scores.parquet")
+    log = (tmp_path / "results/logs/train_truncated/tiny-cut/lee-sim-split/tiny-electra-generator.log").read_text()
+    assert "k=0 seed 0: finished by an earlier attempt, kept" in log and "run 4 of 4" in log
+    assert not (tmp_path / job / "unfinished").exists()
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / job / "scores.parquet"),
+                                  pd.read_parquet(finished / job / "scores.parquet"))
 
 
 def test_report_builds(finished):

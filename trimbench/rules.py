@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from trimbench import faults
+from trimbench import faults, warm
 from trimbench.artifacts import ArtifactError
 
 
@@ -84,11 +85,22 @@ def _log_to(path: str | None):
 
 
 def run(step, smk=None) -> None:
-    """Run ``step(job)`` with logging to the rule's log and torch limited to the rule's threads.
+    """Run ``step(job)`` with logging to the rule's log and torch limited to the rule's threads:
+    in a child of the warm interpreter where a launcher started one (:mod:`trimbench.warm`), else
+    here.
 
     A cached input that cannot be used (:class:`ArtifactError`) ends the job with its one message,
     naming the file and the rule that makes it, instead of a stack trace from deep inside numpy.
     """
+    if smk is not None:
+        code = warm.call_in_server("trimbench.rules.run_here", step.__module__, step.__name__, smk)
+        if code is not None:
+            raise SystemExit(code)
+    run_here(step.__module__, step.__name__, smk)
+
+
+def run_here(module: str, name: str, smk=None) -> None:
+    step = getattr(importlib.import_module(module), name)
     rule = step.__name__
     job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
     log_path = job.log[0] if job.log else None
@@ -97,10 +109,12 @@ def run(step, smk=None) -> None:
                             stream=sys.stderr, force=True)
         # torch reads this when first imported; steps that never need torch never pay for it.
         os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
+        if "torch" in sys.modules:  # imported already (the warm interpreter): set it directly
+            sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
         started = time.perf_counter()
         log = logging.getLogger("trimbench")
         # The PID lets one find (and, in the fault tests, kill) the job's process.
-        log.info("rule %s started (pid %d)", rule, os.getpid())
+        log.info("rule %s started (pid %d%s)", rule, os.getpid(), ", forked by the warm interpreter" * warm.forked)
         try:
             faults.start_job(rule, log_path)
             step(job)
