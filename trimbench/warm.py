@@ -94,7 +94,7 @@ def call_in_server(target: str, *args) -> int | None:
         _send(conn, json.dumps(request).encode())
         _send(conn, pickle.dumps((target, args)))
         reply = json.loads(_receive(conn))
-    except (OSError, ConnectionError) as error:
+    except (OSError, ValueError, TypeError, pickle.PicklingError) as error:  # unreachable, or a job it cannot take
         conn.close()
         log.debug("no warm interpreter at %s (%s): running here", path, error)
         return None
@@ -120,6 +120,15 @@ def call_in_server(target: str, *args) -> int | None:
 
 
 # --- the server's side -----------------------------------------------------------------------------
+
+
+def _die_with_parent(sig: int) -> None:
+    """Have the kernel send ``sig`` to this process when its parent ends (Linux): no orphan job runs
+    on after the server, and no idle server after its launcher."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))  # PR_SET_PDEATHSIG
 
 
 def _run_child(header: dict, payload: bytes) -> int:
@@ -168,6 +177,7 @@ def _fork_job(conn: socket.socket, listener: socket.socket, selector: selectors.
             conn.close()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)
+            _die_with_parent(signal.SIGKILL)
             for target, fd in zip((0, 1, 2), fds, strict=True):
                 os.dup2(fd, target)
                 os.close(fd)
@@ -216,6 +226,7 @@ def serve(path: str, modules=PRELOAD) -> None:
 
     One thread only: a fork copies just the forking thread, so locks other threads hold would stay
     held in every child."""
+    _die_with_parent(signal.SIGTERM)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)  # first: jobs that connect while the imports run wait in the backlog
     listener.listen(64)
