@@ -2,6 +2,6 @@
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench import rules, steps
+from trimbench import rules
 
-rules.run(steps.evaluate_sts, globals().get("snakemake"))
+rules.run("evaluate_sts", globals().get("snakemake"))

@@ -2,6 +2,6 @@
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench import rules, steps
+from trimbench import rules
 
-rules.run(steps.prepare_data, globals().get("snakemake"))
+rules.run("prepare_data", globals().get("snakemake"))

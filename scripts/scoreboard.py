@@ -2,6 +2,6 @@
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench import rules, steps
+from trimbench import rules
 
-rules.run(steps.scoreboard, globals().get("snakemake"))
+rules.run("scoreboard", globals().get("snakemake"))

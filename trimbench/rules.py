@@ -1,6 +1,6 @@
 """Running a rule's step: from Snakemake's ``script:`` object, or alone from the command line.
 
-Each ``scripts/<rule>.py`` is ``rules.run(steps.<rule>)``. Under Snakemake the job comes from the
+Each ``scripts/<rule>.py`` is ``rules.run("<rule>")``. Under Snakemake the job comes from the
 injected ``snakemake`` object; alone, from arguments, for debugging one stage::
 
     python scripts/evaluate_sts.py --input embeddings=results/x/embeddings/full \\
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -84,24 +83,25 @@ def _log_to(path: str | None):
             os.close(saved[1])
 
 
-def run(step, smk=None) -> None:
-    """Run ``step(job)`` with logging to the rule's log and torch limited to the rule's threads:
-    in a child of the warm interpreter where a launcher started one (:mod:`trimbench.warm`), else
-    here.
+def run(rule: str, smk=None) -> None:
+    """Run ``trimbench.steps.<rule>(job)`` with logging to the rule's log and torch limited to the
+    rule's threads: in a child of the warm interpreter where a launcher started one
+    (:mod:`trimbench.warm`; the script then imports nothing heavy, not even trimbench.steps), else here.
 
     A cached input that cannot be used (:class:`ArtifactError`) ends the job with its one message,
     naming the file and the rule that makes it, instead of a stack trace from deep inside numpy.
     """
     if smk is not None:
-        code = warm.call_in_server("trimbench.rules.run_here", step.__module__, step.__name__, smk)
+        code = warm.call_in_server("trimbench.rules.run_here", rule, smk)
         if code is not None:
             raise SystemExit(code)
-    run_here(step.__module__, step.__name__, smk)
+    run_here(rule, smk)
 
 
-def run_here(module: str, name: str, smk=None) -> None:
-    step = getattr(importlib.import_module(module), name)
-    rule = step.__name__
+def run_here(rule: str, smk=None) -> None:
+    from trimbench import steps
+
+    step = getattr(steps, rule)
     job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
     log_path = job.log[0] if job.log else None
     with _log_to(log_path):
