@@ -160,7 +160,7 @@ def _fork_job(conn: socket.socket, listener: socket.socket, selector: selectors.
     _, fds, _, _ = socket.recv_fds(conn, 1, 3)
     header = json.loads(_receive(conn))
     payload = _receive(conn)
-    mismatch = {key: (header[key], value) for key, value in _identity().items() if header[key] != value}
+    mismatch = {key: (header.get(key), value) for key, value in _identity().items() if header.get(key) != value}
     if mismatch or len(fds) != 3:
         for fd in fds:
             os.close(fd)
@@ -227,6 +227,11 @@ def serve(path: str, modules=PRELOAD) -> None:
     One thread only: a fork copies just the forking thread, so locks other threads hold would stay
     held in every child."""
     _die_with_parent(signal.SIGTERM)
+    for fd in (0, 1, 2):  # open, so that the descriptors jobs pass over are never 0, 1 or 2 here
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)  # first: jobs that connect while the imports run wait in the backlog
     listener.listen(64)
