@@ -5,6 +5,7 @@ Each takes a :class:`trimbench.rules.Job`; ``scripts/<rule>.py`` only calls ``ru
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -259,11 +260,15 @@ def train_truncated(job) -> None:
     p = job.params
     # One start model for every k, or one per k (word-similarity pre-tuned cuts), as the params say.
     start = dict(zip(p.start_layers, job.input.models, strict=True)) if p.start_layers else {}
+    loaded = {}  # the start model of the runs at hand (runs come k by k), read from disk once
 
     def load_model(k):
         path = start.get(k, job.input.models[0])
-        with reading(path):
-            return load_sentence_model(path, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
+        if path not in loaded:
+            loaded.clear()
+            with reading(path):
+                loaded[path] = load_sentence_model(path, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
+        return copy.deepcopy(loaded[path])  # each run cuts and trains its own copy
 
     tables = {split: pd.read_parquet(getattr(job.input, split)) for split in ("train", "validation", "test")}
     inputs = [*job.input.models, job.input.train, job.input.validation, job.input.test]
