@@ -37,6 +37,12 @@ class RetrievalSplit:
         folder = Path(folder)
         return cls(*(pd.read_parquet(folder / name) for name in FILES))
 
+    @staticmethod
+    def read(folder: str | Path, table: str, columns: list[str] | None = None) -> pd.DataFrame:
+        """One table of a saved split ("corpus", "queries" or "qrels"), alone: a step that needs
+        MS MARCO's queries or judgements need not read its 8.8M passages."""
+        return pd.read_parquet(Path(folder) / f"{table}.parquet", columns=columns)
+
     def relevant(self) -> dict[str, set[str]]:
         """Query id -> ids of its documents judged relevant (relevance > 0)."""
         positive = self.qrels[self.qrels["relevance"] > 0]

@@ -17,6 +17,7 @@ import logging
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +93,16 @@ def save_vectors(folder: Path, docs: sp.csr_matrix | None, queries: sp.csr_matri
     sp.save_npz(folder / QUERIES_FILE, queries)
 
 
+def load_docs(folder: Path) -> sp.csr_matrix:
+    return sp.load_npz(folder / DOCS_FILE).tocsr()
+
+
+def load_queries(folder: Path) -> sp.csr_matrix:
+    return sp.load_npz(folder / QUERIES_FILE).tocsr()
+
+
 def load_vectors(folder: Path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    return sp.load_npz(folder / DOCS_FILE).tocsr(), sp.load_npz(folder / QUERIES_FILE).tocsr()
+    return load_docs(folder), load_queries(folder)
 
 
 def iter_term_maps(matrix: sp.csr_matrix, vocab: list[str]) -> Iterator[dict[str, int]]:
@@ -174,12 +183,15 @@ def impact_search(index: Path, query_ids: list[str], queries: list[dict[str, int
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "rank"])
 
 
+def term_shares(matrix: sp.csr_matrix) -> np.ndarray:
+    """Per vocabulary term, the share of rows in which it is active."""
+    return np.asarray((matrix != 0).mean(axis=0)).ravel()
+
+
 def flops(queries: sp.csr_matrix, docs: sp.csr_matrix) -> float:
     """Expected number of multiplications of a query-document dot product:
     ``Σ_j p_q(j) · p_d(j)``, p the share of queries / documents in which term j is active."""
-    p_q = np.asarray((queries != 0).mean(axis=0)).ravel()
-    p_d = np.asarray((docs != 0).mean(axis=0)).ravel()
-    return float(p_q @ p_d)
+    return float(term_shares(queries) @ term_shares(docs))
 
 
 def active_terms(matrix: sp.csr_matrix) -> float:
@@ -187,8 +199,22 @@ def active_terms(matrix: sp.csr_matrix) -> float:
     return float(matrix.getnnz(axis=1).mean()) if matrix.shape[0] else 0.0
 
 
-def sparsity_scores(queries: sp.csr_matrix, docs: sp.csr_matrix) -> dict[str, float]:
-    return {"flops": flops(queries, docs), "q_terms": active_terms(queries), "d_terms": active_terms(docs)}
+@dataclass(frozen=True)
+class CorpusSparsity:
+    """What FLOPS and d_terms need of a corpus's vectors: computed once for the evaluation sets
+    that share the corpus (MS MARCO dev, DL19, DL20), the matrix not kept."""
+
+    term_shares: np.ndarray
+    d_terms: float
+
+    @classmethod
+    def of(cls, docs: sp.csr_matrix) -> CorpusSparsity:
+        return cls(term_shares(docs), active_terms(docs))
+
+
+def sparsity_scores(queries: sp.csr_matrix, corpus: CorpusSparsity) -> dict[str, float]:
+    return {"flops": float(term_shares(queries) @ corpus.term_shares), "q_terms": active_terms(queries),
+            "d_terms": corpus.d_terms}
 
 
 # --- ensembles -----------------------------------------------------------------------------------

@@ -514,9 +514,9 @@ def encode_sparse(job) -> None:
     settings = p.settings
     with reading(job.input.model):
         model = load_splade_model(job.input.model)
+    encoded = {}  # corpus -> (documents, terms per document), for the log of datasets sharing it
     with atomic_path(job.output.vectors) as tmp:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
-            split = RetrievalSplit.load(folder)
             first = p.corpus_of[dataset]
             if first != dataset:  # the same corpus as an earlier dataset: encoded once, linked
                 (Path(tmp) / dataset).mkdir(parents=True)
@@ -525,27 +525,27 @@ def encode_sparse(job) -> None:
                     os.link(source, target)
                 except OSError:  # a file system without hard links
                     shutil.copyfile(source, target)
-                docs = sparse.load_vectors(Path(tmp) / first)[0]
+                docs = None
             else:
-                docs = sparse.encode_sparse(model, doc_texts(split.corpus), settings["p_max_length"] or p.max_length,
+                corpus = RetrievalSplit.read(folder, "corpus")
+                docs = sparse.encode_sparse(model, doc_texts(corpus), settings["p_max_length"] or p.max_length,
                                             settings["batch_size"], settings["quantization"], settings["encode_chunk"],
                                             settings["d_max_terms"])
-            queries = sparse.encode_sparse(model, list(split.queries["text"]), settings["q_max_length"] or p.max_length,
-                                           settings["batch_size"], settings["quantization"], settings["encode_chunk"],
-                                           settings["q_max_terms"])
-            sparse.save_vectors(Path(tmp) / dataset, docs if first == dataset else None, queries)
-            log.info("%s: %d documents (%.1f terms each), %d queries (%.1f terms each)", dataset, docs.shape[0],
-                     sparse.active_terms(docs), queries.shape[0], sparse.active_terms(queries))
+                encoded[dataset] = docs.shape[0], sparse.active_terms(docs)
+            queries = sparse.encode_sparse(model, list(RetrievalSplit.read(folder, "queries")["text"]),
+                                           settings["q_max_length"] or p.max_length, settings["batch_size"],
+                                           settings["quantization"], settings["encode_chunk"], settings["q_max_terms"])
+            sparse.save_vectors(Path(tmp) / dataset, docs, queries)
+            log.info("%s: %d documents (%.1f terms each), %d queries (%.1f terms each)", dataset, *encoded[first],
+                     queries.shape[0], sparse.active_terms(queries))
         (Path(tmp) / sparse.VOCAB_FILE).write_text(json.dumps(sparse.vocabulary(model.tokenizer)))
 
 
-def _sparse_vectors(folder: Path, dataset: str):
+def _vocabulary(folder: Path) -> list[str]:
     from trimbench import sparse
 
     with reading(folder):
-        docs, queries = sparse.load_vectors(folder / dataset)
-        vocab = json.loads((folder / sparse.VOCAB_FILE).read_text())
-    return docs, queries, vocab
+        return json.loads((folder / sparse.VOCAB_FILE).read_text())
 
 
 def index_sparse(job) -> None:
@@ -557,20 +557,22 @@ def index_sparse(job) -> None:
     from trimbench.beir import RetrievalSplit
     from trimbench.training import FINGERPRINT_FILE, run_fingerprint, stamped_work_dir
 
-    p, out = job.params, Path(job.output.index)
+    p, out, vectors = job.params, Path(job.output.index), Path(job.input.vectors)
     work = stamped_work_dir(out.with_name(out.name + ".unfinished"),
                             run_fingerprint(job.named("params"), [job.input.vectors, *job.input.data]))
+    vocab = _vocabulary(vectors)
     for dataset, folder in zip(p.datasets, job.input.data, strict=True):
         if p.corpus_of[dataset] != dataset:
             continue  # searched in the index of the first dataset with its corpus
         if (work / dataset).is_dir():
             log.info("impact index of %s: built by an earlier attempt, kept", dataset)
             continue
-        docs, _, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
-        split = RetrievalSplit.load(folder)
-        with tempfile.TemporaryDirectory(prefix="vectors-") as vectors, atomic_path(work / dataset) as tmp:
-            sparse.write_vector_collection(list(split.corpus["doc_id"]), docs, vocab, Path(vectors))
-            sparse.build_impact_index(Path(vectors), Path(tmp), threads=int(job.threads))
+        with reading(vectors):
+            docs = sparse.load_docs(vectors / dataset)
+        doc_ids = list(RetrievalSplit.read(folder, "corpus", columns=["doc_id"])["doc_id"])
+        with tempfile.TemporaryDirectory(prefix="vectors-") as collection, atomic_path(work / dataset) as tmp:
+            sparse.write_vector_collection(doc_ids, docs, vocab, Path(collection))
+            sparse.build_impact_index(Path(collection), Path(tmp), threads=int(job.threads))
         log.info("impact index of %s: %d documents", dataset, docs.shape[0])
     (work / FINGERPRINT_FILE).unlink()
     work.rename(out)
@@ -588,7 +590,7 @@ def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             run = runs[dataset]
             write_trec_run(run, Path(runs_dir) / f"{dataset}.trec", job.wildcards.variant)
-            for metric, value in evaluate_run(run, RetrievalSplit.load(folder).qrels, p.metrics).items():
+            for metric, value in evaluate_run(run, RetrievalSplit.read(folder, "qrels"), p.metrics).items():
                 rows.append({**p.meta, "dataset": dataset, "metric": metric, "value": value})
             log.info("%s: %s", dataset, ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows
                                                   if r["dataset"] == dataset))
@@ -601,17 +603,21 @@ def splade_scores(job) -> None:
     from trimbench import sparse
     from trimbench.beir import RetrievalSplit
 
-    p = job.params
-    runs, rows = {}, []
+    p, vectors = job.params, Path(job.input.vectors)
+    vocab = _vocabulary(vectors)
+    runs, rows, corpora = {}, [], {}
     for dataset, folder in zip(p.datasets, job.input.data, strict=True):
-        docs, queries, vocab = _sparse_vectors(Path(job.input.vectors), dataset)
-        split = RetrievalSplit.load(folder)
         index = p.index_of[dataset]
+        with reading(vectors):
+            if index not in corpora:  # evaluation sets over one corpus read its documents once
+                corpora[index] = sparse.CorpusSparsity.of(sparse.load_docs(vectors / dataset))
+            queries = sparse.load_queries(vectors / dataset)
+        query_ids = list(RetrievalSplit.read(folder, "queries", columns=["query_id"])["query_id"])
         with reading(index):
-            runs[dataset] = sparse.impact_search(Path(index), list(split.queries["query_id"]),
-                                                 sparse.term_maps(queries, vocab), p.top_k, threads=int(job.threads))
+            runs[dataset] = sparse.impact_search(Path(index), query_ids, sparse.term_maps(queries, vocab), p.top_k,
+                                                 threads=int(job.threads))
         rows += [{**p.meta, "dataset": dataset, "metric": metric, "value": value}
-                 for metric, value in sparse.sparsity_scores(queries, docs).items()]
+                 for metric, value in sparse.sparsity_scores(queries, corpora[index]).items()]
     _write_run_scores(job, runs, rows)
 
 
