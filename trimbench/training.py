@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -69,7 +70,10 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
 
     cuda = torch.cuda.is_available()
     workers = speed_setting(train, "dataloader_workers")
-    return (arguments_class or SentenceTransformerTrainingArguments)(
+    arguments_class = arguments_class or SentenceTransformerTrainingArguments
+    if "batch_sampler" in {field.name for field in dataclasses.fields(arguments_class)}:  # not plain transformers'
+        overrides = {"batch_sampler": train["batch_sampler"], **overrides}
+    return arguments_class(
         output_dir=str(output_dir),
         num_train_epochs=train["epochs"],
         max_steps=train["max_steps"],
@@ -86,7 +90,6 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
         gradient_checkpointing=train["gradient_checkpointing"],
         seed=train["seed"],
         data_seed=train["seed"],
-        batch_sampler=train["batch_sampler"],
         logging_steps=train["logging_steps"],
         # Checkpoints to resume from after a kill, a requeue or a retry; two kept, so a newest one
         # cut short by a kill still leaves a complete one.

@@ -262,7 +262,7 @@ def train_runs(load_model: Callable[[int], object], runs: list[tuple[int, int]],
                fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
     """Every (k, seed) run of one job, in order: (k, seed, score rows, history) each.
 
-    ``load_model(k)`` gives the run's start model (loaded afresh: ``run_task`` cuts it in place).
+    ``load_model(k)`` gives the run's start model, a copy of its own (``run_task`` cuts it in place).
     Each finished run is kept in ``work_dir`` at once, so a job cut short (preempted, out of time)
     resumes after its last finished run; ``fingerprint`` discards what other settings left.
     """
@@ -339,14 +339,11 @@ def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path, 
         lambda batch: tokenizer(batch["text"], truncation=True, max_length=stage["max_seq_length"]),
         batched=True, remove_columns=["text"])
     checkpoint = resumable_checkpoint(Path(work_dir), fingerprint, model_file="config.json")
-    args = TrainingArguments(
-        output_dir=str(Path(work_dir) / "trainer"), num_train_epochs=stage["epochs"],
-        per_device_train_batch_size=stage["batch_size"], gradient_accumulation_steps=stage["gradient_accumulation"],
-        learning_rate=stage["lr"], weight_decay=stage["weight_decay"], warmup_steps=stage["warmup_ratio"],
-        lr_scheduler_type="linear", fp16=stage["precision"] == "fp16", bf16=stage["precision"] == "bf16",
-        save_strategy="steps" if stage["checkpoint_steps"] else "no", save_steps=max(1, stage["checkpoint_steps"]),
-        save_total_limit=2, seed=stage["seed"], data_seed=stage["seed"], logging_steps=stage["logging_steps"],
-        report_to="none", dataloader_num_workers=0, use_cpu=not torch.cuda.is_available())
+    # The shared mapping of a config section to the trainer's arguments (checkpoints, precision,
+    # the GPU speed settings), with plain transformers' arguments: the MLM model is no sentence model.
+    train = {**stage, "max_steps": -1, "gradient_checkpointing": False,
+             "warmup_steps": stage["warmup_ratio"]}  # below 1: a fraction of all steps (transformers 5)
+    args = shared_training_arguments(train, Path(work_dir) / "trainer", TrainingArguments, lr_scheduler_type="linear")
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=stage["mlm_probability"])
     trainer = Trainer(model=mlm, args=args, train_dataset=encoded, data_collator=collator,
                       callbacks=[checkpoint_callback()])
