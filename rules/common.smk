@@ -377,8 +377,6 @@ def retrieval_outputs(name):
 def retrieval_stage_targets(name, stage):
     """A retrieval experiment's targets of a stage where they differ from STS's (else None)."""
     if name not in RETRIEVAL_EXPERIMENTS:
-        if EXPERIMENTS[name]["track"] == "splade":
-            return splade_stage_targets(name, stage)
         return [] if stage == "negatives" else None
     exp = EXPERIMENTS[name]
     if stage == "data":

@@ -215,11 +215,7 @@ rule retrieval_figure:
 
 rule all_negatives:
     input:
-        [
-            path
-            for name in EXPERIMENTS
-            for path in retrieval_stage_targets(name, "negatives")
-        ],
+        stage_targets("negatives"),
 
 
 rule homedepot_table:
