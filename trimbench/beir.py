@@ -109,7 +109,7 @@ def _hub_beir(entry: dict, split: str) -> RetrievalSplit:
     with hub.opened(entry) as source:
         corpus = hub.read_table(source, entry["id"], entry["revision"], BEIR_FILES[0])
         queries = hub.read_table(source, entry["id"], entry["revision"], BEIR_FILES[1])
-        qrels = hub.read_table(source, f"{entry['id']}-qrels", entry["qrels_revision"], f"{split}.tsv", sep="\t",
+        qrels = hub.read_table(source, f"{entry['id']}-qrels", entry["qrels_revision"], f"{split}.tsv",
                                dtype={"query-id": str, "corpus-id": str})
     return _from_beir_columns(corpus, queries, qrels)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -72,7 +72,8 @@ def describe_features(features: dict) -> str:
 class Contract:
     id: str
     type: str
-    revision: str
+    #: the commit the facts were read at; None where no commit was found (see the contract's ``unknown``)
+    revision: str | None
     path: Path
     raw: dict
 
@@ -86,7 +87,7 @@ class Contract:
         return self.raw.get("parquet_export")
 
     @property
-    def pinned_revision(self) -> str:
+    def pinned_revision(self) -> str | None:
         """The revision a preset loads: the parquet export where the revision holds a loading script."""
         if self.raw.get("script") and self.export:
             return self.export["revision"]
@@ -103,7 +104,8 @@ class Contract:
         return None if self.is_export(revision) else self.raw.get("script")
 
     def label(self, revision: str | None = None) -> str:
-        shown = revision if revision and not _COMMIT.match(revision) else (revision or self.revision)[:7]
+        revision = revision or self.revision
+        shown = revision[:7] if revision and _COMMIT.match(revision) else (revision or "main")
         return f"hub {self.type} {self.id} at {shown} ({self.where})"
 
     def configs(self, revision: str | None = None) -> dict[str, dict]:
@@ -120,7 +122,7 @@ class Contract:
         return named | (set() if self.is_export(revision) else set(self.raw.get("files") or ()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(repo_id: str) -> Contract | None:
     """The contract of a hub repository; None when the project records none."""
     path = contract_path(repo_id)
@@ -128,7 +130,7 @@ def load(repo_id: str) -> Contract | None:
         return None
     raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     _validate(raw, path, repo_id)
-    return Contract(raw["id"], raw["type"], raw["revision"], path, raw)
+    return Contract(raw["id"], raw["type"], raw.get("revision"), path, raw)
 
 
 def _validate(raw, path: Path, repo_id: str) -> None:
@@ -139,7 +141,10 @@ def _validate(raw, path: Path, repo_id: str) -> None:
         fail(f"'id' must be '{repo_id}'")
     if raw.get("type") not in ("dataset", "model"):
         fail("'type' must be dataset or model")
-    if not _COMMIT.match(str(raw.get("revision", ""))):
+    if raw.get("revision") is None:
+        if not any("revision" in str(note) for note in raw.get("unknown") or ()):
+            fail("'revision' may be null only where 'unknown' says why no commit was found")
+    elif not _COMMIT.match(str(raw["revision"])):
         fail("'revision' must be a full 40-hex commit")
     if not raw.get("read_from"):
         fail("'read_from' must name where the facts come from")
@@ -211,11 +216,12 @@ def check_dataset(name: str, entry: dict, used_splits: dict[str, str]) -> None:
         return
     script = contract.script(revision)
     if script:
-        export = f"; load its parquet export instead: revision: {contract.export['revision']}" if contract.export else ""
+        export = contract.export and f"; load its parquet export instead: revision: {contract.export['revision']}"
         raise Mismatch(f"{where}.revision", f"{contract.label(revision)} holds a loading script ({script}), which "
-                                            f"datasets 4 and later refuse to run{export}")
+                                            f"datasets 4 and later refuse to run{export or ''}")
     configs = contract.configs(revision)
-    config_name = entry.get("config") or ("default" if "default" in configs or len(configs) > 1 else next(iter(configs)))
+    config_name = entry.get("config") or ("default" if "default" in configs or len(configs) > 1
+                                          else next(iter(configs)))
     if config_name not in configs:
         problem = f"has no config '{config_name}'" if entry.get("config") else "needs a config"
         raise Mismatch(f"{where}.config", f"{contract.label(revision)} {problem}; its configs: {', '.join(configs)}")
@@ -246,11 +252,16 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
         text = is_text(features[theirs])
         if text == (ours in numeric):
             wanted = "a number" if ours in numeric else "text"
-            raise Mismatch(f"{where}.columns.{ours}", f"feature '{theirs}' of {described} is {dtype(features[theirs])}; "
-                                                      f"'{ours}' needs {wanted}; its features: "
-                                                      f"{describe_features(features)}")
+            raise Mismatch(f"{where}.columns.{ours}", f"feature '{theirs}' of {described} is "
+                                                      f"{dtype(features[theirs])}; '{ours}' needs {wanted}; its "
+                                                      f"features: {describe_features(features)}")
     if entry["kind"] == "pair-class":
-        names = class_names(features[mapping["label"]])
+        label = features[mapping["label"]]
+        if not (class_names(label) or dtype(label).startswith("int")):
+            raise Mismatch(f"{where}.columns.label", f"feature '{mapping['label']}' of {described} is {dtype(label)}; "
+                                                     f"'label' needs class labels (integers); its features: "
+                                                     f"{describe_features(features)}")
+        names = class_names(label)
         if names and len(names) != entry["num_labels"]:
             raise Mismatch(f"{where}.num_labels", f"feature '{mapping['label']}' of {described} has "
                                                   f"{len(names)} classes {names}, not {entry['num_labels']}")

@@ -1,10 +1,11 @@
 """The Home Depot Matryoshka study (seed 001): product search with all-MiniLM-L6-v2.
 
 Data (``bstds/home_depot``: query, description, entity_id, id, relevance 1-3, the names the seed's
-``src/data.py`` reads): shuffled with the seed, the first ``rows`` kept, split 80/20 with the seed. Training pairs are (search term, product)
-rows of the train part with relevance > 2.5; test queries are the test part's rows with relevance
->= 2.5, each with its own product as the one relevant document, and the corpus is every test
-product (plus ``distractors`` products from beyond the cut). Train rows whose query or product
+``src/data.py`` reads): shuffled with the seed, the first ``rows`` kept, split 80/20 with the seed.
+Training pairs are (search term, product) rows of the train part with relevance > 2.5; test
+queries are the test part's rows with relevance >= 2.5, each with its own product as the one
+relevant document, and the corpus is every test product (plus ``distractors`` products from
+beyond the cut). Train rows whose query or product
 occurs in the test part are dropped, so neither is seen in training.
 """
 

@@ -60,8 +60,10 @@ class Standin:
 
     def repo(self, repo_id: str, revision: str | None) -> Path:
         key = (repo_id, revision)
-        if key not in self._repos:
-            self._repos[key] = write_repo(repo_id, revision, self.root / "repos", self.rows, self.seed)
+        if key not in self._repos:  # one folder a revision; the repository's own name last (datasets looks
+            # for a loading script named after it)
+            where = self.root / "repos" / str(len(self._repos))
+            self._repos[key] = write_repo(repo_id, revision, where, self.rows, self.seed)
         return self._repos[key]
 
     def dataset(self, repo_id: str, config: str | None, split: str, revision: str | None):
@@ -83,13 +85,16 @@ def opened(entry: dict) -> Iterator[Hub | Standin]:
         yield Standin(Path(folder), entry["standin_rows"], entry["seed"])
 
 
-def read_table(source: Hub | Standin, repo_id: str, revision: str | None, filename: str, **options) -> pd.DataFrame:
-    """One data file of a repository (JSON lines, or CSV/TSV with ``sep``) through ``datasets``."""
+def read_table(source: Hub | Standin, repo_id: str, revision: str | None, filename: str,
+               dtype: dict | None = None) -> pd.DataFrame:
+    """One data file of a repository: JSON lines through ``datasets`` (a corpus may be millions of
+    lines), a TSV/CSV file through pandas (``hf://`` paths open through huggingface_hub's fsspec)."""
+    location = source.file(repo_id, revision, filename)
+    if filename.endswith((".tsv", ".csv")):
+        return pd.read_csv(location, sep="\t" if filename.endswith(".tsv") else ",", dtype=dtype)
     import datasets
 
-    builder = "csv" if filename.endswith((".tsv", ".csv")) else "json"
-    loaded = datasets.load_dataset(builder, data_files={"train": source.file(repo_id, revision, filename)},
-                                   split="train", cache_dir=source.cache_dir, **options)
+    loaded = datasets.load_dataset("json", data_files={"train": location}, split="train", cache_dir=source.cache_dir)
     return loaded.to_pandas()
 
 
