@@ -147,11 +147,11 @@ def _is_id(name: str) -> bool:
 
 def _rows(spec: dict, split: str, index: int, rows: int, pool: pd.DataFrame) -> dict[str, list]:
     """The columns of one split: row ``g`` of the split takes the pool's row ``g`` (splits take
-    consecutive slices); a BEIR corpus, its queries and judgements share ids and row numbers."""
+    consecutive slices); a BEIR corpus and its queries have ``rows`` rows sharing ids with the
+    judgements, which the qrels splits share out between them (no query judged in two splits)."""
     features, layout = spec["features"], spec.get("layout")
     if layout in _BEIR_ROLES:
-        size = min(len(pool), rows * 3)
-        numbers = range(size)
+        numbers = range(min(len(pool), rows))
         if layout == "beir-qrels":
             numbers = [g for g in numbers if g % len(spec["splits"]) == index]
         roles = _BEIR_ROLES[layout]
