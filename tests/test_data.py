@@ -1,4 +1,4 @@
-"""Datasets: the embedded Lee data, local folders with column maps, smoke stand-ins."""
+"""Datasets: the embedded Lee data, local folders with column maps (hub stand-ins: test_contracts.py)."""
 
 from __future__ import annotations
 
@@ -56,16 +56,6 @@ def test_local_missing_split_and_column_name_the_culprit(tmp_path):
         load_split("mine", entry, "train")
 
 
-def test_standin_uses_source_columns_and_normalises_back():
-    entry = {"source": "standin", "kind": "triplets", "splits": {}, "seed": 1, "standin_rows": 10,
-             "columns": {"anchor": "sent0", "positive": "sent1", "negative": "hard_neg"}, "score_range": [0, 1]}
-    frame = load_split("nli", entry, "train")
-    assert list(frame.columns) == ["anchor", "positive", "negative"] and len(frame) == 10
-    assert (frame.positive != frame.negative).all()
-    sts = load_split("sts12", {**entry, "kind": "sts", "columns": {}, "score_range": [0, 5]}, "test")
-    assert sts.score.between(0, 1).all()
-
-
 def test_sts_texts_indexes_unique_texts():
     frame = pd.DataFrame({"sentence1": ["a", "b", "a"], "sentence2": ["b", "c", "c"], "score": [1, 2, 3]})
     texts, first, second = sts_texts(frame)
@@ -96,12 +86,6 @@ def test_holdout_carves_a_split_by_seed():
     entry["holdout"]["size"] = 999
     with pytest.raises(DataError, match=r"holdout of 999 leaves no rows.*datasets\.simlex\.holdout\.size"):
         load_split("simlex", entry, "validation")
-
-
-def test_pair_class_standin_has_balanced_labels():
-    entry = {"source": "standin", "kind": "pair-class", "num_labels": 3, "columns": {}, "standin_rows": 48,
-             "seed": 1, "splits": {}, "score_range": [0, 1]}
-    assert load_split("sick", entry, "train")["label"].value_counts().tolist() == [16, 16, 16]
 
 
 def test_pair_class_labels_outside_the_declared_range_are_named(tmp_path):

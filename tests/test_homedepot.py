@@ -1,4 +1,4 @@
-"""The Home Depot study's data recipe on a generated stand-in of the hub table's schema."""
+"""The Home Depot study's data recipe on a stand-in built from the hub table's contract."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 from trimbench import homedepot
 from trimbench.config import validate_schema
 
-ENTRY = {"source": "standin", "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
+ENTRY = {"source": "hub", "id": "bstds/home_depot", "revision": "e4c0747eef9da8eb14de6036a1396f3e8c9634cf",
+         "standin": True, "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
          "homedepot": {"rows": 300}}
 
 
@@ -22,9 +23,9 @@ def entry():
     return config["datasets"]["hd"]
 
 
-def test_standin_has_the_hub_schema():
-    table = homedepot.standin_table(50, 0)
-    assert {"search_term", "product_description", "relevance"} <= set(table.columns)
+def test_reads_the_columns_the_seed_reads(entry):
+    table = homedepot.raw_table(entry)  # the contract's stand-in, through the hub loader
+    assert {"query", "description", "entity_id", "id", "relevance"} <= set(table.columns)
     assert table["relevance"].between(1, 3).all()
 
 

@@ -1,10 +1,10 @@
 """Retrieval data in the BEIR layout: a corpus, queries and graded qrels per split.
 
 Sources: a local BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``), the
-hub (``BeIR/<name>`` + ``BeIR/<name>-qrels``, or Tevatron's MS MARCO), TREC topic / qrels files
-that override a split's queries and judgements (MS MARCO dev-small, TREC DL 2019 / 2020), the
-held-out inverse-cloze Lee articles (the embedded default) and, in smoke mode, a stand-in made of
-the same Lee text. Every source becomes three tables: corpus (doc_id, title, text), queries
+hub (``BeIR/<name>`` + ``BeIR/<name>-qrels``, or Tevatron's MS MARCO; in smoke mode their stand-ins
+built from the contracts, trimbench.hub), TREC topic / qrels files that override a split's queries
+and judgements (MS MARCO dev-small, TREC DL 2019 / 2020) and the held-out inverse-cloze Lee
+articles (the embedded default). Every source becomes three tables: corpus (doc_id, title, text), queries
 (query_id, text) and qrels (query_id, doc_id, relevance); only judged queries are kept, as BEIR does.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from trimbench.contracts import BEIR_FILES
 from trimbench.data import DataError, lee_ict
 
 FILES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
@@ -88,6 +89,11 @@ def read_beir_folder(folder: Path, split: str) -> RetrievalSplit:
     corpus = pd.read_json(folder / "corpus.jsonl", lines=True, dtype={"_id": str})
     queries = pd.read_json(folder / "queries.jsonl", lines=True, dtype={"_id": str})
     qrels = pd.read_csv(qrels_file, sep="\t", dtype={"query-id": str, "corpus-id": str})
+    return _from_beir_columns(corpus, queries, qrels)
+
+
+def _from_beir_columns(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> RetrievalSplit:
+    """BEIR's column names (_id; query-id, corpus-id, score) to ours; titles are optional in BEIR."""
     if "title" not in corpus:
         corpus["title"] = ""
     return _tidy(corpus.rename(columns={"_id": "doc_id"}), queries.rename(columns={"_id": "query_id"}),
@@ -95,21 +101,26 @@ def read_beir_folder(folder: Path, split: str) -> RetrievalSplit:
 
 
 def _hub_beir(entry: dict, split: str) -> RetrievalSplit:
-    import datasets
+    """BeIR/<name> (corpus.jsonl.gz, queries.jsonl.gz) and BeIR/<name>-qrels (<split>.tsv), read as
+    files at their pinned revisions: the BeIR repositories hold a loading script, which ``datasets``
+    4 and later refuse, and ``datasets`` would name a qrels file dev.tsv split "validation"."""
+    from trimbench import hub
 
-    corpus = datasets.load_dataset(entry["id"], "corpus", split="corpus", revision=entry["revision"]).to_pandas()
-    queries = datasets.load_dataset(entry["id"], "queries", split="queries", revision=entry["revision"]).to_pandas()
-    qrels = datasets.load_dataset(f"{entry['id']}-qrels", split=split).to_pandas()
-    return _tidy(corpus.rename(columns={"_id": "doc_id"}), queries.rename(columns={"_id": "query_id"}),
-                 qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"}))
+    with hub.opened(entry) as source:
+        corpus = hub.read_table(source, entry["id"], entry["revision"], BEIR_FILES[0])
+        queries = hub.read_table(source, entry["id"], entry["revision"], BEIR_FILES[1])
+        qrels = hub.read_table(source, f"{entry['id']}-qrels", entry["qrels_revision"], f"{split}.tsv",
+                               dtype={"query-id": str, "corpus-id": str})
+    return _from_beir_columns(corpus, queries, qrels)
 
 
 def _hub_tevatron(entry: dict, split: str) -> RetrievalSplit:
     """Tevatron's MS MARCO: queries with positive passages in ``<id>``, the corpus in ``<id>-corpus``."""
-    import datasets
+    from trimbench import hub
 
-    corpus = datasets.load_dataset(f"{entry['id']}-corpus", split="train").to_pandas()
-    rows = datasets.load_dataset(entry["id"], split=split, revision=entry["revision"])
+    with hub.opened(entry) as source:
+        corpus = source.dataset(f"{entry['id']}-corpus", None, "train", None).to_pandas()
+        rows = source.dataset(entry["id"], entry.get("config"), split, entry["revision"]).to_list()
     queries, qrels = [], []
     for row in rows:
         queries.append({"query_id": row["query_id"], "text": row["query"]})
@@ -118,12 +129,10 @@ def _hub_tevatron(entry: dict, split: str) -> RetrievalSplit:
     return _tidy(corpus.rename(columns={"docid": "doc_id"}), pd.DataFrame(queries), pd.DataFrame(qrels))
 
 
-def _lee(entry: dict, split: str, rows: int | None = None) -> RetrievalSplit:
+def _lee(entry: dict, split: str) -> RetrievalSplit:
     """Inverse-cloze retrieval: each query is a sentence, its one relevant document the rest of its
     article; the corpus is every such passage of the split (``heldout`` articles for evaluation)."""
     frame = lee_ict(split, entry["heldout_fraction"], entry["pairs_per_article"], entry["seed"])
-    if rows is not None:
-        frame = frame.head(rows)
     ids = [f"lee{article}-{i}" for i, article in enumerate(frame["article_id"])]
     corpus = pd.DataFrame({"doc_id": ids, "title": "", "text": frame["positive"]})
     queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(len(frame))], "text": frame["anchor"]})
@@ -141,10 +150,6 @@ def load_retrieval(name: str, entry: dict, split: str, workdir: Path | str = "."
         return retrieval_split(entry, source_split)
     if source == "gensim":
         loaded = _lee(entry, source_split)
-    elif source == "standin":
-        # Smoke mode: Lee passages in place of the hub corpus, same layout and split names.
-        loaded = _lee({**entry, "heldout_fraction": 0.2, "pairs_per_article": 1},
-                      "heldout" if source_split != "train" else "train", entry["standin_rows"])
     elif source == "local":
         folder = Path(entry["path"]).expanduser()
         folder = folder if folder.is_absolute() else Path(workdir) / folder

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from trimbench import smoke
+from trimbench import contracts, smoke
 from trimbench.models import ModelShape, declared_shape
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
@@ -349,6 +349,55 @@ def _select_experiments(config: dict) -> dict:
                                       if name in config["only"]}}
 
 
+def used_splits(config: dict) -> dict[str, dict[str, str]]:
+    """Dataset -> each of our split names the experiments read -> the config key that reads it
+    (the splits the workflow's data rules make: rules/common.smk, truncation_common.smk)."""
+    used: dict[str, dict[str, str]] = {}
+
+    def use(dataset, split, key):
+        used.setdefault(dataset, {}).setdefault(split, key)
+
+    for name, exp in config["experiments"].items():
+        where = f"experiments.{name}"
+        if exp["track"] == "electra":
+            for task in exp["tasks"]:
+                for split in ("train", "validation", "test"):
+                    use(task, split, f"{where}.tasks")
+            if exp["domain_adaptation"]:
+                use(exp["domain_adaptation"]["dataset"], exp["domain_adaptation"]["split"],
+                    f"{where}.domain_adaptation")
+            for dataset in (exp["word_similarity"] or {}).get("datasets", []):
+                for split in ("train", "validation"):
+                    use(dataset, split, f"{where}.word_similarity")
+            continue
+        for dataset in exp["evaluation"]["datasets"]:
+            use(dataset, exp["evaluation"]["split"], f"{where}.evaluation.split")
+        train = exp.get("train") or {}
+        if train.get("dataset") and (exp["track"] == "splade" or set(exp["methods"]) & set(TRAINED_METHODS)):
+            use(train["dataset"], train["split"], f"{where}.train.split")
+    return used
+
+
+def check_contracts(config: dict) -> None:
+    """Hub datasets and models against their contracts (reference/hub): before smoke mode swaps
+    the hub models for tiny ones, so that smoke mode fails where the cluster would."""
+    try:
+        for name, entry in config["models"].items():
+            contracts.check_model(name, entry)
+        splits = used_splits(config)
+        for name, entry in config["datasets"].items():
+            contracts.check_dataset(name, entry, splits.get(name, {}))
+        for name, exp in config["experiments"].items():
+            hard = exp["train"].get("hard_negatives") if exp["track"] == "splade" else None
+            for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
+                contracts.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
+                                      hard["revision"], hard[key])
+    except contracts.Mismatch as mismatch:
+        raise ConfigError(f"config key {mismatch.key}: {mismatch}") from None
+    except contracts.ContractError as error:
+        raise ConfigError(str(error)) from None
+
+
 def prepare(config: dict, workdir: str | Path = ".") -> dict:
     """Validate ``config`` (as Snakemake loaded it) and return the complete, checked config.
 
@@ -356,6 +405,7 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     """
     workdir = Path(workdir)
     config = _select_experiments(validate_schema(_coerce_switches(config)))
+    check_contracts(config)
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
     # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function

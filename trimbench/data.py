@@ -1,4 +1,4 @@
-"""Datasets: hub, local folders, gensim's shipped test data, and smoke-mode stand-ins.
+"""Datasets: hub (or its smoke-mode stand-in, trimbench.hub), local folders, gensim's shipped test data.
 
 Every source is normalised to one table per split with the columns of its kind
 (:data:`KIND_COLUMNS`); STS scores are rescaled to 0..1 from the source's ``score_range``.
@@ -14,12 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-KIND_COLUMNS = {
-    "sts": ("sentence1", "sentence2", "score"),
-    "pairs": ("anchor", "positive"),
-    "triplets": ("anchor", "positive", "negative"),
-    "pair-class": ("sentence1", "sentence2", "label"),
-}
+from trimbench.columns import KIND_COLUMNS, NUMERIC_COLUMNS
+
 LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
 GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",),
                  "lee_similarity_split": ("train", "validation", "test"), "simlex999": ("train",),
@@ -144,39 +140,6 @@ def with_other_article_negatives(frame: pd.DataFrame, seed: int) -> pd.DataFrame
     return frame.assign(negative=negatives)
 
 
-# --- smoke-mode stand-ins ------------------------------------------------------------------------
-
-
-def standin_rows(kind: str, split: str, rows: int, seed: int) -> pd.DataFrame:
-    """Real text from the embedded data, shaped like ``kind``, in our column names."""
-    rng = random.Random(f"{seed}-{split}")
-    if kind == "sts":
-        pairs = lee_similarity()
-        picked = sorted(rng.sample(range(len(pairs)), min(rows, len(pairs))))
-        return pairs.iloc[picked].reset_index(drop=True)
-    ict = lee_ict("train", 0.2, 1, seed)
-    picked = sorted(rng.sample(range(len(ict)), min(rows, len(ict))))
-    frame = ict.iloc[picked].reset_index(drop=True)[["anchor", "positive"]]
-    if kind == "triplets":
-        frame["negative"] = np.roll(frame["positive"].to_numpy(), 1)
-    return frame
-
-
-def _standin(entry: dict, split: str) -> pd.DataFrame:
-    """Rows written in the *source's* column names and score scale, so the normal mapping runs."""
-    if entry["kind"] == "pair-class":
-        # Scores binned by rank into balanced classes, so every class occurs in a small stand-in.
-        frame = standin_rows("sts", split, entry["standin_rows"], entry["seed"])
-        ranks = frame.pop("score").rank(method="first")
-        frame["label"] = pd.qcut(ranks, entry["num_labels"], labels=False).astype(int)
-        return frame.rename(columns=dict(entry["columns"]))
-    frame = standin_rows(entry["kind"], split, entry["standin_rows"], entry["seed"])
-    if entry["kind"] == "sts":
-        low, high = entry["score_range"]
-        frame["score"] = low + frame["score"] * (high - low)
-    return frame.rename(columns=dict(entry["columns"]))
-
-
 # --- local folders and the hub -------------------------------------------------------------------
 
 
@@ -205,10 +168,10 @@ def _local(entry: dict, split: str, workdir: Path) -> pd.DataFrame:
 
 
 def _hub(entry: dict, split: str) -> pd.DataFrame:
-    import datasets
+    from trimbench import hub
 
-    loaded = datasets.load_dataset(entry["id"], entry.get("config"), split=split, revision=entry.get("revision"))
-    return loaded.to_pandas()
+    with hub.opened(entry) as source:
+        return source.dataset(entry["id"], entry.get("config"), split, entry.get("revision")).to_pandas()
 
 
 # --- normalisation -------------------------------------------------------------------------------
@@ -224,7 +187,7 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
                         f"Map them with datasets.{name}.columns")
     extra = [c for c in raw.columns if c not in mapping.values() and c in ("article_id",)]
     frame = raw[list(mapping.values()) + extra].rename(columns={v: k for k, v in mapping.items()})
-    text_columns = [c for c in wanted if c not in ("score", "label")]
+    text_columns = [c for c in wanted if c not in NUMERIC_COLUMNS]
     frame = frame.dropna(subset=text_columns)
     for column in text_columns:
         frame[column] = frame[column].astype(str)
@@ -254,8 +217,6 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
         return normalise(pairs_table(entry, source_split), entry, name)
     if source == "gensim":
         return normalise(_gensim(entry, source_split), entry, name)
-    if source == "standin":
-        return normalise(_standin(entry, source_split), entry, name)
     if source == "local":
         return normalise(_local(entry, source_split, Path(workdir)), entry, name)
     return normalise(_hub(entry, source_split), entry, name)

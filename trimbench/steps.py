@@ -441,7 +441,8 @@ def fetch_hard_negatives(job) -> None:
     hard = job.params.hard_negatives
     with atomic_path(job.output.file) as tmp:
         download = Path(f"{tmp}.download")  # the hub client's own folder, removed below
-        found = hf_hub_download(hard["id"], job.wildcards.file, repo_type="dataset", local_dir=str(download))
+        found = hf_hub_download(hard["id"], job.wildcards.file, repo_type="dataset", revision=hard.get("revision"),
+                                local_dir=str(download))
         Path(found).rename(tmp)
         shutil.rmtree(download, ignore_errors=True)
 
