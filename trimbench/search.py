@@ -120,8 +120,12 @@ def trec_eval_order(run: pd.DataFrame) -> pd.DataFrame:
 
 
 def cut_run(run: pd.DataFrame, depth: int) -> pd.DataFrame:
-    """Each query's first ``depth`` hits in trec_eval's order: what ``trec_eval -M depth`` reads."""
-    ordered = trec_eval_order(run)
+    """Each query's first ``depth`` hits in trec_eval's order: what ``trec_eval -M depth`` reads.
+
+    Only hits scoring among a query's ``depth`` best (ties at the boundary included) are sorted:
+    an MS MARCO run has 1000 hits a query, of which 10 are kept."""
+    contenders = run.groupby("query_id", sort=False)["score"].rank(method="min", ascending=False) <= depth
+    ordered = trec_eval_order(run[contenders])
     return ordered[ordered.groupby("query_id", sort=False).cumcount() < depth]
 
 
