@@ -55,6 +55,13 @@ def test_comparison_joins_the_write_up():
                            "metric": ["recall@10", "recall@10"], "value": [0.58, 0.6]})
     config = {"model": "minilm", "methods": ["pretrained", "matryoshka"], "reference": {"model": "all-MiniLM-L6-v2"}}
     long = homedepot.comparison(scores, published, config)
-    cell = long[(long["method"] == "fine-tuned-matryoshka") & (long["dim"] == 48)].iloc[0]
-    assert cell["published"] == pytest.approx(0.6317) and cell["delta"] == pytest.approx(0.6 - 0.6317)
-    assert homedepot.headline(scores, published, config)["published"] == pytest.approx(0.6596)
+    cell = long[(long["method"] == "fine-tuned-matryoshka") & (long["dim"] == 48) & (long["metric"] == "recall@10")]
+    cell = cell.iloc[0]
+    # evals/all-MiniLM-L6-v2_finetuned_matryoshka_metrics.csv, recall@10 at 48
+    assert cell["published"] == pytest.approx(0.6317146540610228)
+    assert cell["delta"] == pytest.approx(0.6 - 0.6317146540610228)
+    assert homedepot.headline(scores, published, config)["published"] == pytest.approx(0.6596476149548776)
+    # every dim of the three evals/*.csv: recall@10, MRR@10 and nDCG@10 of each method
+    minilm = published[published["model"] == "all-MiniLM-L6-v2"]
+    assert len(minilm) == 36 and set(minilm["metric"]) == {"recall@10", "mrr@10", "ndcg@10"}
+    assert set(minilm["dim"]) == {384, 192, 96, 48} and set(minilm["method"]) == set(homedepot.METHOD_LABELS.values())

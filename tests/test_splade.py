@@ -192,11 +192,61 @@ def test_ensemble_normalises_per_query_and_sums():
     # query 1: min 2, max 10, midrange 6, spread 8; query 2: one score for all -> 0
     assert normalised["score"].tolist() == [0.5, 0.0, -0.5, 0.0, 0.0]
     both = sparse.ensemble_runs([run_a, run_b], k=10)
-    # query 1: a 0.5; b 0.0 + (-0.5); c -0.5 + 0.5 ; query 2: one hit in b (0)
+    # query 1: a 0.5 + B's min (-0.5, a is not in B's run); b 0.0 + (-0.5); c -0.5 + 0.5.
+    # query 2: B has one hit (0), so a, missing from B, gets B's min there: 0.
     one = both[both["query_id"] == "1"].set_index("doc_id")["score"].to_dict()
-    assert one == {"a": 0.5, "b": -0.5, "c": 0.0}
+    assert one == {"a": 0.0, "b": -0.5, "c": 0.0}
     assert both[both["query_id"] == "1"].sort_values("rank")["doc_id"].tolist() == ["a", "c", "b"]
+    assert both[both["query_id"] == "2"].set_index("doc_id")["score"].to_dict() == {"a": 0.0, "b": 0.0}
     assert len(sparse.ensemble_runs([run_a, run_b], k=1)) == 2
+
+
+def test_ensemble_fills_missing_documents_as_pyserinis_fusion():
+    """Two runs: pyserini's own ``--normalization`` fusion (``_hybrid_results``, alpha 1), which the
+    seed links; three runs, one without any hit for a query: by hand."""
+    from collections import namedtuple
+
+    from trimbench.java import setup_java
+
+    setup_java()
+    from pyserini.search.hybrid._searcher import HybridSearcher
+
+    hit = namedtuple("hit", "docid score")
+    sparse_hits = {"q1": [("d1", 12.0), ("d2", 9.0), ("d3", 4.0), ("d4", 1.0)], "q2": [("d1", 3.0), ("d5", 2.0)]}
+    dense_hits = {"q1": [("d3", 0.9), ("d5", 0.7), ("d1", 0.2)], "q2": [("d5", 8.0), ("d6", 6.0), ("d1", 1.0)]}
+
+    def run(hits):
+        return pd.DataFrame([(q, d, s) for q, pairs in hits.items() for d, s in pairs],
+                            columns=["query_id", "doc_id", "score"]).assign(rank=0)
+
+    ours = sparse.ensemble_runs([run(sparse_hits), run(dense_hits)], k=100)
+    for query in ("q1", "q2"):
+        fused = HybridSearcher._hybrid_results([hit(*h) for h in dense_hits[query]],
+                                               [hit(*h) for h in sparse_hits[query]], alpha=1.0, k=100,
+                                               normalization=True)
+        expected = {h.docid: h.score for h in fused}
+        got = ours[ours["query_id"] == query].set_index("doc_id")["score"].to_dict()
+        assert got == pytest.approx(expected, abs=1e-12)
+    # A third run with no hit for q2: it gives every q2 document -0.5 (pyserini's min 0, max 1).
+    third = run({"q1": [("d2", 5.0), ("d4", 3.0)]})
+    three = sparse.ensemble_runs([run(sparse_hits), run(dense_hits), third], k=100)
+    q2 = three[three["query_id"] == "q2"].set_index("doc_id")["score"].to_dict()
+    two = ours[ours["query_id"] == "q2"].set_index("doc_id")["score"].to_dict()
+    assert q2 == pytest.approx({doc: score - 0.5 for doc, score in two.items()})
+    # q1's d5 is only in the dense run (0.7 of 0.2..0.9: 0.2143): sparse and third add -0.5 each.
+    q1 = three[three["query_id"] == "q1"].set_index("doc_id")["score"].to_dict()
+    assert q1["d5"] == pytest.approx((0.7 - 0.55) / 0.7 - 1.0)
+
+
+def test_ensemble_flops_are_the_sum_of_the_members():
+    def member(flops_dev, flops_dl):
+        return pd.DataFrame({"dataset": ["dev", "dl19", "dev"], "metric": ["flops", "flops", "mrr@10"],
+                             "value": [flops_dev, flops_dl, 0.3]})
+
+    # the seed README: B+E+F 1.48 + 4.57 + 5.35 = 11.40
+    rows = sparse.ensemble_flops([member(1.48, 1.0), member(4.57, 2.0), member(5.35, 3.0)])
+    assert [(r["dataset"], r["metric"]) for r in rows] == [("dev", "flops"), ("dl19", "flops")]
+    assert rows[0]["value"] == pytest.approx(11.40) and rows[1]["value"] == pytest.approx(6.0)
 
 
 def test_vector_collection_lines(tmp_path):

@@ -20,9 +20,12 @@ from trimbench.models import ModelShape, declared_shape
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
-TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse")
-#: the 2DMSE-Reproduce seed's names for our methods, as in its tables and reference/2dmse_sts.csv
-SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE"}
+TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse", "starbucks-2dmse")
+#: the published names of our methods, as the 2DMSE-Reproduce seed's tables and
+#: reference/2dmse_sts.csv name them, and Starbucks' (reference/2dmse_retrieval.csv) its "BERT-2DMSE":
+#: a reference row joins the one method whose label is its ``method``
+SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
+                      "starbucks-2dmse": "BERT-2DMSE"}
 TRAINING_KINDS = ("pairs", "triplets")
 #: x axes of the cross-track Pareto figures (computed in trimbench.scoreboard.COSTS)
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
@@ -224,6 +227,9 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
                 f"config key {where}.train.dataset: dataset '{train_ds}' is of kind "
                 f"'{datasets[train_ds]['kind']}', training needs one of {list(kinds)}"
             )
+    if "starbucks-2dmse" in exp["methods"] and exp["track"] not in GROUP_TRAINED_TRACKS:
+        raise ConfigError(f"config key {where}.methods: starbucks-2dmse is trained on retrieval groups: tracks "
+                          f"{list(GROUP_TRAINED_TRACKS)} only")
     _check_objective(where, exp, datasets, shape, bool(trained))
     for ds in exp["evaluation"]["datasets"]:
         if ds not in datasets:
@@ -272,6 +278,8 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
         if d > shape.dim:
             raise ConfigError(f"config key {where}.retrieval.target_dims: dim {d} is larger than model "
                               f"'{exp['model']}''s width {shape.dim}")
+    if "starbucks-2dmse" in exp["methods"]:
+        _check_starbucks(where, exp, settings, shape)
     if settings["compare_to_last_layer"] and not settings["score_align"]:
         raise ConfigError(f"config key {where}.retrieval.compare_to_last_layer: needs retrieval.score_align "
                           "(it chooses the score-alignment target)")
@@ -291,6 +299,19 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
     reference = exp["reference"]["dataset"]
     if reference is not None and reference not in evaluation["datasets"] + [settings["average_name"]]:
         raise ConfigError(f"config key {where}.reference.dataset: '{reference}' is not an evaluation dataset")
+
+
+def _check_starbucks(where: str, exp: dict, settings: dict, shape: ModelShape) -> None:
+    """Starbucks' layer list ends at the full model (its "full layer" is the list's last) and its
+    dims fit the width."""
+    layers = sorted(settings["starbucks_layers"])
+    if len(layers) < 2 or layers[-1] != shape.layers:
+        raise ConfigError(f"config key {where}.retrieval.starbucks_layers: {settings['starbucks_layers']} must hold "
+                          f"at least one sub-layer and end at model '{exp['model']}''s last layer {shape.layers}")
+    wide = [d for d in settings["starbucks_dims"] if d > shape.dim]
+    if wide:
+        raise ConfigError(f"config key {where}.retrieval.starbucks_dims: {wide} larger than model '{exp['model']}''s "
+                          f"width {shape.dim}")
 
 
 #: the ``semantics`` values each objective knows

@@ -47,6 +47,8 @@ def apply(config: dict) -> dict:
             # The stand-in has its own queries and judgements; TREC files would name other ones.
             entry.pop("topics", None)
             entry.pop("qrels", None)
+            # ...whose judgements are all 1: a TREC DL level of 2 would leave nothing relevant.
+            entry["relevance_level"] = 1
             if entry.get("holdout") and entry["holdout"]["size"] >= 1:
                 entry["holdout"]["size"] = 0.25  # rows of the real split; a stand-in has fewer
     models = config["models"]

@@ -400,7 +400,8 @@ def retrieval_scores(job) -> None:
     with atomic_path(job.output.runs) as runs:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             rows += grid_scores(Path(job.input.embeddings), dataset, RetrievalSplit.load(folder), p.layers, p.dims,
-                                p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer)
+                                p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer,
+                                p.relevance_level[dataset])
     table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta)
     with atomic_path(job.output.scores) as tmp:
         score_table.write(score_table.frame(table.to_dict("records")), tmp)
@@ -591,7 +592,8 @@ def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             run = runs[dataset]
             write_trec_run(run, Path(runs_dir) / f"{dataset}.trec", job.wildcards.variant)
-            for metric, value in evaluate_run(run, RetrievalSplit.read(folder, "qrels"), p.metrics).items():
+            qrels = RetrievalSplit.read(folder, "qrels")
+            for metric, value in evaluate_run(run, qrels, p.metrics, p.relevance_level[dataset]).items():
                 rows.append({**p.meta, "dataset": dataset, "metric": metric, "value": value})
             log.info("%s: %s", dataset, ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows
                                                   if r["dataset"] == dataset))
@@ -634,7 +636,8 @@ def splade_ensemble(job) -> None:
             with reading(folder):
                 members.append(read_trec_run(Path(folder) / f"{dataset}.trec"))
         runs[dataset] = sparse.ensemble_runs(members, p.top_k)
-    _write_run_scores(job, runs, [])
+    flops = sparse.ensemble_flops([score_table.read(path) for path in job.input.member_scores])
+    _write_run_scores(job, runs, [{**p.meta, **row} for row in flops if row["dataset"] in p.datasets])
 
 
 def splade_table(job) -> None:
