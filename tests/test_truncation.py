@@ -41,8 +41,9 @@ def test_parameters_used_is_embeddings_plus_first_k_blocks(tiny_bert_dir, k):
     assert parameters_used(model) == embeddings + k * bert_block_parameters(32, 37)
 
 
-def test_parameters_used_counts_electra_embedding_projection(tmp_path, minilm_dir):
-    """An ELECTRA whose embeddings are narrower than its blocks projects them up: that counts."""
+def test_parameters_used_leaves_out_electras_embedding_projection(tmp_path, minilm_dir):
+    """An ELECTRA whose embeddings are narrower than its blocks projects them up; the paper's
+    count_params (embeddings + encoder.layer[:k]) leaves the projection out, so do we."""
     from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
 
     from trimbench.models import cut_layers, load_sentence_model
@@ -57,8 +58,8 @@ def test_parameters_used_counts_electra_embedding_projection(tmp_path, minilm_di
     electra = model[0].auto_model
     projection = sum(p.numel() for p in electra.embeddings_project.parameters())
     assert projection == 16 * 32 + 32
-    expected = sum(p.numel() for p in electra.embeddings.parameters()) + projection + bert_block_parameters(32, 40)
-    assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters())
+    expected = sum(p.numel() for p in electra.embeddings.parameters()) + bert_block_parameters(32, 40)
+    assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters()) - projection
 
 
 # --- Pareto front ------------------------------------------------------------------------------
@@ -160,6 +161,8 @@ def test_binary_scores_use_the_threshold_given():
     assert 0.2 < threshold <= 0.3  # taking all three positives beats precision 1 at recall 2/3
     assert threshold_scores(cosines, labels, threshold) == pytest.approx({"f1": 6 / 7, "accuracy": 0.8})
     assert threshold_scores(cosines, labels, 0.85) == pytest.approx({"f1": 0.5, "accuracy": 0.6})
+    # A cosine equal to the threshold is not a paraphrase (evaluators.py:164-169 compares with >).
+    assert threshold_scores(cosines, labels, 0.3) == pytest.approx({"f1": 2 / 3, "accuracy": 0.6})
 
 
 def test_macro_f1_counts_every_class():

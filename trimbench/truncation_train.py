@@ -41,13 +41,16 @@ EVALUATOR_METRIC = {"cosine_mse": "spearman_cosine", "cosine_bce": "cosine_f1", 
 
 
 def parameters_used(st_model) -> int:
-    """Parameters the cut model's sentence embedding depends on: embeddings (and ELECTRA's
-    embedding projection), the kept blocks and any modules after the transformer. BERT's pooler
-    (a dense layer on [CLS]) is loaded by ``AutoModel`` but unused by mean pooling, so not counted."""
+    """The Pareto figures' parameter count, as the paper's (``count_params`` in
+    notebooks/latex_table_rows.ipynb): the embedding module and the kept blocks, plus any modules
+    after the transformer. Not counted: ELECTRA's ``embeddings_project`` (narrow embeddings projected
+    up: +0.20 M for the base generator), DeBERTa's relative-position embeddings, BERT's pooler."""
+    from trimbench.models import encoder_layers
+
     transformer = st_model[0].auto_model
-    pooler = getattr(transformer, "pooler", None)
-    skipped = {id(p) for p in pooler.parameters()} if isinstance(pooler, torch.nn.Module) else set()
-    return sum(p.numel() for p in st_model.parameters() if id(p) not in skipped)
+    counted = [*transformer.embeddings.parameters(), *encoder_layers(transformer).parameters()]
+    after = [p for module in list(st_model)[1:] for p in module.parameters()]
+    return sum(p.numel() for p in counted + after)
 
 
 def build_loss(model, objective: str, num_labels: int):
@@ -78,8 +81,9 @@ def f1_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def threshold_scores(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
-    """F1 of the positive class and accuracy of predicting "paraphrase" where cosine >= threshold."""
-    predicted = scores >= threshold
+    """F1 of the positive class and accuracy of predicting "paraphrase" where cosine > threshold
+    (strictly, as the paper's ``evaluators.py:164-169``)."""
+    predicted = scores > threshold
     labels = labels.astype(bool)
     true_positive = float((predicted & labels).sum())
     denominator = predicted.sum() + labels.sum()
