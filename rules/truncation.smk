@@ -7,10 +7,7 @@
 rule adapt_domain:
     input:
         model=lambda wc: model_dir(wc.model),
-        data=lambda wc: data_table(
-            experiment(wc)["domain_adaptation"]["dataset"],
-            experiment(wc)["domain_adaptation"]["split"],
-        ),
+        data=lambda wc: adaptation_tables(experiment(wc)),
     output:
         model=directory(f"{RESULTS}/{{experiment}}/adapted/{{model}}"),
     log:

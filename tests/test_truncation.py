@@ -278,7 +278,7 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     texts = [f"sentence number {i} about the weather and the markets" for i in range(12)]
     stage = {"epochs": 1, "batch_size": 4, "gradient_accumulation": 1, "lr": 1e-3, "weight_decay": 0.01,
              "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
-             "logging_steps": 1, "checkpoint_steps": 1}
+             "logging_steps": 1, "checkpoint_steps": 1, "head": "frozen", "schedule": "batches"}
 
     class Killed(BaseException):
         pass
@@ -307,6 +307,75 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     caplog.clear()
     adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "other", tmp_path / "other.ckpt", "f")
     assert "discarding" in caplog.text and "resuming" not in caplog.text
+
+
+DAPT_STAGE = {"epochs": 2, "batch_size": 4, "gradient_accumulation": 4, "lr": 1e-3, "weight_decay": 0.01,
+              "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
+              "logging_steps": 1, "checkpoint_steps": 0, "head": "frozen", "schedule": "batches"}
+DAPT_TEXTS = [f"sentence number {i} about the weather and the markets" for i in range(40)]
+
+
+@pytest.mark.parametrize("architecture", ["bert", "electra-generator"])
+def test_domain_adaptation_moves_the_encoder_and_leaves_the_fresh_head_as_initialised(
+        tiny_bert_dir, minilm_dir, tmp_path, architecture):
+    """dapt.py's optimiser holds the encoder only: after training steps the head's transform,
+    LayerNorm and bias are what they were, the encoder and the tied decoder weight (= the word
+    embeddings) are not. The ELECTRA generator's head (embeddings wider than the blocks) starts as
+    dapt.py's nn.Linear: a uniform bias within 1/sqrt(fan_in), not zeros."""
+    from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
+
+    from trimbench.truncation_train import masked_lm_trainer
+
+    folder = tiny_bert_dir
+    if architecture == "electra-generator":
+        folder = tmp_path / "electra"
+        torch.manual_seed(0)
+        ElectraModel(ElectraConfig(vocab_size=30522, embedding_size=48, hidden_size=32, num_hidden_layers=2,
+                                   num_attention_heads=4, intermediate_size=40)).save_pretrained(folder)
+        BertTokenizerFast.from_pretrained(str(minilm_dir)).save_pretrained(folder)
+    trainer = masked_lm_trainer(folder, DAPT_TEXTS[:8], {**DAPT_STAGE, "epochs": 1, "gradient_accumulation": 1,
+                                                          "warmup_ratio": 0.0}, tmp_path / "trainer")
+    mlm = trainer.model
+    encoder = {id(p) for p in mlm.base_model.parameters()}
+    before = {name: p.detach().clone() for name, p in mlm.named_parameters()}
+    head = [name for name, p in mlm.named_parameters() if id(p) not in encoder]
+    assert head and all(not dict(mlm.named_parameters())[name].requires_grad for name in head)
+    bias = mlm.get_output_embeddings().bias
+    if architecture == "electra-generator":
+        assert 0 < bias.abs().max() <= 1 / 48 ** 0.5
+    else:
+        assert not bias.any()
+    trainer.train()  # 2 steps at lr 1e-3
+    after = dict(mlm.named_parameters())
+    for name in head:
+        assert torch.equal(after[name], before[name]), name
+    embeddings = mlm.get_input_embeddings().weight
+    assert mlm.get_output_embeddings().weight is embeddings
+    name = next(n for n, p in after.items() if p is embeddings)
+    assert not torch.equal(embeddings, before[name])
+    moved = [n for n in after if id(after[n]) in encoder and not torch.equal(after[n], before[n])]
+    assert any(".layer.1." in n for n in moved)  # the top block learns too
+
+
+def test_domain_adaptation_schedule_is_counted_in_batches_as_the_paper_steps_it(tiny_bert_dir, tmp_path):
+    """dapt.py:91-95: 40 texts in batches of 4 for 2 epochs = 20 batches, warm-up int(0.1 * 20) = 2,
+    but the scheduler steps once per 4 batches: 3 optimizer steps an epoch (the last on the
+    epoch's 2 remaining batches), 6 in all, never reaching the schedule's end."""
+    from trimbench.truncation_train import masked_lm_trainer
+
+    lrs = {}
+    for schedule in ("batches", "steps"):
+        trainer = masked_lm_trainer(tiny_bert_dir, DAPT_TEXTS, {**DAPT_STAGE, "schedule": schedule},
+                                    tmp_path / schedule)
+        trainer.create_optimizer_and_scheduler(num_training_steps=6)
+        lrs[schedule] = []
+        for _ in range(6):
+            lrs[schedule].append(trainer.lr_scheduler.get_last_lr()[0])
+            trainer.optimizer.step()
+            trainer.lr_scheduler.step()
+    by_hand = [0.0, 0.5, 18 / 18, 17 / 18, 16 / 18, 15 / 18]
+    assert lrs["batches"] == pytest.approx([1e-3 * f for f in by_hand])
+    assert lrs["steps"] == pytest.approx([0.0, 1e-3, 0.8e-3, 0.6e-3, 0.4e-3, 0.2e-3])  # 1 warm-up step of 6
 
 
 def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypatch):

@@ -106,7 +106,8 @@ def _truncation_experiment(exp: dict, settings: dict) -> None:
     if adaptation:
         adaptation.update(epochs=1, max_samples=settings["max_samples"], gradient_accumulation=1,
                           batch_size=min(adaptation["batch_size"], settings["batch_size"]), logging_steps=1,
-                          max_seq_length=min(adaptation["max_seq_length"], settings["max_seq_length"]),
+                          max_seq_length=min(adaptation["max_seq_length"] or settings["max_seq_length"],
+                                             settings["max_seq_length"]),
                           precision="fp32")
     exp["scale"] = "toy"
 

@@ -222,7 +222,8 @@ def adapt_domain(job) -> None:
     from trimbench.truncation_train import unique_texts
 
     p = job.params
-    texts = unique_texts(pd.read_parquet(job.input.data), p.kind, p.stage["max_samples"], p.stage["seed"])
+    table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
+    texts = unique_texts(table, p.kind, p.stage["max_samples"], p.stage["seed"])
     output = Path(job.output.model)
     fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
     with atomic_path(output) as tmp:
