@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -110,3 +111,27 @@ def test_pair_class_labels_outside_the_declared_range_are_named(tmp_path):
              "columns": {}, "score_range": [0, 1]}
     with pytest.raises(DataError, match=r"labels \[-1\] are outside 0\.\.1.*unlabelled"):
         load_split("mrpc", entry, "test")
+
+
+def test_sick_labels_are_entailment_ab_as_the_paper_maps_them(tmp_path):
+    """The preset's SICK entry reads `entailment_AB` (utils.py:79-106 since commit 3c71f78), not the
+    symmetric `label`: on this hand-made table the two disagree on the second pair (as on 327 of
+    SICK's 9,840), and an unknown value is named."""
+    import yaml
+
+    sick = yaml.safe_load((Path(__file__).parent.parent / "configs" / "electra.yaml").read_text())["datasets"]["sick"]
+    rows = [("A man plays", "A man is playing", "ENTAILMENT", "A_entails_B", 0),
+            ("A dog runs", "No dog runs", "NEUTRAL", "A_contradicts_B", 1),
+            ("A cat sleeps", "A cat eats", "NEUTRAL", "A_neutral_B", 1)]
+    frame = pd.DataFrame(rows, columns=["sentence_A", "sentence_B", "entailment_label", "entailment_AB", "label"])
+    frame.to_json(tmp_path / "test.jsonl", orient="records", lines=True)
+    entry = {**sick, "source": "local", "path": str(tmp_path), "splits": {}, "score_range": [0, 1]}
+    loaded = load_split("sick", entry, "test")
+    assert loaded["label"].tolist() == [0, 2, 1]
+    assert loaded["sentence1"].tolist() == frame["sentence_A"].tolist()
+    frame.assign(entailment_AB=["A_entails_B", "B_entails_A", "A_neutral_B"]).to_json(
+        tmp_path / "test.jsonl", orient="records", lines=True)
+    with pytest.raises(DataError, match=r"labels \['B_entails_A'\] are not in datasets\.sick\.label_values"):
+        load_split("sick", entry, "test")
+    standin = {**sick, "source": "standin", "splits": {}, "standin_rows": 48, "seed": 1, "score_range": [0, 1]}
+    assert sorted(load_split("sick", standin, "train")["label"].value_counts().tolist()) == [16, 16, 16]

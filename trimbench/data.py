@@ -169,6 +169,8 @@ def _standin(entry: dict, split: str) -> pd.DataFrame:
         frame = standin_rows("sts", split, entry["standin_rows"], entry["seed"])
         ranks = frame.pop("score").rank(method="first")
         frame["label"] = pd.qcut(ranks, entry["num_labels"], labels=False).astype(int)
+        if entry.get("label_values"):  # written as the source writes them
+            frame["label"] = frame["label"].map({v: k for k, v in entry["label_values"].items()})
         return frame.rename(columns=dict(entry["columns"]))
     frame = standin_rows(entry["kind"], split, entry["standin_rows"], entry["seed"])
     if entry["kind"] == "sts":
@@ -232,12 +234,23 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
         low, high = entry["score_range"]
         frame["score"] = (frame["score"].astype(float) - low) / (high - low)
     if entry["kind"] == "pair-class":
+        if entry.get("label_values"):
+            frame["label"] = _mapped_labels(frame["label"], entry["label_values"], name)
         frame["label"] = frame["label"].astype(int)
         outside = sorted(set(frame["label"]) - set(range(entry["num_labels"])))
         if outside:
             raise DataError(f"dataset '{name}': labels {outside} are outside 0..{entry['num_labels'] - 1} "
                             f"(datasets.{name}.num_labels is {entry['num_labels']}; unlabelled rows are often -1)")
     return frame.reset_index(drop=True)
+
+
+def _mapped_labels(labels: pd.Series, values: dict, name: str) -> pd.Series:
+    """The source's label values (e.g. SICK's ``A_entails_B``) as our integers."""
+    unknown = sorted(set(labels.astype(str)) - set(values))
+    if unknown:
+        raise DataError(f"dataset '{name}': labels {unknown} are not in datasets.{name}.label_values "
+                        f"({sorted(values)})")
+    return labels.astype(str).map(values)
 
 
 def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") -> pd.DataFrame:
