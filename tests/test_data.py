@@ -249,8 +249,8 @@ def test_word_similarity_set_scales_deduplicates_and_splits_as_the_paper(tmp_pat
     assert scores[("noon", "midday")] == pytest.approx(3.6 / 4) and ("midday", "noon") not in scores
     assert scores[("old", "new")] == pytest.approx(0.158) and scores[("take", "remove")] == pytest.approx(0.681)
     assert scores[("cup", "mug")] == pytest.approx(0.8)
-    scaled = [pd.DataFrame(rows, columns=["word1", "word2", "similarity"]).assign(similarity=lambda f, m=m: f.similarity / m)
-              for rows, m in ((rg65, 4), (simlex, 10), (simverb, 10), (ws353, 10))]
+    scaled = [pd.DataFrame([(a, b, score / scale) for a, b, score in rows], columns=["word1", "word2", "similarity"])
+              for rows, scale in ((rg65, 4), (simlex, 10), (simverb, 10), (ws353, 10))]
     expected = _the_papers_split(pd.concat(scaled), seed=0)
     for split, frame in splits.items():
         assert frame["sentence1"].tolist() == expected[split]["word1"].tolist(), split
