@@ -62,6 +62,21 @@ def test_parameters_used_leaves_out_electras_embedding_projection(tmp_path, mini
     assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters()) - projection
 
 
+def test_parameters_used_by_a_cut_deberta_are_its_embeddings_and_blocks(tiny_deberta_dir):
+    """As count_params: embeddings + encoder.layer[:k]; the encoder's shared relative-position
+    embeddings and their LayerNorm are left out (the paper's Pareto has no DeBERTa; the rule is its)."""
+    from trimbench.models import cut_layers, encoder_layers, load_sentence_model
+    from trimbench.truncation_train import parameters_used
+
+    model = cut_layers(load_sentence_model(tiny_deberta_dir, pooling="mean"), 2)
+    deberta = model[0].auto_model
+    relative = sum(p.numel() for p in deberta.encoder.rel_embeddings.parameters()) + 2 * 32
+    assert relative == 512 * 32 + 2 * 32  # 256 buckets either side, then LayerNorm weight and bias
+    blocks = sum(p.numel() for p in encoder_layers(deberta).parameters())
+    assert parameters_used(model) == sum(p.numel() for p in deberta.embeddings.parameters()) + blocks
+    assert parameters_used(model) == sum(p.numel() for p in model.parameters()) - relative
+
+
 # --- Pareto front ------------------------------------------------------------------------------
 
 
@@ -315,9 +330,9 @@ DAPT_STAGE = {"epochs": 2, "batch_size": 4, "gradient_accumulation": 4, "lr": 1e
 DAPT_TEXTS = [f"sentence number {i} about the weather and the markets" for i in range(40)]
 
 
-@pytest.mark.parametrize("architecture", ["bert", "electra-generator"])
+@pytest.mark.parametrize("architecture", ["bert", "electra-generator", "deberta"])
 def test_domain_adaptation_moves_the_encoder_and_leaves_the_fresh_head_as_initialised(
-        tiny_bert_dir, minilm_dir, tmp_path, architecture):
+        tiny_bert_dir, tiny_deberta_dir, minilm_dir, tmp_path, architecture):
     """dapt.py's optimiser holds the encoder only: after training steps the head's transform,
     LayerNorm and bias are what they were, the encoder and the tied decoder weight (= the word
     embeddings) are not. The ELECTRA generator's head (embeddings wider than the blocks) starts as
@@ -326,7 +341,7 @@ def test_domain_adaptation_moves_the_encoder_and_leaves_the_fresh_head_as_initia
 
     from trimbench.truncation_train import masked_lm_trainer
 
-    folder = tiny_bert_dir
+    folder = tiny_deberta_dir if architecture == "deberta" else tiny_bert_dir
     if architecture == "electra-generator":
         folder = tmp_path / "electra"
         torch.manual_seed(0)

@@ -19,6 +19,8 @@ def _architecture(model_id: str) -> str:
         return "electra"
     if "distilbert" in lowered:
         return "distilbert"
+    if "deberta" in lowered:
+        return "deberta"
     return "bert"
 
 
