@@ -81,6 +81,7 @@ rule train_truncated:
     params:
         runs=truncated_runs,
         start_layers=start_model_layers,
+        random_init=lambda wc: experiment(wc)["random_init"],
         objective=lambda wc: tb_truncation.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
         kind=lambda wc: DATASETS[wc.task]["kind"],

@@ -393,6 +393,33 @@ def test_domain_adaptation_schedule_is_counted_in_batches_as_the_paper_steps_it(
     assert lrs["steps"] == pytest.approx([0.0, 1e-3, 0.8e-3, 0.6e-3, 0.4e-3, 0.2e-3])  # 1 warm-up step of 6
 
 
+def test_random_init_redraws_every_encoder_weight_by_the_runs_seed(tiny_bert_dir):
+    """--random_init: AutoModel.from_config after torch.manual_seed(seed): the same seed gives the same
+    encoder, another seed another one; no pretrained weight survives; the tokenizer is untouched."""
+    from trimbench.models import load_sentence_model
+    from trimbench.truncation_train import reinitialise
+
+    def weights(model):
+        return {name: p.detach().clone() for name, p in model[0].auto_model.named_parameters()}
+
+    pretrained = weights(load_sentence_model(tiny_bert_dir))
+    first, again, other = (weights(reinitialise(load_sentence_model(tiny_bert_dir), seed)) for seed in (0, 0, 1))
+    model = reinitialise(load_sentence_model(tiny_bert_dir), 0)
+    assert all(torch.equal(first[n], again[n]) for n in first)
+    drawn = [n for n in first if "LayerNorm" not in n and not n.endswith("bias")]
+    assert all(not torch.equal(first[n], other[n]) and not torch.equal(first[n], pretrained[n]) for n in drawn)
+    # the architecture's own initialisation: N(0, 0.02) matrices, LayerNorm at (1, 0)
+    assert first["embeddings.word_embeddings.weight"].std().item() == pytest.approx(0.02, rel=0.05)
+    assert torch.equal(first["encoder.layer.0.output.LayerNorm.weight"], torch.ones(32))
+    assert model.tokenizer("a cat")["input_ids"] == load_sentence_model(tiny_bert_dir).tokenizer("a cat")["input_ids"]
+
+
+def test_random_init_with_an_adaptation_stage_is_a_config_error(tiny_config):
+    tiny_config["experiments"]["tiny-stages"]["random_init"] = True
+    with pytest.raises(ConfigError, match=r"tiny-stages\.random_init: a randomly initialised encoder"):
+        prepare(tiny_config)
+
+
 def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
     """train_runs keeps each finished (k, seed) at once: killed during its third run, a re-run
     trains only the runs left; other settings (fingerprint) start from scratch."""
@@ -411,7 +438,7 @@ def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypat
     runs = [(0, 0), (0, 1), (2, 0), (2, 1)]
 
     def train(settings, fingerprint):
-        return truncation_train.train_runs(lambda k: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
+        return truncation_train.train_runs(lambda k, seed: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
                                            tmp_path / "unfinished", fingerprint)
 
     with pytest.raises(KeyboardInterrupt):

@@ -262,12 +262,24 @@ def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: 
     return rows + [{"split": None, "metric": PARAMETERS, "value": float(count)}], history
 
 
-def train_runs(load_model: Callable[[int], object], runs: list[tuple[int, int]], objective: str, num_labels: int,
-               kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int, work_dir: Path,
-               fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
+def reinitialise(st_model, seed: int):
+    """The paper's ``--random_init`` (``hf_model.py:34-36``): every encoder weight drawn anew from
+    the model's config, by the run's seed (``training.py:84-88`` seeds torch before building the
+    model); the tokenizer stays the pretrained one. Drawn at full depth, before any cut."""
+    from transformers import AutoModel
+
+    transformer = st_model[0].auto_model
+    torch.manual_seed(seed)
+    transformer.load_state_dict(AutoModel.from_config(transformer.config).state_dict())
+    return st_model
+
+
+def train_runs(load_model: Callable[[int, int], object], runs: list[tuple[int, int]], objective: str,
+               num_labels: int, kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int,
+               work_dir: Path, fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
     """Every (k, seed) run of one job, in order: (k, seed, score rows, history) each.
 
-    ``load_model(k)`` gives the run's start model, a copy of its own (``run_task`` cuts it in place).
+    ``load_model(k, seed)`` gives the run's start model, a copy of its own (``run_task`` cuts it in place).
     Each finished run is kept in ``work_dir`` at once, so a job cut short (preempted, out of time)
     resumes after its last finished run; ``fingerprint`` discards what other settings left.
     """
@@ -284,7 +296,7 @@ def train_runs(load_model: Callable[[int], object], runs: list[tuple[int, int]],
             result = json.loads(part.read_text())
         else:
             log.info("k=%d seed %d: run %d of %d", k, seed, len(finished) + 1, len(runs))
-            rows, history = run_task(load_model(k), k, objective, num_labels, kind, tables, settings, seed,
+            rows, history = run_task(load_model(k, seed), k, objective, num_labels, kind, tables, settings, seed,
                                      eval_batch_size)
             result = {"rows": rows, "history": history}
             with atomic_path(part) as tmp:
