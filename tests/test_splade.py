@@ -364,7 +364,7 @@ def test_paper_preset_trains_the_seeds_30_epochs_and_the_documented_overlay_one(
 
     preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
     assert preset["experiments"]["splade"]["train"]["epochs"] == 30
-    update_config(preset, yaml.safe_load((REPO / "configs" / "splade-1-epoch.yaml").read_text()))
+    update_config(preset, yaml.safe_load((REPO / "configs" / "overlays" / "splade-1-epoch.yaml").read_text()))
     exp = prepare({**preset, "smoke": True}, REPO)["experiments"]["splade"]
     assert exp["train"]["epochs"] == 1 and "REDUCED" in exp["description"] and len(preset["experiments"]) == 1
     assert exp["train"]["batch_size"] <= 64 and exp["semantics"] == "seed"

@@ -275,7 +275,7 @@ def test_smoke_mode_caps_models_seeds_layers_and_epochs():
     raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
     paper, smoke = prepare(copy.deepcopy(raw)), prepare({**raw, "smoke": True})
     exp, small = paper["experiments"]["electra-stsb"], smoke["experiments"]["electra-stsb"]
-    assert len(exp["models"]) == 12 and len(truncation.runs(exp)) == 810
+    assert len(exp["models"]) == 13 and len(truncation.runs(exp)) == 875
     assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [1]
     assert small["train"]["epochs"] == 2 and small["train"]["max_samples"] == 32
     assert smoke["datasets"]["mrpc"]["holdout"]["size"] == 0.25
