@@ -225,7 +225,7 @@ def adapt_domain(job) -> None:
     table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
     texts = unique_texts(table, p.kind, p.stage["max_samples"], p.stage["seed"])
     output = Path(job.output.model)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, *job.input.data])
     with atomic_path(output) as tmp:
         adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
 
