@@ -153,8 +153,7 @@ def cut_layers(st_model, k: int):
     for key in ("num_hidden_layers", "n_layers"):
         if hasattr(hf_model.config, key):
             setattr(hf_model.config, key, k)
-    if k == 0:
-        _run_without_blocks(hf_model)
+    _run_without_blocks(hf_model)
     return st_model
 
 
@@ -173,7 +172,7 @@ def _run_without_blocks(hf_model) -> None:
     BERT-like encoders return their input already. Set on the instance (the saved weights and
     config are unchanged): :func:`load_sentence_model` sets it again on a saved 0-block model."""
     encoder = getattr(hf_model, "encoder", None)
-    if type(encoder).__name__ in ("DebertaV2Encoder", "DebertaEncoder"):
+    if type(encoder).__name__ in ("DebertaV2Encoder", "DebertaEncoder") and len(encoder.layer) == 0:
         encoder.forward = _embedding_output
 
 
@@ -201,8 +200,7 @@ def load_sentence_model(path: str | Path, pooling: str | None = None, max_seq_le
         model = SentenceTransformer(modules=[transformer, pool], device=device)
     if max_seq_length is not None:
         model.max_seq_length = max_seq_length
-    if depth(model) == 0:  # a saved cut at k = 0
-        _run_without_blocks(model[0].auto_model)
+    _run_without_blocks(model[0].auto_model)  # a saved DeBERTa cut at k = 0
     return model
 
 
