@@ -324,6 +324,24 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     assert "discarding" in caplog.text and "resuming" not in caplog.text
 
 
+def test_domain_adaptation_texts_are_every_sentence_of_every_split_and_label():
+    """dapt.py:65-71 adds sentence1 and sentence2 of every AllNLI row (all labels, all splits) to a
+    set: the preset reads AllNLI's pair-class config over train, dev and test, and each distinct
+    sentence is kept once, whichever column, split or label it comes from."""
+    from trimbench.truncation_train import unique_texts
+
+    raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
+    nli = raw["datasets"]["all-nli"]
+    assert (nli["config"], nli["kind"], nli["splits"]) == ("pair-class", "pair-class", {"validation": "dev"})
+    for name in ("electra-stsb-dapt", "electra-stsb-dapt-deberta"):
+        assert raw["experiments"][name]["domain_adaptation"]["splits"] == ["train", "validation", "test"]
+    splits = [pd.DataFrame({"sentence1": ["A man sleeps.", "A dog runs."], "sentence2": ["He rests.", "A cat."],
+                            "label": [0, 2]}),
+              pd.DataFrame({"sentence1": ["A dog runs."], "sentence2": ["A man sleeps."], "label": [1]})]
+    texts = unique_texts(pd.concat(splits, ignore_index=True), "pair-class", None, 0)
+    assert sorted(texts) == sorted(["A man sleeps.", "A dog runs.", "He rests.", "A cat."])
+
+
 DAPT_STAGE = {"epochs": 2, "batch_size": 4, "gradient_accumulation": 4, "lr": 1e-3, "weight_decay": 0.01,
               "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
               "logging_steps": 1, "checkpoint_steps": 0, "head": "frozen", "schedule": "batches"}
