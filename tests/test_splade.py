@@ -372,3 +372,49 @@ def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
     assert corpus_of["scifact"] == "scifact" and len(set(corpus_of.values())) == 14
     lee = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval"}
     assert shared_corpora({"evaluation": {"datasets": ["a", "b"]}}, {"a": lee, "b": lee}) == {"a": "a", "b": "b"}
+
+
+# --- the seed's optimisation (T3.1, T3.4) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("method", "batches"), [("distil_splade", 2), ("splade_max", 3)])
+def test_seed_optimiser_eps_and_distil_loader_dropping_its_last_partial_batch(tiny_bert_dir, tmp_path, method,
+                                                                               batches):
+    """The schema's defaults give the trainer transformers.AdamW's eps 1e-6 (sentence-transformers
+    2.1's fit) and, for distillation only, drop_last (train_distil.py:207): 5 rows in batches of 2."""
+    import datasets
+    from sentence_transformers import SparseEncoderTrainer, SparseEncoderTrainingArguments
+
+    from trimbench.config import validate_schema
+    from trimbench.splade import seed_optimisation, splade_loss
+    from trimbench.training import training_arguments
+
+    train = {**validate_schema(_config())["experiments"]["splade-tiny"]["train"], "batch_size": 2}
+    assert (train["adam_epsilon"], train["drop_last"]) == (1e-6, None)  # the tiny config leaves them alone
+    model = _tiny_splade(tiny_bert_dir)
+    rows = {"query": [f"q{i}" for i in range(5)], "positive": [f"p{i}" for i in range(5)],
+            "negative": [f"n{i}" for i in range(5)]}
+    if method == "distil_splade":
+        rows["label"] = [0.5] * 5
+    args = training_arguments({**train, "gradient_checkpointing": False}, tmp_path, SparseEncoderTrainingArguments,
+                              **seed_optimisation(train, method))
+    trainer = SparseEncoderTrainer(model=model, args=args, train_dataset=datasets.Dataset.from_dict(rows),
+                                   loss=splade_loss(model, method, 0.1, 0.1, "seed"))
+    assert len(trainer.get_train_dataloader()) == batches
+    assert trainer.create_optimizer().defaults["eps"] == 1e-6
+    assert seed_optimisation({**train, "drop_last": False, "adam_epsilon": 1e-8}, "distil_splade") == {
+        "adam_epsilon": 1e-8, "dataloader_drop_last": False}
+
+
+def test_paper_preset_trains_the_seeds_30_epochs_and_the_documented_overlay_one():
+    import yaml
+    from snakemake.utils import update_config
+
+    from trimbench.config import prepare
+
+    preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
+    assert preset["experiments"]["splade"]["train"]["epochs"] == 30
+    update_config(preset, yaml.safe_load((REPO / "configs" / "overlays" / "splade-1-epoch.yaml").read_text()))
+    exp = prepare({**preset, "smoke": True}, REPO)["experiments"]["splade"]
+    assert exp["train"]["epochs"] == 1 and "REDUCED" in exp["description"] and len(preset["experiments"]) == 1
+    assert exp["train"]["batch_size"] <= 64 and exp["semantics"] == "seed"

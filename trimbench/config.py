@@ -176,6 +176,12 @@ def _check_dataset(name: str, entry: dict, workdir: Path) -> None:
         folder = resolve_path(entry["path"], workdir)
         if not folder.is_dir():
             raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+    # Files by URL are fetched by prepare_data; a local path given instead must exist now.
+    files_key = {"url": "urls", "word_similarity": "files"}.get(entry["source"])
+    files = entry.get(files_key) or {} if files_key else {}
+    for key, location in files.items():
+        if not location.startswith(("http://", "https://")) and not resolve_path(location, workdir).is_file():
+            raise ConfigError(f"config key {where}.{files_key}.{key}: local file '{location}' does not exist")
 
 
 def _check_model_paths(name: str, entry: dict, workdir: Path) -> None:

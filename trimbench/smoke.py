@@ -29,6 +29,8 @@ def _architecture(entry: dict) -> str:
         return "electra"
     if "distilbert" in lowered:
         return "distilbert"
+    if "deberta" in lowered:
+        return "deberta"
     return "bert"
 
 
@@ -41,7 +43,7 @@ def apply(config: dict) -> dict:
     config = copy.deepcopy(config)
     settings = config["smoke_settings"]
     for entry in config["datasets"].values():
-        if entry["source"] == "hub":
+        if entry["source"] in ("hub", "url", "word_similarity"):  # nothing is downloaded in smoke mode
             entry["standin"] = True
             entry["standin_rows"] = settings["standin_rows"]
             # The stand-in has its own queries and judgements; TREC files would name other ones.
@@ -120,7 +122,8 @@ def _truncation_experiment(exp: dict, settings: dict) -> None:
     if adaptation:
         adaptation.update(epochs=1, max_samples=settings["max_samples"], gradient_accumulation=1,
                           batch_size=min(adaptation["batch_size"], settings["batch_size"]), logging_steps=1,
-                          max_seq_length=min(adaptation["max_seq_length"], settings["max_seq_length"]),
+                          max_seq_length=min(adaptation["max_seq_length"] or settings["max_seq_length"],
+                                             settings["max_seq_length"]),
                           precision="fp32")
     exp["scale"] = "toy"
 

@@ -16,6 +16,9 @@ from trimbench.models import local_folder
 
 #: the seed's max_seq_length per script (train_max.py 300, train_distill.py 256)
 SEED_MAX_LENGTH = {"splade_max": 300, "distil_splade": 256}
+#: the seed's DataLoader drop_last per script (train_distil.py:207 drops the last partial batch,
+#: train_max.py:205 keeps it)
+SEED_DROP_LAST = {"splade_max": False, "distil_splade": True}
 SPARSITY_METRICS = ("flops", "q_terms", "d_terms")
 
 

@@ -222,9 +222,10 @@ def adapt_domain(job) -> None:
     from trimbench.truncation_train import unique_texts
 
     p = job.params
-    texts = unique_texts(pd.read_parquet(job.input.data), p.kind, p.stage["max_samples"], p.stage["seed"])
+    table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
+    texts = unique_texts(table, p.kind, p.stage["max_samples"], p.stage["seed"])
     output = Path(job.output.model)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, *job.input.data])
     with atomic_path(output) as tmp:
         adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
 
@@ -255,20 +256,21 @@ def pretune_word_similarity(job) -> None:
 def train_truncated(job) -> None:
     from trimbench.models import load_sentence_model
     from trimbench.training import run_fingerprint
-    from trimbench.truncation_train import train_runs
+    from trimbench.truncation_train import reinitialise, train_runs
 
     p = job.params
     # One start model for every k, or one per k (word-similarity pre-tuned cuts), as the params say.
     start = dict(zip(p.start_layers, job.input.models, strict=True)) if p.start_layers else {}
     loaded = {}  # the start model of the runs at hand (runs come k by k), read from disk once
 
-    def load_model(k):
+    def load_model(k, seed):
         path = start.get(k, job.input.models[0])
         if path not in loaded:
             loaded.clear()
             with reading(path):
                 loaded[path] = load_sentence_model(path, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
-        return copy.deepcopy(loaded[path])  # each run cuts and trains its own copy
+        model = copy.deepcopy(loaded[path])  # each run cuts and trains its own copy
+        return reinitialise(model, seed) if p.random_init else model
 
     tables = {split: pd.read_parquet(getattr(job.input, split)) for split in ("train", "validation", "test")}
     inputs = [*job.input.models, job.input.train, job.input.validation, job.input.test]

@@ -186,7 +186,7 @@ def checkpoint_callback():
 
 
 def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, fingerprint: str,
-              trainer_class=None, arguments_class=None, callbacks=()) -> dict:
+              trainer_class=None, arguments_class=None, callbacks=(), argument_overrides=None) -> dict:
     """Train ``model`` on ``frame`` with ``loss`` and save it to ``output_dir``.
 
     Checkpoints go to ``<output_dir>.tmp/trainer/`` every ``train["checkpoint_steps"]`` steps; a
@@ -194,7 +194,8 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, f
     ``fingerprint`` (see :func:`run_fingerprint`) is the same. The model is written to a temporary
     sibling and renamed, so a killed job never leaves a directory that looks finished. Returns the
     trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
-    trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback.
+    trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback;
+    ``argument_overrides``: a track's own trainer arguments (SPLADE's optimiser epsilon, drop_last).
     """
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
@@ -206,7 +207,7 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, f
     checkpoint = resumable_checkpoint(work_dir, fingerprint)
     trainer = (trainer_class or SentenceTransformerTrainer)(
         model=model,
-        args=training_arguments(train, work_dir / "trainer", arguments_class),
+        args=training_arguments(train, work_dir / "trainer", arguments_class, **(argument_overrides or {})),
         train_dataset=datasets.Dataset.from_pandas(frame, preserve_index=False),
         loss=loss,
         callbacks=[checkpoint_callback(), *callbacks],
