@@ -1,16 +1,19 @@
-"""Hub contracts (reference/hub): every preset's hub repositories have one and pin its revision,
-validation checks entries against them, and smoke-mode stand-ins are built from them, so that a
-wrong mapping fails here exactly as it would on the cluster."""
+"""Hub contracts (reference/hub) and contracts of files by URL (reference/files): every preset's hub
+repositories and downloaded files have one and pin its revision, validation checks entries against
+them, and smoke-mode stand-ins are built from them, so that a wrong mapping fails here exactly as it
+would on the cluster."""
 
 from __future__ import annotations
 
 import copy
+import io
 from pathlib import Path
 
 import pytest
 import yaml
 
 from trimbench import contracts, hub
+from trimbench.columns import WORD_SIMILARITY_FILES
 from trimbench.config import ConfigError, prepare
 from trimbench.data import DataError, load_split
 
@@ -18,6 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 CONTRACTS = sorted(p.stem.replace("--", "/", 1) for p in contracts.CONTRACT_DIR.glob("*.yaml"))
 DATASETS = [c for c in CONTRACTS if contracts.load(c).type == "dataset"]
+PUBLISHED = sorted({published.name: url for url, published in contracts.published_files().items()
+                    if url == published.spec["url"]}.items())
 
 
 def preset(name: str) -> dict:
@@ -42,14 +47,34 @@ def hub_pins(config: dict) -> list[tuple[str, str, str | None]]:
     return pins
 
 
+def downloaded_files(config: dict) -> list[tuple[str, str]]:
+    """(config key, URL) of every file a config's url and word_similarity sources download."""
+    found = []
+    for name, entry in config["datasets"].items():
+        if entry["source"] == "url":
+            found += [(f"datasets.{name}.urls.{split}", url) for split, url in entry["urls"].items()]
+        elif entry["source"] == "word_similarity":
+            files = {**WORD_SIMILARITY_FILES, **entry.get("files", {})}
+            found += [(f"datasets.{name}.files.{s}", files[s]) for s in entry.get("sets", WORD_SIMILARITY_FILES)]
+    return found
+
+
 @pytest.mark.parametrize("name", PRESETS)
-def test_every_hub_repository_of_a_preset_has_a_contract_and_its_revision_is_pinned(name):
+def test_every_hub_and_url_source_of_a_preset_has_a_contract_and_its_revision_is_pinned(name):
     pins = hub_pins(preset(name))
     assert pins
     for key, repo, revision in pins:
         contract = contracts.load(repo)
         assert contract is not None, f"{key}: {repo} has no contract ({contracts.contract_path(repo)})"
         assert revision == contract.pinned_revision, f"{key}: {revision}, not the contract's {contract.pinned_revision}"
+    for key, url in downloaded_files(preset(name)):  # the contract's own URL: the pinned one, not an also_at
+        published = contracts.published_file(url)
+        assert published is not None, f"{key}: {url} has no contract in {contracts.FILES_CONTRACT_DIR}"
+        assert url == published.spec["url"] and published.contract.revision in url, (key, url)
+
+
+def test_the_electra_preset_downloads_kakaobrains_korsts_and_the_four_word_similarity_files():
+    assert len(downloaded_files(preset("electra.yaml"))) == 3 + 4
 
 
 def test_contract_files_follow_the_format(tmp_path, monkeypatch):
@@ -57,6 +82,19 @@ def test_contract_files_follow_the_format(tmp_path, monkeypatch):
         contract = contracts.load(repo)
         assert contract.id == repo and contract.raw["read_from"]
         assert contract.revision or any("revision" in note for note in contract.raw["unknown"])
+    assert {published.contract.type for published in contracts.published_files().values()} == {"files"}
+    (tmp_path / "files").mkdir()
+    monkeypatch.setattr(contracts, "FILES_CONTRACT_DIR", tmp_path / "files")
+    contracts.published_files.cache_clear()
+    (tmp_path / "files" / "me--files.yaml").write_text(
+        "id: me/files\ntype: files\nrevision: " + "ab" * 20 + "\nread_from: [x]\n"
+        "files: {a.zip: {url: 'https://x/a.zip', format: tsv, columns: {a: string}}}\n")
+    try:
+        with pytest.raises(contracts.ContractError, match=r"me--files.yaml: file 'a.zip': 'member' \(the table inside "
+                                                          r"the zip\) goes with a \.zip url"):
+            contracts.published_files()
+    finally:
+        contracts.published_files.cache_clear()
     monkeypatch.setattr(contracts, "CONTRACT_DIR", tmp_path)
     contracts.load.cache_clear()
     (tmp_path / "me--data.yaml").write_text("id: me/data\ntype: dataset\nrevision: main\nread_from: [x]\n"
@@ -80,8 +118,29 @@ WRONG = [
      r"config key datasets\.stsb\.splits\.test: split 'dev' .*its splits: train, validation, test"),
     ("electra.yaml", ["datasets", "mrpc", "config"], "mrpc-pairs",
      r"config key datasets\.mrpc\.config: hub dataset nyu-mll/glue .* has no config 'mrpc-pairs'; its configs: mrpc"),
-    ("electra.yaml", ["datasets", "korsts", "splits"], {},
-     r"config key datasets\.korsts\.splits: split 'validation' .*its splits: train, valid, test"),
+    # KorSTS by URL: its contract (reference/files) knows kakaobrain's columns and quoting
+    ("electra.yaml", ["datasets", "korsts", "columns"], {"score": "similarity_score"},
+     r"config key datasets\.korsts\.columns\.score: 'similarity_score' is not a feature of file KorSTS/sts-train\.tsv "
+     r"of kakaobrain/kor-nlu-datasets at 0df0fe7 \(reference/files/kakaobrain--kor-nlu-datasets\.yaml\); its "
+     r"features: genre \(string\), filename \(string\), year \(string\), id \(int64\), score \(float64\)"),
+    ("electra.yaml", ["datasets", "korsts", "quoting"], "minimal",
+     r"config key datasets\.korsts\.quoting: file KorSTS/sts-train\.tsv .* is read with quoting: none \(its cells "
+     r"hold quote characters that do not pair up"),
+    ("electra.yaml", ["datasets", "korsts", "splits"], {"validation": "dev"},
+     r"config key datasets\.korsts\.urls: no file for split 'dev' \(our 'validation', read by "
+     r"experiments\.electra-korsts\.tasks\); its files are for \['test', 'train', 'validation'\]"),
+    ("electra.yaml", ["datasets", "word-similarity", "files"],
+     {"simverb3500": WORD_SIMILARITY_FILES["wordsim353-sim"]},
+     r"config key datasets\.word-similarity\.files\.simverb3500: set 'simverb3500' is read as the paper reads it, "
+     r"but file word-similarity/monolingual/en/wordsim353-sim\.csv .* is csv with a header, not tsv without one"),
+    # SICK's entailment_AB takes three values (the contract's, from the seed's map_dict)
+    ("electra.yaml", ["datasets", "sick", "label_values"], {"A_entails_B": 0, "A_neutral_B": 1, "A_contradicts": 2},
+     r"config key datasets\.sick\.label_values: feature 'entailment_AB' of hub dataset RobZamp/sick .* takes the "
+     r"values \['A_entails_B', 'A_neutral_B', 'A_contradicts_B'\]; label_values lacks \['A_contradicts_B'\]; maps "
+     r"\['A_contradicts'\], which it never takes"),
+    ("electra.yaml", ["datasets", "sick", "label_values"], None,
+     r"config key datasets\.sick\.columns\.label: feature 'entailment_AB' .* is string; 'label' needs class labels "
+     r"\(integers\), or datasets\.sick\.label_values mapping its values to ours"),
     ("electra.yaml", ["datasets", "stsb-de", "columns"], {},
      r"config key datasets\.stsb-de\.columns\.score: 'score' is not a feature .*similarity_score \(float32\)"),
     ("electra.yaml", ["datasets", "sick", "revision"], None,
@@ -182,6 +241,61 @@ def test_smoke_mode_reads_through_the_mapping_and_a_wrong_one_fails_the_job():
         load_split("nli-for-simcse", wrong, "train", REPO)
     with pytest.raises(DataError, match=r"hub dataset 'me/mine' has none: write .*me--mine\.yaml"):
         load_split("mine", {**entry, "id": "me/mine"}, "train", REPO)
+
+
+@pytest.mark.parametrize(("name", "url"), PUBLISHED, ids=[name for name, _ in PUBLISHED])
+def test_file_standin_is_written_in_the_contracts_format_with_its_columns(name, url, tmp_path):
+    """The stand-in of a downloaded file, read back as its format says (separator, header, index
+    column, zip member), has the contract's columns and types; a `quoting: none` file does not parse
+    read with quoting, as KorSTS's train and dev files do not."""
+    import csv
+    import zipfile
+
+    import pandas as pd
+
+    spec = contracts.published_file(url).spec
+    path = hub.write_published_file(url, tmp_path, 1, rows=6, seed=1)
+    assert path.name == url.rsplit("/", 1)[1]
+    handle = zipfile.ZipFile(path).open(spec["member"]) if spec.get("member") else path.open("rb")
+    text = handle.read().decode("utf-8")
+    names = list(spec["columns"])
+    read = {"sep": "\t" if spec["format"] == "tsv" else ",", "header": 0 if spec.get("header", True) else None,
+            "names": None if spec.get("header", True) else names, "index_col": 0 if spec.get("index") else None,
+            "quoting": csv.QUOTE_NONE if spec.get("quoting") == "none" else csv.QUOTE_MINIMAL}
+    table = pd.read_csv(io.StringIO(text), **read)
+    assert list(table.columns) == names
+    assert len(table) == 6 + spec.get("blank_rows", 0)
+    table = table.dropna(how="all")
+    for column, feature in spec["columns"].items():
+        if contracts.is_text(feature):
+            assert table[column].map(type).eq(str).all(), column
+            assert set(table[column]) <= set(contracts.text_values(feature) or table[column]), column
+        else:
+            low, high = contracts.value_range(feature) or (-float("inf"), float("inf"))
+            assert pd.api.types.is_numeric_dtype(table[column]) and table[column].between(low, high).all(), column
+    if spec.get("quoting") == "none":  # read with quoting, the unclosed quote swallows rows, or the file
+        try:
+            misread = len(pd.read_csv(io.StringIO(text), **{**read, "quoting": csv.QUOTE_MINIMAL}))
+        except pd.errors.ParserError:
+            misread = None
+        assert misread != 6
+
+
+def test_smoke_mode_reads_korsts_and_the_word_sets_from_contract_standins_and_a_wrong_mapping_fails_the_job():
+    config = prepare({**preset("electra.yaml"), "smoke": True}, REPO)
+    korsts = config["datasets"]["korsts"]
+    splits = {split: load_split("korsts", korsts, split, REPO) for split in ("train", "validation", "test")}
+    assert all(len(frame) == 48 for frame in splits.values())
+    assert not set(splits["train"]["sentence1"]) & set(splits["test"]["sentence1"])  # each file its own rows
+    assert splits["train"]["sentence2"][0].startswith('"')  # the unclosed quote, read as text (quoting: none)
+    words = load_split("word-similarity", config["datasets"]["word-similarity"], "train", REPO)
+    assert (~words["sentence1"].str.contains(" ")).all() and words["score"].between(0, 1).all()
+    # Validation is the first gate; the stand-in is the second, as kakaobrain's file is on the cluster.
+    with pytest.raises(DataError, match=r"columns similarity_score \(for score\) not found; it has \['genre', "
+                                        r"'filename', 'year', 'id', 'score', 'sentence1', 'sentence2'\]"):
+        load_split("korsts", {**korsts, "columns": {"score": "similarity_score"}}, "train", REPO)
+    with pytest.raises(DataError, match=r"'https://example\.org/sts\.tsv' has none: write one in .*reference/files"):
+        load_split("korsts", {**korsts, "urls": {"train": "https://example.org/sts.tsv"}}, "train", REPO)
 
 
 def test_beir_standins_share_ids_across_corpus_queries_and_judgements():

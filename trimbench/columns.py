@@ -1,4 +1,5 @@
-"""The columns each dataset kind is normalised to, and the Home Depot table's hub columns.
+"""The columns each dataset kind is normalised to, and the columns our readers take from sources
+(the Home Depot table's hub columns, the ELECTRA paper's word-similarity files).
 
 Kept apart from :mod:`trimbench.data` (pandas) so that the config checks, which run while
 Snakemake parses the workflow, can name them without importing pandas.
@@ -15,3 +16,29 @@ NUMERIC_COLUMNS = ("score", "label")
 
 #: the Home Depot study's columns (ours -> bstds/home_depot's), as the seed's src/data.py reads them
 HOMEDEPOT_COLUMNS = {"query": "query", "document": "description", "relevance": "relevance"}
+
+#: each word-similarity set's file as the ELECTRA paper's scripts/get_data.sh downloads it, pinned
+#: to the commit its contract (reference/files) was read at; fh295.github.io's SimLex-999.zip is the
+#: same file as the page's (reference/files/fh295--fh295.github.io.yaml)
+WORD_SIMILARITY_FILES = {
+    "rg65": "https://raw.githubusercontent.com/vecto-ai/word-benchmarks/9b61d0e067e2e68af22160d09450f82d9544cd70/"
+            "word-similarity/monolingual/en/rg-65.csv",
+    "simlex999": "https://raw.githubusercontent.com/fh295/fh295.github.io/3146fc8c8ac9c2ffa30da6ed81830e96ae1761eb/"
+                 "SimLex-999.zip",
+    "simverb3500": "https://raw.githubusercontent.com/benathi/word2gm/56bda7d964b2eede9b0280e7b9a3b9cdbb06fa38/"
+                   "evaluation_data/simverb/data/SimVerb-3500.txt",
+    "wordsim353-sim": "https://raw.githubusercontent.com/vecto-ai/word-benchmarks/"
+                      "9b61d0e067e2e68af22160d09450f82d9544cd70/word-similarity/monolingual/en/wordsim353-sim.csv",
+}
+#: how preprocess_word_sim_data.py:9-27 reads each set with pandas, in the paper's order (the first
+#: of duplicate pairs is kept): the separator (``format``), the column names it gives a file without
+#: a header (``names``), ``index`` (read with ``index_col=0``), the score column and the scale it
+#: divides by; ``member``: the file get_data.sh takes out of the zip
+WORD_SET_READS = {
+    "rg65": {"format": "csv", "score": "similarity", "scale": 4.0},
+    "simlex999": {"format": "tsv", "score": "SimLex999", "scale": 10.0, "member": "SimLex-999.txt"},
+    "simverb3500": {"format": "tsv", "names": ["word1", "word2", "type", "similarity", "word_type"],
+                    "score": "similarity", "scale": 10.0},
+    "wordsim353-sim": {"format": "csv", "index": True, "score": "similarity", "scale": 10.0},
+}
+WORD_COLUMNS = ("word1", "word2")

@@ -176,6 +176,14 @@ def _check_dataset(name: str, entry: dict, workdir: Path) -> None:
         folder = resolve_path(entry["path"], workdir)
         if not folder.is_dir():
             raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+    values = entry.get("label_values")
+    if values and entry["kind"] != "pair-class":
+        raise ConfigError(f"config key {where}.label_values: maps class labels; dataset '{name}' is of kind "
+                          f"'{entry['kind']}'")
+    outside = sorted({label for label in (values or {}).values() if label >= entry["num_labels"]})
+    if outside:
+        raise ConfigError(f"config key {where}.label_values: labels {outside} are outside 0..{entry['num_labels'] - 1} "
+                          f"(datasets.{name}.num_labels is {entry['num_labels']})")
     # Files by URL are fetched by prepare_data; a local path given instead must exist now.
     files_key = {"url": "urls", "word_similarity": "files"}.get(entry["source"])
     files = entry.get(files_key) or {} if files_key else {}
@@ -391,8 +399,8 @@ def used_splits(config: dict) -> dict[str, dict[str, str]]:
                 for split in ("train", "validation", "test"):
                     use(task, split, f"{where}.tasks")
             if exp["domain_adaptation"]:
-                use(exp["domain_adaptation"]["dataset"], exp["domain_adaptation"]["split"],
-                    f"{where}.domain_adaptation")
+                for split in exp["domain_adaptation"]["splits"]:
+                    use(exp["domain_adaptation"]["dataset"], split, f"{where}.domain_adaptation.splits")
             for dataset in (exp["word_similarity"] or {}).get("datasets", []):
                 for split in ("train", "validation"):
                     use(dataset, split, f"{where}.word_similarity")

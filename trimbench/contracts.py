@@ -6,7 +6,10 @@ types (and, where ``datasets`` infers splits from file names or the revision hol
 its files); for a model, the ``config.json`` facts the checks use. Config validation checks a hub
 entry against the contract of its ``id`` (:func:`check_dataset`, :func:`check_model`) and smoke
 mode builds every hub stand-in from it (:mod:`trimbench.hub`), so a wrong ``columns``, ``split``
-or ``config`` fails here as it would on the hub. Light: runs while Snakemake parses the workflow.
+or ``config`` fails here as it would on the hub. Files downloaded by URL (``source: url``,
+``word_similarity``) have contracts too (``reference/files``, :func:`published_file`): each file's
+URL, format, columns and rows, checked and stood in for the same way. Light: runs while Snakemake
+parses the workflow.
 """
 
 from __future__ import annotations
@@ -18,9 +21,18 @@ from pathlib import Path
 
 import yaml
 
-from trimbench.columns import HOMEDEPOT_COLUMNS, KIND_COLUMNS, NUMERIC_COLUMNS
+from trimbench.columns import (
+    HOMEDEPOT_COLUMNS,
+    KIND_COLUMNS,
+    NUMERIC_COLUMNS,
+    WORD_COLUMNS,
+    WORD_SET_READS,
+    WORD_SIMILARITY_FILES,
+)
 
 CONTRACT_DIR = Path(__file__).resolve().parent.parent / "reference" / "hub"
+#: contracts of files downloaded by URL, one per publishing repository (reference/hub/README.md)
+FILES_CONTRACT_DIR = CONTRACT_DIR.parent / "files"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TEXT_DTYPES = ("string", "large_string")
@@ -60,6 +72,11 @@ def value_range(spec) -> list[float] | None:
     return list(spec["range"]) if isinstance(spec, dict) and "range" in spec else None
 
 
+def text_values(spec) -> list[str] | None:
+    """The values a text feature takes, where the contract lists them (e.g. SICK's entailment_AB)."""
+    return list(spec["values"]) if isinstance(spec, dict) and "values" in spec else None
+
+
 def is_text(spec) -> bool:
     return dtype(spec) in TEXT_DTYPES
 
@@ -79,7 +96,7 @@ class Contract:
 
     @property
     def where(self) -> str:
-        return f"reference/hub/{self.path.name}"
+        return f"reference/{self.path.parent.name}/{self.path.name}"
 
     @property
     def export(self) -> dict | None:
@@ -104,9 +121,7 @@ class Contract:
         return None if self.is_export(revision) else self.raw.get("script")
 
     def label(self, revision: str | None = None) -> str:
-        revision = revision or self.revision
-        shown = revision[:7] if revision and _COMMIT.match(revision) else (revision or "main")
-        return f"hub {self.type} {self.id} at {shown} ({self.where})"
+        return f"hub {self.type} {self.id} at {_shown(revision or self.revision)} ({self.where})"
 
     def configs(self, revision: str | None = None) -> dict[str, dict]:
         """Each config's features, splits and data files at ``revision``."""
@@ -122,15 +137,56 @@ class Contract:
         return named | (set() if self.is_export(revision) else set(self.raw.get("files") or ()))
 
 
+def _shown(revision: str | None) -> str:
+    return revision[:7] if revision and _COMMIT.match(revision) else (revision or "main")
+
+
+@dataclass(frozen=True)
+class PublishedFile:
+    """One file of a ``type: files`` contract: a file downloaded by URL, as its publisher serves it."""
+
+    name: str
+    #: url, format, header, index, quoting, member, columns, rows, blank_rows (reference/hub/README.md)
+    spec: dict
+    contract: Contract
+
+    @property
+    def columns(self) -> dict:
+        return self.spec["columns"]
+
+    @property
+    def label(self) -> str:
+        return f"file {self.name} of {self.contract.id} at {_shown(self.contract.revision)} ({self.contract.where})"
+
+
 @cache
 def load(repo_id: str) -> Contract | None:
     """The contract of a hub repository; None when the project records none."""
     path = contract_path(repo_id)
-    if not path.is_file():
-        return None
+    return _read(path, repo_id) if path.is_file() else None
+
+
+def _read(path: Path, repo_id: str) -> Contract:
     raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     _validate(raw, path, repo_id)
     return Contract(raw["id"], raw["type"], raw.get("revision"), path, raw)
+
+
+@cache
+def published_files() -> dict[str, PublishedFile]:
+    """URL -> the file a ``type: files`` contract (reference/files) describes, its ``also_at`` URLs included."""
+    index = {}
+    for path in sorted(FILES_CONTRACT_DIR.glob("*.yaml")):
+        contract = _read(path, path.stem.replace("--", "/", 1))
+        for name, spec in contract.raw["files"].items():
+            for url in [spec["url"], *spec.get("also_at", ())]:
+                index[url] = PublishedFile(name, spec, contract)
+    return index
+
+
+def published_file(location: str) -> PublishedFile | None:
+    """The contract's description of the file at a URL; None for a local path or a URL without one."""
+    return published_files().get(location)
 
 
 def _validate(raw, path: Path, repo_id: str) -> None:
@@ -139,8 +195,9 @@ def _validate(raw, path: Path, repo_id: str) -> None:
 
     if not isinstance(raw, dict) or raw.get("id") != repo_id:
         fail(f"'id' must be '{repo_id}'")
-    if raw.get("type") not in ("dataset", "model"):
-        fail("'type' must be dataset or model")
+    wanted = ("files",) if path.parent.name == FILES_CONTRACT_DIR.name else ("dataset", "model")
+    if raw.get("type") not in wanted:
+        fail(f"'type' must be {' or '.join(wanted)}")
     if raw.get("revision") is None:
         if not any("revision" in str(note) for note in raw.get("unknown") or ()):
             fail("'revision' may be null only where 'unknown' says why no commit was found")
@@ -152,20 +209,52 @@ def _validate(raw, path: Path, repo_id: str) -> None:
         if not isinstance(raw.get("config"), dict) or not isinstance(raw.get("mlm_head"), bool):
             fail("a model needs 'config' (config.json facts) and 'mlm_head' (true/false)")
         return
+    if raw["type"] == "files":
+        _validate_files(raw, fail)
+        return
     configs = raw.get("configs") or {}
     if not isinstance(configs, dict) or not (configs or raw.get("files")):
         fail("a dataset needs 'configs' (or, for one read as files only, 'files')")
     for name, spec in configs.items():
         if not isinstance(spec.get("features"), dict) or not isinstance(spec.get("splits"), dict):
             fail(f"config '{name}' needs 'features' and 'splits'")
-        for feature, feature_spec in spec["features"].items():
-            if dtype(feature_spec) not in TEXT_DTYPES + NUMBER_DTYPES + ("class_label",):
-                fail(f"config '{name}' feature '{feature}': unknown type {feature_spec!r}")
+        _validate_features(spec["features"], f"config '{name}'", fail)
         if spec.get("files") and set(spec["files"]) != set(spec["splits"]):
             fail(f"config '{name}': 'files' must name a file for each split")
     export = raw.get("parquet_export")
     if export and not (export.get("revision") and isinstance(export.get("files"), dict)):
         fail("'parquet_export' needs 'revision' and 'files'")
+
+
+def _validate_features(features: dict, where: str, fail) -> None:
+    for feature, spec in features.items():
+        if dtype(spec) not in TEXT_DTYPES + NUMBER_DTYPES + ("class_label",):
+            fail(f"{where} feature '{feature}': unknown type {spec!r}")
+        if text_values(spec) is not None and not (is_text(spec) and text_values(spec)):
+            fail(f"{where} feature '{feature}': 'values' lists the values of a text feature")
+
+
+FILE_FORMATS = ("tsv", "csv")
+FILE_KEYS = {"url", "also_at", "format", "header", "index", "quoting", "member", "columns", "rows", "blank_rows"}
+
+
+def _validate_files(raw: dict, fail) -> None:
+    files = raw.get("files")
+    if not isinstance(files, dict) or not files:
+        fail("a files contract needs 'files': {path in the repository: its facts}")
+    for name, spec in files.items():
+        where = f"file '{name}'"
+        if not isinstance(spec, dict) or set(spec) - FILE_KEYS:
+            fail(f"{where}: its keys are {', '.join(sorted(FILE_KEYS))}")
+        if not str(spec.get("url", "")).startswith("https://") or spec.get("format") not in FILE_FORMATS:
+            fail(f"{where} needs 'url' (https) and 'format' ({', '.join(FILE_FORMATS)})")
+        if spec["url"].endswith(".zip") != bool(spec.get("member")):
+            fail(f"{where}: 'member' (the table inside the zip) goes with a .zip url, and only there")
+        if spec.get("quoting", "minimal") not in ("minimal", "none"):
+            fail(f"{where}: 'quoting' is minimal or none")
+        if not isinstance(spec.get("columns"), dict) or not spec["columns"]:
+            fail(f"{where} needs 'columns' (in the file's order)")
+        _validate_features(spec["columns"], where, fail)
 
 
 # --- checks of config entries (trimbench.config turns a Mismatch into a ConfigError) -------------
@@ -203,9 +292,13 @@ def check_dataset(name: str, entry: dict, used_splits: dict[str, str]) -> None:
     ``used_splits`` maps each of our split names the experiments read to the key that reads it.
     Entries without a contract, or pinned to a revision the contract does not describe, pass.
     """
+    where = f"datasets.{name}"
+    if entry.get("source") == "url":
+        _check_urls(where, entry, used_splits)
+    elif entry.get("source") == "word_similarity":
+        _check_word_sets(where, entry)
     if entry.get("source") != "hub":
         return
-    where = f"datasets.{name}"
     if entry["kind"] == "retrieval" and entry.get("builder") != "homedepot":
         if entry.get("format", "beir") == "beir":
             _check_beir(where, entry, used_splits)
@@ -250,6 +343,8 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
             raise Mismatch(f"{where}.columns.{ours}", f"'{theirs}' is not a feature of {described}; its features: "
                                                       f"{describe_features(features)}")
         text = is_text(features[theirs])
+        if ours == "label" and entry["kind"] == "pair-class":  # integers or mapped values: checked below
+            continue
         if text == (ours in numeric):
             wanted = "a number" if ours in numeric else "text"
             raise Mismatch(f"{where}.columns.{ours}", f"feature '{theirs}' of {described} is "
@@ -257,10 +352,14 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
                                                       f"features: {describe_features(features)}")
     if entry["kind"] == "pair-class":
         label = features[mapping["label"]]
-        if not (class_names(label) or dtype(label).startswith("int")):
+        integers = class_names(label) or dtype(label).startswith("int")
+        if not (integers or (is_text(label) and entry.get("label_values"))):
             raise Mismatch(f"{where}.columns.label", f"feature '{mapping['label']}' of {described} is {dtype(label)}; "
-                                                     f"'label' needs class labels (integers); its features: "
+                                                     f"'label' needs class labels (integers), or {where}.label_values "
+                                                     f"mapping its values to ours; its features: "
                                                      f"{describe_features(features)}")
+        if entry.get("label_values"):
+            _check_label_values(where, entry, mapping["label"], label, described)
         names = class_names(label)
         if names and len(names) != entry["num_labels"]:
             raise Mismatch(f"{where}.num_labels", f"feature '{mapping['label']}' of {described} has "
@@ -270,6 +369,88 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
         if scale and [float(v) for v in entry["score_range"]] != [float(v) for v in scale]:
             raise Mismatch(f"{where}.score_range", f"feature '{mapping['score']}' of {described} ranges over "
                                                    f"{scale}, not {list(entry['score_range'])}")
+
+
+def _check_label_values(where: str, entry: dict, theirs: str, label, described: str) -> None:
+    """``label_values`` maps exactly the values the source's label feature takes, where the contract
+    knows them: a text feature's listed ``values``, a class label's integers (what ``datasets`` gives)."""
+    names = class_names(label)
+    known = text_values(label) or ([str(index) for index in range(len(names))] if names else None)
+    if known is None:
+        return  # values not recorded: a value label_values lacks is named when the data is read
+    mapped = set(entry["label_values"])
+    if mapped != set(known):
+        shown = f"{known} (the class labels {names})" if names else known
+        problems = []
+        if set(known) - mapped:
+            problems.append(f"lacks {[value for value in known if value not in mapped]}")
+        if mapped - set(known):
+            problems.append(f"maps {sorted(mapped - set(known))}, which it never takes")
+        raise Mismatch(f"{where}.label_values", f"feature '{theirs}' of {described} takes the values {shown}; "
+                                                f"label_values {'; '.join(problems)}")
+
+
+def _check_urls(where: str, entry: dict, used_splits: dict[str, str]) -> None:
+    """A url entry: a file for every split read, and each file as its contract (reference/files) describes it."""
+    for ours, used_by in used_splits.items():
+        split = source_split(entry, ours)
+        if split not in entry["urls"]:
+            raise Mismatch(f"{where}.urls", f"no file for split '{split}' (our '{ours}', read by {used_by}); "
+                                            f"its files are for {sorted(entry['urls'])}")
+    for split, location in entry["urls"].items():
+        published = published_file(location)
+        if published is None:
+            continue
+        spec = published.spec
+        if spec.get("member") or not spec.get("header", True) or spec.get("index"):
+            raise Mismatch(f"{where}.urls.{split}", f"{published.label} is not one table with a header row and no "
+                                                    f"index column, which source url reads")
+        quoting = spec.get("quoting", "minimal")
+        if quoting != entry["quoting"]:
+            why = " (its cells hold quote characters that do not pair up: read them as text)" * (quoting == "none")
+            raise Mismatch(f"{where}.quoting", f"{published.label} is read with quoting: {quoting}{why}, not "
+                                               f"{entry['quoting']}")
+        _check_columns(where, entry, published.columns, published.label)
+
+
+def _check_word_sets(where: str, entry: dict) -> None:
+    """Each set's file, where its URL has a contract, is the table the paper's script reads
+    (:data:`trimbench.columns.WORD_SET_READS`): separator, header, member, word and score columns, scale."""
+    for name in entry["sets"]:
+        published = published_file(entry["files"].get(name, WORD_SIMILARITY_FILES[name]))
+        if published is not None:
+            problem = _word_set_problem(WORD_SET_READS[name], published)
+            if problem:
+                key = f"{where}.files.{name}" if name in entry["files"] else f"{where}.sets"
+                raise Mismatch(key, f"set '{name}' is read as the paper reads it, but {published.label} {problem}")
+
+
+def _word_set_problem(read: dict, published: PublishedFile) -> str | None:
+    spec, columns = published.spec, published.columns
+    header = "names" not in read
+    if spec["format"] != read["format"] or spec.get("header", True) != header:
+        return (f"is {spec['format']} {'with' if spec.get('header', True) else 'without'} a header, not "
+                f"{read['format']} {'with' if header else 'without'} one")
+    if read.get("member") and Path(spec.get("member") or "").name != read["member"]:
+        return f"holds {spec.get('member') or 'no archive member'}, not {read['member']}"
+    if read.get("index") and not spec.get("index"):
+        return "has no index column (read with index_col=0)"
+    if header:
+        named = {column: columns.get(column) for column in (*WORD_COLUMNS, read["score"])}
+    elif len(columns) != len(read["names"]):
+        return f"has {len(columns)} columns ({', '.join(columns)}), not the {len(read['names'])} the paper names"
+    else:
+        by_position = dict(zip(read["names"], columns.values(), strict=True))
+        named = {column: by_position[column] for column in (*WORD_COLUMNS, read["score"])}
+    for column, feature in named.items():
+        if feature is None:
+            return f"has no column '{column}'; its columns: {describe_features(columns)}"
+        if is_text(feature) != (column in WORD_COLUMNS):
+            return f"column '{column}' is {dtype(feature)}; its columns: {describe_features(columns)}"
+    scale = value_range(named[read["score"]])
+    if scale and float(scale[1]) != read["scale"]:
+        return f"scores on {scale}, which the paper divides by {read['scale']}"
+    return None
 
 
 def _check_beir(where: str, entry: dict, used_splits: dict[str, str]) -> None:

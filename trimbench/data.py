@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from trimbench.columns import KIND_COLUMNS, NUMERIC_COLUMNS
+from trimbench.columns import KIND_COLUMNS, NUMERIC_COLUMNS, WORD_SET_READS, WORD_SIMILARITY_FILES
 
 LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
 GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",),
@@ -141,41 +141,6 @@ def with_other_article_negatives(frame: pd.DataFrame, seed: int) -> pd.DataFrame
     return frame.assign(negative=negatives)
 
 
-# --- smoke-mode stand-ins ------------------------------------------------------------------------
-
-
-def standin_rows(kind: str, split: str, rows: int, seed: int) -> pd.DataFrame:
-    """Real text from the embedded data, shaped like ``kind``, in our column names."""
-    rng = random.Random(f"{seed}-{split}")
-    if kind == "sts":
-        pairs = lee_similarity()
-        picked = sorted(rng.sample(range(len(pairs)), min(rows, len(pairs))))
-        return pairs.iloc[picked].reset_index(drop=True)
-    ict = lee_ict("train", 0.2, 1, seed)
-    picked = sorted(rng.sample(range(len(ict)), min(rows, len(ict))))
-    frame = ict.iloc[picked].reset_index(drop=True)[["anchor", "positive"]]
-    if kind == "triplets":
-        frame["negative"] = np.roll(frame["positive"].to_numpy(), 1)
-    return frame
-
-
-def _standin(entry: dict, split: str) -> pd.DataFrame:
-    """Rows written in the *source's* column names and score scale, so the normal mapping runs."""
-    if entry["kind"] == "pair-class":
-        # Scores binned by rank into balanced classes, so every class occurs in a small stand-in.
-        frame = standin_rows("sts", split, entry["standin_rows"], entry["seed"])
-        ranks = frame.pop("score").rank(method="first")
-        frame["label"] = pd.qcut(ranks, entry["num_labels"], labels=False).astype(int)
-        if entry.get("label_values"):  # written as the source writes them
-            frame["label"] = frame["label"].map({v: k for k, v in entry["label_values"].items()})
-        return frame.rename(columns=dict(entry["columns"]))
-    frame = standin_rows(entry["kind"], split, entry["standin_rows"], entry["seed"])
-    if entry["kind"] == "sts":
-        low, high = entry["score_range"]
-        frame["score"] = low + frame["score"] * (high - low)
-    return frame.rename(columns=dict(entry["columns"]))
-
-
 # --- local folders and the hub -------------------------------------------------------------------
 
 
@@ -237,39 +202,28 @@ def _url(entry: dict, split: str, name: str, workdir: Path) -> pd.DataFrame:
 
 # --- the ELECTRA paper's word-similarity set (preprocess_word_sim_data.py) ----------------------
 
-#: each set's file as the paper's scripts/get_data.sh downloads it (commits pinned where the host
-#: has them; the SimLex-999 zip is served by its authors' page only)
-WORD_SIMILARITY_FILES = {
-    "rg65": "https://raw.githubusercontent.com/vecto-ai/word-benchmarks/9b61d0e067e2e68af22160d09450f82d9544cd70/"
-            "word-similarity/monolingual/en/rg-65.csv",
-    "simlex999": "https://fh295.github.io/SimLex-999.zip",
-    "simverb3500": "https://raw.githubusercontent.com/benathi/word2gm/56bda7d964b2eede9b0280e7b9a3b9cdbb06fa38/"
-                   "evaluation_data/simverb/data/SimVerb-3500.txt",
-    "wordsim353-sim": "https://raw.githubusercontent.com/vecto-ai/word-benchmarks/"
-                      "9b61d0e067e2e68af22160d09450f82d9544cd70/word-similarity/monolingual/en/wordsim353-sim.csv",
-}
-#: the paper's order (the first of duplicate pairs is kept) and each set's scale maximum
-WORD_SIMILARITY_SCALE = {"rg65": 4.0, "simlex999": 10.0, "simverb3500": 10.0, "wordsim353-sim": 10.0}
 WORD_SIMILARITY_SPLITS = ("train", "validation", "test")
 
 
 def _word_set(name: str, location: str, workdir: Path) -> pd.DataFrame:
-    """One set as (word1, word2, similarity on 0..1), read in its published format."""
-    if name == "simlex999":
-        path = fetched(location, workdir, extract=location.endswith(".zip"))
-        if path.is_dir():
-            path = next(path.rglob("SimLex-999.txt"), path / "SimLex-999.txt")
-        frame = pd.read_csv(path, sep="\t").rename(columns={"SimLex999": "similarity"})
-    elif name == "simverb3500":
-        frame = pd.read_csv(fetched(location, workdir), sep="\t", header=None,
-                            names=["word1", "word2", "type", "similarity", "word_type"])
-    else:  # the vecto-ai CSVs: an index column, then word1, word2, similarity
-        frame = pd.read_csv(fetched(location, workdir), index_col=0)
+    """One set as (word1, word2, similarity on 0..1), read in its published format as the paper
+    reads it (:data:`WORD_SET_READS`)."""
+    read = WORD_SET_READS[name]
+    path = fetched(location, workdir, extract=location.endswith(".zip"))
+    if path.is_dir():
+        path = next(path.rglob(read["member"]), path / read["member"])
+    frame = pd.read_csv(path, sep="\t" if read["format"] == "tsv" else ",", header=None if "names" in read else "infer",
+                        names=read.get("names"), index_col=0 if read.get("index") else None)
+    frame = frame.rename(columns={read["score"]: "similarity"})
     missing = {"word1", "word2", "similarity"} - set(frame.columns)
     if missing:
         raise DataError(f"word-similarity set '{name}' ({location}): columns {sorted(missing)} not found")
-    return frame.assign(similarity=frame["similarity"] / WORD_SIMILARITY_SCALE[name])[["word1", "word2",
-                                                                                         "similarity"]]
+    return frame.assign(similarity=frame["similarity"] / read["scale"])[["word1", "word2", "similarity"]]
+
+
+def word_similarity_files(entry: dict) -> dict[str, str]:
+    """Each set's file (URL or local path): ``files`` over the paper's URLs."""
+    return {name: entry["files"].get(name, WORD_SIMILARITY_FILES[name]) for name in entry["sets"]}
 
 
 def word_similarity_split(entry: dict, split: str, name: str, workdir: Path) -> pd.DataFrame:
@@ -281,7 +235,7 @@ def word_similarity_split(entry: dict, split: str, name: str, workdir: Path) -> 
 
     if split not in WORD_SIMILARITY_SPLITS:
         raise DataError(f"dataset '{name}': splits are {list(WORD_SIMILARITY_SPLITS)}, not '{split}'")
-    files = {**WORD_SIMILARITY_FILES, **entry["files"]}
+    files = word_similarity_files(entry)
     frame = pd.concat([_word_set(s, files[s], workdir) for s in entry["sets"]])
     pairs = frame[["word1", "word2"]].apply(lambda row: tuple(sorted(row)), axis=1)
     frame = frame[~pairs.duplicated(keep="first")].reset_index(drop=True)
@@ -355,12 +309,16 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
         return normalise(_gensim(entry, source_split), entry, name)
     if source == "local":
         return normalise(_local(entry, source_split, Path(workdir)), entry, name)
-    if entry.get("standin") and source in ("url", "word_similarity"):
-        return normalise(_standin(entry, source_split), entry, name)
-    if source == "url":
-        return normalise(_url(entry, source_split, name, Path(workdir)), entry, name)
-    if source == "word_similarity":
-        return normalise(word_similarity_split(entry, source_split, name, Path(workdir)), entry, name)
+    if source in ("url", "word_similarity"):
+        from trimbench import hub
+
+        # In smoke mode each URL is a stand-in file written from its contract, read by the same code.
+        if source == "url":
+            with hub.files_opened(entry, entry["urls"]) as urls:
+                return normalise(_url({**entry, "urls": urls}, source_split, name, Path(workdir)), entry, name)
+        with hub.files_opened(entry, word_similarity_files(entry)) as files:
+            frame = word_similarity_split({**entry, "files": files}, source_split, name, Path(workdir))
+        return normalise(frame, entry, name)
     return normalise(_hub(entry, source_split), entry, name)
 
 

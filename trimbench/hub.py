@@ -8,13 +8,20 @@ text from the embedded Lee data, and then calls the same ``datasets`` code on it
 split and column names a preset asks for meet the hub's real ones in smoke mode too: ``datasets``
 raises for an unknown config or split, refuses a loading script, and :func:`trimbench.data.normalise`
 applies the preset's mapping to the real column names, exactly as on the cluster.
+
+Files downloaded by URL (``source: url``, ``word_similarity``) are stood in for the same way
+(:func:`files_opened`): each URL's file is written in its published format from its contract
+(``reference/files``: format, header, index column, quoting, zip member, columns) and handed to
+the same reader in place of the URL.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from trimbench import contracts
-from trimbench.data import DataError, lee_ict
+from trimbench.columns import WORD_COLUMNS
+from trimbench.data import DataError, is_url, lee_ict
 
 #: what each feature of a BEIR stand-in holds: the corpus, queries and judgements share ids
 _BEIR_ROLES = {
@@ -85,6 +93,21 @@ def opened(entry: dict) -> Iterator[Hub | Standin]:
         yield Standin(Path(folder), entry["standin_rows"], entry["seed"])
 
 
+@contextmanager
+def files_opened(entry: dict, locations: dict[str, str]) -> Iterator[dict[str, str]]:
+    """The files a url or word_similarity entry reads (key -> URL or local path): as they are, or,
+    for a stand-in entry, each URL replaced by a local file written from its contract."""
+    if not entry.get("standin"):
+        yield locations
+        return
+    with tempfile.TemporaryDirectory(prefix="file-standin-") as folder:
+        local = {}
+        for index, (key, location) in enumerate(locations.items()):
+            local[key] = location if not is_url(location) else str(
+                write_published_file(location, Path(folder) / str(index), index, entry["standin_rows"], entry["seed"]))
+        yield local
+
+
 def read_table(source: Hub | Standin, repo_id: str, revision: str | None, filename: str,
                dtype: dict | None = None) -> pd.DataFrame:
     """One data file of a repository: JSON lines through ``datasets`` (a corpus may be millions of
@@ -135,10 +158,61 @@ def write_repo(repo_id: str, revision: str | None, root: Path, rows: int, seed: 
     return folder
 
 
+def write_published_file(url: str, folder: Path, index: int, rows: int, seed: int) -> Path:
+    """Write a stand-in of the file at ``url`` from its contract (reference/files), in its published
+    format, named as the URL names it: at most ``rows`` rows, the ``index``-th slice of the text (so
+    the files of one entry hold different rows); in a ``quoting: none`` file a cell of the first row
+    opens with a quote character that it never closes, as cells of KorSTS's files do (read with
+    quoting, it swallows the rows after it)."""
+    published = contracts.published_file(url)
+    if published is None:
+        raise DataError(f"smoke mode builds stand-ins of downloaded files from contracts, and '{url}' has none: "
+                        f"write one in {contracts.FILES_CONTRACT_DIR} (reference/hub/README.md)")
+    spec, columns = published.spec, published.columns
+    count = min(rows, spec.get("rows") or rows)
+    pool = _word_pool(seed) if set(WORD_COLUMNS) <= set(columns) else _text_pool(seed)  # word pairs: words
+    table = pd.DataFrame(_columns(columns, range(index * count, (index + 1) * count), {}, pool))
+    if spec.get("quoting") == "none":
+        last_text = [name for name, feature in columns.items() if contracts.is_text(feature)][-1]
+        table.loc[0, last_text] = '"' + table.loc[0, last_text].replace('"', "")
+    if spec.get("blank_rows"):
+        table = pd.concat([table, pd.DataFrame(index=range(spec["blank_rows"]), columns=table.columns)],
+                          ignore_index=True)
+    text = _published_text(table, spec)
+    path = folder / Path(url.split("?")[0]).name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if spec.get("member"):
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr(spec["member"], text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _published_text(table: pd.DataFrame, spec: dict) -> str:
+    separator = "\t" if spec["format"] == "tsv" else ","
+    header, index = spec.get("header", True), spec.get("index", False)
+    if spec.get("quoting") != "none":
+        return table.to_csv(sep=separator, header=header, index=index, lineterminator="\n")
+    # Cells as they are, quote characters and all (a tab or line break would split the cell).
+    cells = table.astype(str).map(lambda cell: re.sub(r"[\t\r\n]", " ", cell))
+    lines = [separator.join(table.columns)] if header else []
+    lines += [separator.join(row) for row in cells.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
 def _text_pool(seed: int) -> pd.DataFrame:
     """Real text: inverse-cloze pairs of the Lee articles, each with another pair's passage as negative."""
     frame = lee_ict("train", 0.2, 1, seed)
     return frame.assign(negative=np.roll(frame["positive"].to_numpy(), 1)).reset_index(drop=True)
+
+
+def _word_pool(seed: int) -> pd.DataFrame:
+    """Real words: the distinct lower-case words of the Lee sentences, paired off (no pair twice)."""
+    words = list(dict.fromkeys(re.findall(r"\b[a-z]{3,}\b", " ".join(_text_pool(seed)["anchor"]).lower())))
+    pairs = len(words) // 2
+    return pd.DataFrame({"anchor": words[:pairs], "positive": words[pairs:2 * pairs],
+                         "negative": np.roll(words[pairs:2 * pairs], 1)})
 
 
 def _is_id(name: str) -> bool:
@@ -158,7 +232,14 @@ def _rows(spec: dict, split: str, index: int, rows: int, pool: pd.DataFrame) -> 
     else:
         count = min(rows, spec["splits"][split] or rows)
         numbers, roles = range(index * count, index * count + count), {}
-    texts = [name for name, feature in features.items() if contracts.is_text(feature) and not _is_id(name)]
+    return _columns(features, numbers, roles, pool)
+
+
+def _columns(features: dict, numbers, roles: dict, pool: pd.DataFrame) -> dict[str, list]:
+    """Row ``g`` of each column for every ``g`` in ``numbers``: free text from the pool's row ``g``,
+    a listed value or a number from ``g``."""
+    texts = [name for name, feature in features.items()
+             if contracts.is_text(feature) and not _is_id(name) and contracts.text_values(feature) is None]
     return {name: [_value(name, feature, roles.get(name), texts, g, pool) for g in numbers]
             for name, feature in features.items()}
 
@@ -167,6 +248,9 @@ def _value(name: str, feature, role: str | None, texts: list[str], g: int, pool:
     text = contracts.is_text(feature)
     if role == "id" or (role is None and _is_id(name)):
         return str(g) if text else g
+    values = contracts.text_values(feature)
+    if values:  # the source's own values (e.g. SICK's entailment_AB), each as often
+        return values[g % len(values)]
     if role == "empty":
         return ""
     if role == "one":
