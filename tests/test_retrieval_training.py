@@ -12,7 +12,8 @@ from conftest import REPO
 
 from trimbench.beir import RetrievalSplit
 from trimbench.config import ConfigError, load_file, prepare, variants
-from trimbench.retrieval import GroupedContrastiveLoss, layer_weight, training_groups, truncate_features
+from trimbench.retrieval import (GroupedContrastiveLoss, layer_weight, score_alignment, training_groups,
+                                 truncate_features)
 
 SETTINGS = {"q_max_length": 16, "p_max_length": 32, "scale": 1.0, "score_align": False,
             "compare_to_last_layer": False, "sub_layer_full_dim": False, "passage_to_last_layer": False,
@@ -95,6 +96,69 @@ def test_score_align_adds_a_nonnegative_term_and_trains(tiny):
     aligned.backward()
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tiny.parameters())
     tiny.zero_grad()
+
+
+def _hand_alignment(student, teacher, temperature):
+    """(MSE + KL(softmax(T/τ) ‖ softmax(S/τ))) / (B·N), written out with math on plain floats."""
+    rows, cols = len(student), len(student[0])
+    mse = sum((s - t) ** 2 for srow, trow in zip(student, teacher) for s, t in zip(srow, trow)) / (rows * cols)
+
+    def log_softmax(row):
+        top = max(row)
+        log_norm = top + math.log(sum(math.exp(v - top) for v in row))
+        return [v - log_norm for v in row]
+
+    kl = 0.0
+    for srow, trow in zip(student, teacher):
+        log_p = log_softmax([v / temperature for v in srow])
+        log_q = log_softmax([v / temperature for v in trow])
+        kl += sum(math.exp(lq) * (lq - lp) for lp, lq in zip(log_p, log_q))
+    return (mse + kl / rows) / rows / cols
+
+
+def test_score_alignment_is_the_seeds_compute_score_loss_at_bert_magnitudes():
+    # Unnormalised dot scores of BERT CLS vectors are in the hundreds: the seed's division by
+    # queries x passages keeps the term small beside the cross-entropy.
+    student = [[212.0, 180.5, 175.0, 190.25], [160.0, 201.0, 199.5, 170.0], [140.0, 150.0, 230.0, 120.5]]
+    teacher = [[220.0, 170.0, 181.0, 185.0], [150.0, 215.5, 190.0, 168.0], [149.0, 139.0, 228.0, 131.0]]
+    for temperature in (1.0, 0.3):
+        got = score_alignment(torch.tensor(student), torch.tensor(teacher), temperature).item()
+        assert got == pytest.approx(_hand_alignment(student, teacher, temperature), rel=1e-5)
+    # the un-normalised sum would be 12x larger (3 queries x 4 passages)
+    plain = _hand_alignment(student, teacher, 1.0) * 12
+    assert plain > 70 and score_alignment(torch.tensor(student), torch.tensor(teacher), 1.0).item() < plain / 11
+
+
+def test_score_align_adds_the_aligned_terms_to_2dmse(tiny):
+    """2DMSE + score_align = plain 2DMSE + Σ_d align((L, d) → (L, D)) + Σ_l w_l Σ_d align((l, d) → (l, D));
+    compare_to_last_layer aligns every sub-model with (L, D)."""
+    from trimbench.encoding import hidden_states_kept, pool_layer
+
+    features = _features(tiny)
+
+    def scores(layer, dim):
+        def embed(f):
+            with hidden_states_kept(tiny[0]):
+                out = tiny[0](dict(f))
+            return pool_layer(list(tiny)[1:], out, layer)
+
+        q = embed(truncate_features(features[0], 16, tiny.tokenizer.sep_token_id))
+        p = torch.stack([embed(f) for f in features[1:]], 1).flatten(0, 1)
+        return (q[:, :dim] @ p[:, :dim].T).tolist()
+
+    settings = {**SETTINGS, "kl_temperature": 0.5}
+    with torch.no_grad():
+        plain = GroupedContrastiveLoss(tiny, "2dmse", [16, 8], settings)(features, None).item()
+        for last in (False, True):
+            flags = {**settings, "score_align": True, "compare_to_last_layer": last}
+            got = GroupedContrastiveLoss(tiny, "2dmse", [16, 8], flags)(features, None).item()
+            want = plain
+            for layer in (1, 2, 3):
+                weight = 1.0 if layer == 3 else layer_weight(layer)
+                target = scores(3 if last else layer, 32)
+                for dim in (16, 8):
+                    want += weight * _hand_alignment(scores(layer, dim), target, 0.5)
+            assert got == pytest.approx(want, rel=1e-4)
 
 
 def test_query_truncation_keeps_sep_last(tiny):

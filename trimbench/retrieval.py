@@ -12,8 +12,8 @@ paper); a query's loss is the cross-entropy of its positive among every passage 
 - ``matryoshka`` ("MSE"): ``CE(L, D) + Σ_{d∈T} CE(L, d)``
 - ``2dmse``: ``CE(L, D) + Σ_{d∈T} [CE(L, d) + Σ_{l<L} w_l · CE(l, d)]`` — every layer, every step
 
-Ablations (combinable): ``score_align`` adds ``MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))``
-for each sub-model's score matrix ``S`` against the detached target ``S*`` = scores at
+Ablations (combinable): ``score_align`` adds ``(MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))) / (B·N)``
+for each sub-model's ``B × N`` score matrix ``S`` against the detached target ``S*`` = scores at
 ``(l, D)`` for a sub-layer and ``(L, D)`` at the last (``compare_to_last_layer``: always
 ``(L, D)``); ``sub_layer_full_dim`` adds ``w_l · CE(l, D)``; ``passage_to_last_layer`` takes
 passages from layer ``L`` always ("fixed-doc") instead of from the query's layer ("paired-doc").
@@ -127,10 +127,17 @@ class GroupedContrastiveLoss(nn.Module):
 
 
 def score_alignment(student: torch.Tensor, teacher: torch.Tensor, temperature: float) -> torch.Tensor:
-    """``MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))`` (batch mean)."""
+    """``(MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))) / (queries × passages)``.
+
+    The seed's ``compute_score_loss`` (``dense_2d_matryoshka_v2.py:174-180``) divides the sum by
+    the score matrix's size once more (MSE is already a mean over its cells, KL a mean over
+    queries): at 128 queries × 1,024 passages the term is 1/131,072 of the plain sum, a small
+    regulariser beside the cross-entropy rather than the loss's largest part.
+    """
+    queries, passages = student.shape
     kl = F.kl_div(F.log_softmax(student / temperature, dim=1), F.softmax(teacher / temperature, dim=1),
                   reduction="batchmean")
-    return F.mse_loss(student, teacher) + kl
+    return (F.mse_loss(student, teacher) + kl) / queries / passages
 
 
 def _transformer_blocks(model):
