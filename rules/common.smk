@@ -138,19 +138,8 @@ def score_meta(wildcards):
     }
 
 
-# Settings that only one objective reads: left out of the other's params, so that adding an
-# objective's settings (with defaults) does not re-trigger the other's trained models.
-OBJECTIVE_ONLY_SETTINGS = {
-    "mnrl": ("scale", "n_dims_per_step", "kl_temperature", "kl_div_weight"),
-    "angle": ("angle", "ese"),
-}
-
-
 def train_settings(wildcards):
-    exp = experiment(wildcards)
-    other = [o for o in OBJECTIVE_ONLY_SETTINGS if o != exp["objective"]]
-    unused = {key for o in other for key in OBJECTIVE_ONLY_SETTINGS[o]}
-    return {k: v for k, v in exp["train"].items() if k not in unused}
+    return tb_config.variant_train_settings(experiment(wildcards), variant(wildcards).method)
 
 
 def train_data(wildcards):

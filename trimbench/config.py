@@ -38,6 +38,27 @@ SPARSE_TRACKS = ("splade",)
 OWN_SHAPE_TRACKS = {"electra": "trimbench.truncation", "splade": "trimbench.splade_config"}
 
 
+#: settings that only one objective reads: left out of the other's params, so that adding an
+#: objective's settings (with defaults) does not re-trigger the other's trained models
+OBJECTIVE_ONLY_SETTINGS = {
+    "mnrl": ("scale", "n_dims_per_step", "kl_temperature", "kl_div_weight"),
+    "angle": ("angle", "ese"),
+}
+
+
+def variant_train_settings(exp: dict, method: str) -> dict:
+    """The ``train`` settings one variant's training uses: the other objective's dropped, and
+    ``precision_by_method`` resolved into ``precision`` (so a method's params change only when its
+    own precision does)."""
+    train = exp["train"]
+    unused = {key for objective, keys in OBJECTIVE_ONLY_SETTINGS.items() if objective != exp["objective"]
+              for key in keys} | {"precision_by_method"}
+    settings = {key: value for key, value in train.items() if key not in unused}
+    if "precision" in settings:
+        settings["precision"] = train.get("precision_by_method", {}).get(method, settings["precision"])
+    return settings
+
+
 class ConfigError(ValueError):
     """A problem with the configuration, the registries or a file they name."""
 
@@ -225,6 +246,10 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
                 f"'{datasets[train_ds]['kind']}', training needs one of {list(kinds)}"
             )
     _check_objective(where, exp, datasets, shape, bool(trained))
+    stray = [m for m in exp["train"]["precision_by_method"] if m not in exp["methods"]]
+    if stray:
+        raise ConfigError(f"config key {where}.train.precision_by_method: {stray} are not among the experiment's "
+                          f"methods {exp['methods']}")
     for ds in exp["evaluation"]["datasets"]:
         if ds not in datasets:
             raise _unknown("dataset", ds, datasets, f"{where}.evaluation.datasets")

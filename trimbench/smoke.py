@@ -71,6 +71,7 @@ def apply(config: dict) -> dict:
         train["logging_steps"] = 1
         # fp16 needs a GPU; the CPU stand-in runs the same trainer in fp32.
         train["precision"] = "fp32"
+        train["precision_by_method"] = {}
         exp["evaluation"]["max_seq_length"] = settings["max_seq_length"]
         if exp["track"] in ("2dmse-retrieval", "homedepot"):  # short texts, small groups, few hits
             retrieval = exp["retrieval"]
