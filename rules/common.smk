@@ -139,7 +139,9 @@ def score_meta(wildcards):
 
 
 def train_settings(wildcards):
-    return tb_config.variant_train_settings(experiment(wildcards), variant(wildcards).method)
+    return tb_config.variant_train_settings(
+        experiment(wildcards), variant(wildcards).method
+    )
 
 
 def train_data(wildcards):
@@ -306,7 +308,10 @@ def retrieval_data(dataset, split):
 
 def miner_key(negatives):
     """The cached mining stage's name: the miner and every setting that changes its output."""
-    key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
+    if negatives["miner"] == "dataset":  # the training dataset's own: no depth, no keep
+        key = "dataset"
+    else:
+        key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
     if negatives["miner"] == "dense":
         key += f"-{negatives['model']}"
     if negatives["cross_encoder"]:
@@ -332,9 +337,15 @@ MINERS = {
 
 
 def retrieval_views(name):
-    """Datasets the tables and figures show: the compared one, then the average when configured."""
+    """Datasets the tables and figures show: the compared one, the others searching its corpus
+    (TREC DL 2019 / 2020 beside MS MARCO dev), then the average when configured."""
     exp = EXPERIMENTS[name]
-    views = [exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]]
+    compared = exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    views = [compared] + [
+        ds
+        for ds, first in exp["_corpus_of"].items()
+        if first == exp["_corpus_of"].get(compared) and ds != compared
+    ]
     if exp["retrieval"]["average_over"]:
         views.append(exp["retrieval"]["average_name"])
     return list(dict.fromkeys(views))
@@ -427,11 +438,14 @@ def variant_dims(wildcards):
 
 
 def retrieval_view_metric(wildcards):
-    """The compared dataset in the main metric; the BEIR average in nDCG@10 (the seed's figures)."""
+    """The compared dataset in the main metric; the others (the BEIR average: the seed's figures;
+    TREC DL: graded judgements) in nDCG@10."""
     exp = experiment(wildcards)
-    if wildcards.view == exp["retrieval"]["average_name"]:
-        return "ndcg@10"
-    return exp["evaluation"]["main_metric"]
+    if wildcards.view == (
+        exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    ):
+        return exp["evaluation"]["main_metric"]
+    return "ndcg@10"
 
 
 def ablation_base(wildcards):

@@ -111,6 +111,7 @@ rule encode_corpus:
         runtime=lambda wc, attempt: 240 * attempt,
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
         layers=encoded_layers,
         max_dim=lambda wc: max(variant_dims(wc)),
         pooling=lambda wc: experiment(wc)["pooling"],

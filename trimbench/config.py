@@ -194,6 +194,39 @@ def _check_dataset(name: str, entry: dict, workdir: Path) -> None:
         folder = resolve_path(entry["path"], workdir)
         if not folder.is_dir():
             raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+    check_trec_files(name, entry, workdir)
+
+
+def check_trec_files(name: str, entry: dict, workdir: Path) -> None:
+    """A dataset's TREC topics / qrels file exists, or the dataset says where to download it."""
+    for key in ("topics", "qrels"):
+        if entry.get(key) and not entry.get(f"{key}_url") and not resolve_path(entry[key], workdir).is_file():
+            raise ConfigError(f"config key datasets.{name}.{key}: file '{entry[key]}' does not exist "
+                              f"(or give datasets.{name}.{key}_url to download it)")
+
+
+def corpus_key(entry: dict) -> tuple | None:
+    """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
+    Tevatron corpora: hub or local folder); None where it does (builders, stand-ins)."""
+    if entry.get("builder"):
+        return None
+    if entry["source"] == "hub":
+        return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"),
+                entry.get("corpus_revision"))
+    if entry["source"] == "local":
+        return ("local", entry["path"], entry.get("format") or "beir")
+    return None
+
+
+def shared_corpora(exp: dict, datasets: dict) -> dict[str, str]:
+    """Each evaluation dataset -> the first one with the same corpus (itself where none): MS MARCO
+    dev, DL19 and DL20 encode (or index) and search one corpus."""
+    first: dict = {}
+    out = {}
+    for ds in exp["evaluation"]["datasets"]:
+        key = corpus_key(datasets[ds])
+        out[ds] = ds if key is None else first.setdefault(key, ds)
+    return out
 
 
 def _check_model_paths(name: str, entry: dict, workdir: Path) -> None:
@@ -313,6 +346,11 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
             raise _unknown("model", negatives[key], config["models"], f"{where}.retrieval.negatives.{key}")
     if exp["track"] in GROUP_TRAINED_TRACKS and negatives["miner"] == "dense" and negatives["model"] is None:
         raise ConfigError(f"config key {where}.retrieval.negatives.model: the dense miner needs a model")
+    train_ds = exp["train"].get("dataset")
+    if exp["track"] in GROUP_TRAINED_TRACKS and negatives["miner"] == "dataset" and train_ds in config["datasets"] \
+            and config["datasets"][train_ds].get("format") != "tevatron":
+        raise ConfigError(f"config key {where}.retrieval.negatives.miner: 'dataset' takes the training dataset's "
+                          f"own negatives, and dataset '{train_ds}' has none (only format tevatron carries them)")
     reference = exp["reference"]["dataset"]
     if reference is not None and reference not in evaluation["datasets"] + [settings["average_name"]]:
         raise ConfigError(f"config key {where}.reference.dataset: '{reference}' is not an evaluation dataset")
@@ -407,6 +445,8 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
         if exp["model"] in config["models"] and exp["model"] not in shapes:
             shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
         _check_experiment(name, exp, config, shapes)
+        if exp["track"] in RETRIEVAL_TRACKS:
+            exp["_corpus_of"] = shared_corpora(exp, config["datasets"])
         exp["_depth"] = shapes[exp["model"]].layers
         exp["_width"] = shapes[exp["model"]].dim
     for name, exp in own_shape.items():

@@ -36,8 +36,8 @@ def apply(config: dict) -> dict:
             entry["standin_rows"] = settings["standin_rows"]
             entry.pop("id", None)
             # The stand-in has its own queries and judgements; TREC files would name other ones.
-            entry.pop("topics", None)
-            entry.pop("qrels", None)
+            for key in ("topics", "qrels", "topics_url", "qrels_url"):
+                entry.pop(key, None)
             if entry.get("holdout") and entry["holdout"]["size"] >= 1:
                 entry["holdout"]["size"] = 0.25  # rows of the real split; a stand-in has fewer
     models = config["models"]
