@@ -251,3 +251,6 @@ def test_trec_files_are_read_locally_or_downloaded(tmp_path):
     assert sorted(dl.qrels["relevance"]) == [0, 1, 3] and len(dl.corpus) == 40
     with pytest.raises(DataError, match=r"TREC qrels file 'local/nothing.txt' does not exist"):
         load_retrieval("msmarco", {**base, "qrels": "local/nothing.txt"}, "dev", tmp_path)
+    with pytest.raises(DataError, match=r"cannot download TREC qrels file .*put it at 'local/nothing.txt'"):
+        load_retrieval("msmarco", {**base, "qrels": "local/nothing.txt",
+                                   "qrels_url": (tmp_path / "remote" / "gone.txt").as_uri()}, "dev", tmp_path)

@@ -109,10 +109,15 @@ def trec_file_text(entry: dict, key: str, workdir: Path) -> str:
             return local.read_text(encoding="utf-8")
     if not url:
         raise DataError(f"TREC {key} file '{path}' does not exist (and the dataset names no {key}_url)")
+    import urllib.error
     import urllib.request
 
-    with urllib.request.urlopen(url, timeout=120) as response:
-        return response.read().decode("utf-8")
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError) as exc:
+        raise DataError(f"cannot download TREC {key} file {url} ({exc}); without a network, put it at "
+                        f"'{path or 'the path of ' + key}' beside the run") from exc
 
 
 def read_beir_folder(folder: Path, split: str) -> RetrievalSplit:
@@ -170,12 +175,15 @@ def _tevatron(entry: dict, split: str, workdir: Path, trec_queries: bool) -> Ret
     query, positive_passages, negative_passages). Titles and texts are stripped, as Tevatron's
     ``format_passage`` does before joining them (``retriever/dataset.py:17-18``); a split whose
     queries and judgements both come from TREC files is not read."""
-    rows = {"doc_id": [], "title": [], "text": []}
+    chunks, rows = [], {"doc_id": [], "title": [], "text": []}
     for doc in _json_lines(_tevatron_file(entry, "corpus.jsonl.gz", True, workdir)):
         rows["doc_id"].append(str(doc["docid"]))
         rows["title"].append((doc.get("title") or "").strip())
         rows["text"].append((doc.get("text") or "").strip())
-    corpus = pd.DataFrame(rows)
+        if len(rows["doc_id"]) == 500_000:  # MS MARCO's 8.8M passages: Python strings a chunk at a time
+            chunks.append(pd.DataFrame(rows))
+            rows = {key: [] for key in rows}
+    corpus = pd.concat([*chunks, pd.DataFrame(rows)], ignore_index=True)
     queries, qrels, negatives = [], [], []
     if not trec_queries:
         for group in _json_lines(_tevatron_file(entry, f"{split}.jsonl.gz", False, workdir)):
