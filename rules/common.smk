@@ -144,6 +144,25 @@ def train_settings(wildcards):
     )
 
 
+# Retrieval settings that only one method reads: left out of the other methods' params likewise.
+METHOD_ONLY_RETRIEVAL_SETTINGS = {
+    "starbucks-2dmse": ("starbucks_layers", "starbucks_dims", "starbucks_kl_weight"),
+}
+
+
+def retriever_settings(wildcards):
+    method = variant(wildcards).method
+    unused = {
+        key
+        for m, keys in METHOD_ONLY_RETRIEVAL_SETTINGS.items()
+        if m != method
+        for key in keys
+    }
+    return {
+        k: v for k, v in experiment(wildcards)["retrieval"].items() if k not in unused
+    }
+
+
 def train_data(wildcards):
     train = experiment(wildcards)["train"]
     return data_table(train["dataset"], train["split"])
@@ -417,6 +436,24 @@ HOMEDEPOT_EXPERIMENTS = [
 def retrieval_eval_data(wildcards):
     evaluation = experiment(wildcards)["evaluation"]
     return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+
+
+#: dataset keys only scoring reads: left out of the data rules' params, so that changing one
+#: re-scores runs without preparing the data again
+SCORING_DATASET_KEYS = ("relevance_level",)
+
+
+def preparation_entry(wildcards):
+    entry = DATASETS[wildcards.dataset]
+    return {
+        key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS
+    }
+
+
+def relevance_level(wildcards):
+    """Each evaluation dataset's lowest judgement that MRR and recall count relevant."""
+    datasets = experiment(wildcards)["evaluation"]["datasets"]
+    return {ds: DATASETS[ds]["relevance_level"] for ds in datasets}
 
 
 def passage_layer(wildcards):

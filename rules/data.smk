@@ -11,7 +11,7 @@ rule prepare_data:
         "../envs/train.yaml"
     params:
         name=lambda wc: wc.dataset,
-        entry=lambda wc: DATASETS[wc.dataset],
+        entry=preparation_entry,
     script:
         "../scripts/prepare_data.py"
 

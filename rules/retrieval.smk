@@ -21,7 +21,7 @@ rule prepare_retrieval:
         runtime=lambda wc, attempt: 60 * attempt,
     params:
         name=lambda wc: wc.dataset,
-        entry=lambda wc: DATASETS[wc.dataset],
+        entry=preparation_entry,
     script:
         "../scripts/prepare_retrieval.py"
 
@@ -87,7 +87,7 @@ rule train_retriever:
         cut_dim=lambda wc: variant(wc).cut_dim,
         pooling=lambda wc: experiment(wc)["pooling"],
         train=train_settings,
-        settings=lambda wc: experiment(wc)["retrieval"],
+        settings=retriever_settings,
     script:
         "../scripts/train_retriever.py"
 
@@ -146,6 +146,7 @@ rule retrieval_scores:
         layers=lambda wc: list(variant(wc).eval_layers),
         dims=variant_dims,
         metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        relevance_level=relevance_level,
         top_k=lambda wc: experiment(wc)["retrieval"]["top_k"],
         similarity=lambda wc: experiment(wc)["retrieval"]["similarity"],
         passage_layer=passage_layer,

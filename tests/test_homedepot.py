@@ -1,4 +1,4 @@
-"""The Home Depot study's data recipe on a generated stand-in of the hub table's schema."""
+"""The Home Depot study's data recipe on a stand-in built from the hub table's contract."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from trimbench import homedepot
 from trimbench.config import validate_schema
 from trimbench.data import DataError
 
-ENTRY = {"source": "standin", "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
+ENTRY = {"source": "hub", "id": "bstds/home_depot", "revision": "e4c0747eef9da8eb14de6036a1396f3e8c9634cf",
+         "standin": True, "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
          "homedepot": {"rows": 300}}
 
 
@@ -23,8 +24,8 @@ def entry():
     return config["datasets"]["hd"]
 
 
-def test_standin_has_the_hub_schema():
-    table = homedepot.standin_table(50, 0)
+def test_reads_the_columns_the_seed_reads(entry):
+    table = homedepot.raw_table(entry)  # the contract's stand-in, through the hub loader
     assert {"query", "description", "entity_id", "id", "relevance"} <= set(table.columns)
     assert table["relevance"].between(1, 3).all() and table["id"].is_unique
     assert not table["entity_id"].is_unique  # several rows search for the same product
@@ -81,7 +82,7 @@ def test_shuffle_cut_and_split_equal_the_datasets_library(entry):
     """The seed's own calls (src/data.py:115-120) on the stand-in give the same parts in the same order."""
     import datasets
 
-    table = homedepot.standin_table(entry["standin_rows"], entry["seed"])
+    table = homedepot.raw_table(entry)
     ds = datasets.Dataset.from_pandas(table).shuffle(seed=42).select(range(300))
     ds = ds.train_test_split(test_size=0.2, seed=42)
     train, test, full = homedepot.cut_and_split(entry)
@@ -103,6 +104,13 @@ def test_comparison_joins_the_write_up():
                            "metric": ["recall@10", "recall@10"], "value": [0.58, 0.6]})
     config = {"model": "minilm", "methods": ["pretrained", "matryoshka"], "reference": {"model": "all-MiniLM-L6-v2"}}
     long = homedepot.comparison(scores, published, config)
-    cell = long[(long["method"] == "fine-tuned-matryoshka") & (long["dim"] == 48)].iloc[0]
-    assert cell["published"] == pytest.approx(0.6317) and cell["delta"] == pytest.approx(0.6 - 0.6317)
-    assert homedepot.headline(scores, published, config)["published"] == pytest.approx(0.6596)
+    cell = long[(long["method"] == "fine-tuned-matryoshka") & (long["dim"] == 48) & (long["metric"] == "recall@10")]
+    cell = cell.iloc[0]
+    # evals/all-MiniLM-L6-v2_finetuned_matryoshka_metrics.csv, recall@10 at 48
+    assert cell["published"] == pytest.approx(0.6317146540610228)
+    assert cell["delta"] == pytest.approx(0.6 - 0.6317146540610228)
+    assert homedepot.headline(scores, published, config)["published"] == pytest.approx(0.6596476149548776)
+    # every dim of the three evals/*.csv: recall@10, MRR@10 and nDCG@10 of each method
+    minilm = published[published["model"] == "all-MiniLM-L6-v2"]
+    assert len(minilm) == 36 and set(minilm["metric"]) == {"recall@10", "mrr@10", "ndcg@10"}
+    assert set(minilm["dim"]) == {384, 192, 96, 48} and set(minilm["method"]) == set(homedepot.METHOD_LABELS.values())

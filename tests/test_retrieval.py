@@ -76,6 +76,89 @@ def test_metrics_equal_trec_eval_on_a_hand_made_run(tmp_path):
     assert got["recall@100"] == pytest.approx(2 / 3, abs=1e-6)
 
 
+def _filler(n: int) -> list[str]:
+    """Ids of irrelevant documents (unjudged, but for q1's n00)."""
+    return [f"n{i:02d}" for i in range(n)]
+
+
+def _graded_run_and_qrels() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Twelve hits per query (scores 12 .. 1 unless tied) and graded judgements:
+    q1: its one relevant document at rank 11; q2: a relevant document tied at the top score with an
+    irrelevant one whose id sorts before it; q3: grades 1-3 at ranks 3, 4, 11 and one grade-2 never
+    retrieved; q4: judged but not in the run; q5: its relevant document tied at ranks 10-11."""
+    def hits(query, ids, scores=None):
+        scores = scores or [float(12 - i) for i in range(len(ids))]
+        return pd.DataFrame({"query_id": query, "doc_id": ids, "score": scores})
+
+    filler = _filler(11)
+    q1 = hits("q1", filler[:10] + ["rel"] + filler[10:])
+    # "b" and "a" tie at 12: trec_eval puts "b" (larger id) first; an ascending tie-break would not.
+    q2 = hits("q2", ["a", "b"] + filler[:10], [12.0, 12.0] + [float(11 - i) for i in range(10)])
+    q3 = hits("q3", filler[:2] + ["g2", "g1"] + filler[2:9] + ["g3"])
+    # "z" and "y" tie at 3: trec_eval ranks "z" 10th, so the cut at 10 keeps it.
+    q5 = hits("q5", filler[:9] + ["y", "z"], [float(12 - i) for i in range(9)] + [3.0, 3.0])
+    # the run's own rank column is ignored, as by trec_eval: give a wrong one
+    run = pd.concat([q1, q2, q3, q5], ignore_index=True).assign(rank=1)
+    qrels = pd.DataFrame([("q1", "rel", 1), ("q1", "n00", 0), ("q2", "b", 1), ("q2", "n03", 2),
+                          ("q3", "g1", 1), ("q3", "g2", 2), ("q3", "g3", 3), ("q3", "unseen", 2),
+                          ("q4", "x", 1), ("q5", "z", 1)], columns=["query_id", "doc_id", "relevance"])
+    return run, qrels
+
+
+def test_metrics_equal_trec_eval_with_its_cutoff_ties_and_grades():
+    """Every retrieval metric against its definition (trec_eval -c: the mean over the five judged
+    queries) and, for RR@10, against trec_eval's own recip_rank (pytrec_eval) on the run cut to 10
+    in trec_eval's order, i.e. ``trec_eval -M 10 -m recip_rank``."""
+    import pytrec_eval
+
+    run, qrels = _graded_run_and_qrels()
+    metrics = ["mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000"]
+    got = evaluate_run(run, qrels, metrics)
+
+    def dcg(gains):
+        return sum(g / math.log2(rank + 1) for rank, g in enumerate(gains, start=1))
+
+    # q1: nothing relevant in the top 10 (RR@10 0, not 1/11); q2: "b" first, "n03" (grade 2) at
+    # rank 6 (b, a, n00, n01, n02, n03); q3: g2 at 3, g1 at 4, g3 at 11 (outside nDCG@10); q5: z 10th.
+    ndcg = [0.0, dcg([1, 0, 0, 0, 0, 2]) / dcg([2, 1]), dcg([0, 0, 2, 1]) / dcg([3, 2, 2, 1]), 0.0,
+            dcg([0] * 9 + [1]) / dcg([1])]
+    expected = {
+        "mrr@10": (0 + 1 + 1 / 3 + 0 + 1 / 10) / 5,
+        "ndcg@10": sum(ndcg) / 5,
+        "recall@10": (0 + 2 / 2 + 2 / 4 + 0 + 1) / 5,
+        "recall@100": (1 + 1 + 3 / 4 + 0 + 1) / 5,
+        "recall@1000": (1 + 1 + 3 / 4 + 0 + 1) / 5,
+    }
+    assert got == pytest.approx(expected, abs=1e-9)
+
+    # trec_eval's recip_rank on the hand-cut run (its order: q2's tie gives b before a).
+    top10 = {"q1": _filler(10), "q2": ["b", "a"] + _filler(8), "q3": _filler(2) + ["g2", "g1"] + _filler(8)[2:],
+             "q5": _filler(9) + ["z"]}
+    cut = {q: {d: float(len(ids) - i) for i, d in enumerate(ids)} for q, ids in top10.items()}
+    judged = {q: dict(zip(g["doc_id"], g["relevance"].astype(int), strict=True)) for q, g in qrels.groupby("query_id")}
+    trec = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"}).evaluate(cut)
+    assert got["mrr@10"] == pytest.approx(sum(v["recip_rank"] for v in trec.values()) / 5, abs=1e-12)
+    # The same without the cut counts q1's rank-11 hit (what ir-measures' pytrec_eval RR@10 gave).
+    uncut = {q: dict(zip(g["doc_id"], g["score"], strict=True)) for q, g in run.groupby("query_id")}
+    uncut_rr = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"}).evaluate(uncut)
+    assert sum(v["recip_rank"] for v in uncut_rr.values()) / 5 == pytest.approx(expected["mrr@10"] + 1 / 11 / 5)
+
+
+def test_binary_measures_count_the_datasets_relevance_level():
+    """TREC DL's MRR and recall count grade >= 2 (trec_eval -l 2, SPLADE's binary qrels); nDCG's
+    gains stay the grades."""
+    run, qrels = _graded_run_and_qrels()
+    metrics = ["mrr@10", "ndcg@10", "recall@10", "recall@1000"]
+    level1 = evaluate_run(run, qrels, metrics)
+    level2 = evaluate_run(run, qrels, metrics, relevance_level=2)
+    # grade >= 2: q1, q4 and q5 have none (0); q2 has n03 (rank 6; b is grade 1); q3 has g2 (rank
+    # 3), g3 (rank 11) and unseen.
+    assert level2["mrr@10"] == pytest.approx((0 + 1 / 6 + 1 / 3 + 0 + 0) / 5)
+    assert level2["recall@10"] == pytest.approx((0 + 1 + 1 / 3 + 0 + 0) / 5)
+    assert level2["recall@1000"] == pytest.approx((0 + 1 + 2 / 3 + 0 + 0) / 5)
+    assert level2["ndcg@10"] == level1["ndcg@10"]
+
+
 def test_run_frame_ranks_and_drops_faiss_padding():
     scores = np.array([[3.0, 2.0, -1.0], [1.0, 0.5, 0.2]], dtype=np.float32)
     ids = np.array([[2, 0, -1], [1, 2, 0]])
@@ -112,7 +195,11 @@ def test_corpus_encoded_in_one_pass_for_every_cell(tiny_bert_dir, tmp_path):
 
 @pytest.mark.realdata
 def test_pretrained_minilm_on_scifact_matches_mteb(shared_data: Path, minilm_dir, tmp_path):
-    """all-MiniLM-L6-v2, its mean pooling, cosine, ``title + " " + text``: MTEB gives nDCG@10 0.64508."""
+    """all-MiniLM-L6-v2, its mean pooling, cosine, ``title + " " + text``: MTEB gives nDCG@10 0.64508.
+    MRR@10, nDCG@10 and recall@100 also equal sentence-transformers' InformationRetrievalEvaluator
+    (its own code, cut at k; the Home Depot seed's evaluator) on the same run."""
+    from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
+
     from trimbench.models import load_sentence_model
     from trimbench.search import encode_retrieval_set, grid_scores, write_manifest
 
@@ -122,8 +209,21 @@ def test_pretrained_minilm_on_scifact_matches_mteb(shared_data: Path, minilm_dir
     encode_retrieval_set(model, split, [6], 384, tmp_path / "scifact", q_max=None, p_max=None, batch_size=32,
                          chunk_size=100_000)
     write_manifest(tmp_path, [6], 384, {"scifact": {}})
-    rows = grid_scores(tmp_path, "scifact", split, [6], [384], ["ndcg@10"], 1000, "cosine", None, {})
-    assert abs(rows[0]["value"] - 0.6451) <= 0.001, rows[0]["value"]
+    rows = grid_scores(tmp_path, "scifact", split, [6], [384], ["mrr@10", "ndcg@10", "recall@100"], 1000, "cosine",
+                       tmp_path / "runs", {})
+    ours = {row["metric"]: row["value"] for row in rows}
+    assert abs(ours["ndcg@10"] - 0.6451) <= 0.001, ours
+
+    run = read_trec_run(tmp_path / "runs" / "scifact.L6.d384.trec")
+    relevant = {q: set(g.loc[g["relevance"] > 0, "doc_id"]) for q, g in split.qrels.groupby("query_id")}
+    evaluator = InformationRetrievalEvaluator({q: q for q in relevant}, {d: d for d in split.corpus["doc_id"]},
+                                              relevant, mrr_at_k=[10], ndcg_at_k=[10], precision_recall_at_k=[100])
+    hits = {q: [{"corpus_id": d, "score": s} for d, s in zip(g["doc_id"], g["score"], strict=True)]
+            for q, g in run.groupby("query_id")}
+    theirs = evaluator.compute_metrics([hits.get(q, []) for q in evaluator.queries_ids])
+    assert ours["mrr@10"] == pytest.approx(theirs["mrr@k"][10], abs=1e-9)
+    assert ours["ndcg@10"] == pytest.approx(theirs["ndcg@k"][10], abs=1e-9)
+    assert ours["recall@100"] == pytest.approx(theirs["recall@k"][100], abs=1e-9)
 
 
 @pytest.mark.realdata

@@ -18,6 +18,7 @@ from trimbench.retrieval import (
     group_pools,
     layer_weight,
     score_alignment,
+    starbucks_loss,
     truncate_features,
 )
 
@@ -168,6 +169,82 @@ def test_score_align_adds_the_aligned_terms_to_2dmse(tiny):
             assert got == pytest.approx(want, rel=1e-4)
 
 
+def test_starbucks_loss_by_hand_on_tiny_tensors():
+    """Starbucks' BERT-2DMSE step: CE of the full model, then for the drawn layer 1 and the last layer
+    3, every dim of [2, 4] but (3, 4): CE + β·KL(softmax(full scores) ‖ softmax(scores)), batch mean."""
+    import numpy as np
+
+    gen = torch.Generator().manual_seed(0)
+    queries = {layer: torch.randn(2, 4, generator=gen, dtype=torch.float64) for layer in (1, 3)}
+    passages = {layer: torch.randn(4, 4, generator=gen, dtype=torch.float64) for layer in (1, 3)}
+    target = torch.tensor([0, 2])  # groups of 2 passages
+
+    def scores(layer, dim):
+        return queries[layer][:, :dim] @ passages[layer][:, :dim].T
+
+    got = starbucks_loss(scores, target, 1, 3, 4, [2, 4], 0.5).item()
+
+    def log_softmax(m):
+        m = m - m.max(axis=1, keepdims=True)
+        return m - np.log(np.exp(m).sum(axis=1, keepdims=True))
+
+    def ce(m):
+        return -np.mean([log_softmax(m)[i, t] for i, t in enumerate([0, 2])])
+
+    def kl(teacher, student):
+        p = np.exp(log_softmax(teacher))
+        return float((p * (log_softmax(teacher) - log_softmax(student))).sum() / teacher.shape[0])
+
+    q = {k: v.numpy() for k, v in queries.items()}
+    d = {k: v.numpy() for k, v in passages.items()}
+    full = q[3] @ d[3].T
+    want = ce(full)
+    for layer, dim in ((1, 2), (1, 4), (3, 2)):
+        sub = q[layer][:, :dim] @ d[layer][:, :dim].T
+        want += ce(sub) + 0.5 * kl(full, sub)
+    assert got == pytest.approx(want, rel=1e-12)
+    # β = 0: CE terms only
+    no_kl = ce(full) + sum(ce(q[k][:, :m] @ d[k][:, :m].T) for k, m in ((1, 2), (1, 4), (3, 2)))
+    assert starbucks_loss(scores, target, 1, 3, 4, [2, 4], 0.0).item() == pytest.approx(no_kl, rel=1e-12)
+
+
+def test_starbucks_draws_one_sub_layer_per_step_with_pythons_random(tiny):
+    """The drawn layer is Starbucks' ``random.sample(range(num_layers - 1), 1)`` of its layer list
+    (the trainer seeds Python's random); the step's loss is :func:`starbucks_loss` of the model's
+    CLS embeddings at the drawn and the last layer."""
+    import random
+
+    from trimbench.encoding import hidden_states_kept, pool_layer
+
+    settings = {**SETTINGS, "starbucks_layers": [3, 1, 2], "starbucks_dims": [8, 16, 32], "starbucks_kl_weight": 1.0}
+    loss = GroupedContrastiveLoss(tiny, "starbucks-2dmse", [16], settings)
+    random.seed(5)
+    draws = [loss._layers_needed() for _ in range(40)]
+    random.seed(5)
+    assert draws == [[[1, 2][random.sample(range(2), 1)[0]], 3] for _ in range(40)]
+    assert {layer for layer, _ in draws} == {1, 2}
+
+    features = _features(tiny)
+
+    def embed(f, at):
+        with hidden_states_kept(tiny[0]):
+            out = tiny[0](dict(f))
+        return pool_layer(list(tiny)[1:], out, at)
+
+    random.seed(11)
+    sampled = loss._layers_needed()[0]
+    q = {k: embed(truncate_features(features[0], 16, tiny.tokenizer.sep_token_id), k) for k in (sampled, 3)}
+    p = {k: torch.stack([embed(f, k) for f in features[1:]], 1).flatten(0, 1) for k in (sampled, 3)}
+    want = starbucks_loss(lambda k, m: q[k][:, :m] @ p[k][:, :m].T, torch.arange(3) * 2, sampled, 3, 32, [8, 16, 32],
+                          1.0)
+    random.seed(11)
+    got = loss(features, None)
+    assert got.item() == pytest.approx(want.item(), rel=1e-5)
+    got.backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tiny.parameters())
+    tiny.zero_grad()
+
+
 def test_query_truncation_keeps_sep_last(tiny):
     features = tiny.tokenize(["one two three four five six seven eight nine ten eleven twelve", "short"])
     cut = truncate_features(features, 6, tiny.tokenizer.sep_token_id)
@@ -303,6 +380,25 @@ def test_ablation_flags_are_checked_at_parse_time():
     raw = _raw()
     raw["experiments"]["retrieval"]["train"]["precision_by_method"] = {"separate": "bf16"}
     with pytest.raises(ConfigError, match=r"train.precision_by_method: \['separate'\] are not among"):
+        prepare(raw, REPO)
+
+
+def test_starbucks_settings_are_checked_at_parse_time():
+    raw = _raw()
+    exp = raw["experiments"]["retrieval"]
+    exp["methods"] = ["full", "starbucks-2dmse"]
+    exp["retrieval"].update(starbucks_layers=[2, 4, 6], starbucks_dims=[32, 64, 384])
+    config = prepare(copy.deepcopy(raw), REPO)["experiments"]["retrieval"]
+    assert [v.name for v in variants(config, config["_depth"])] == ["full", "starbucks-2dmse"]
+    exp["retrieval"]["starbucks_layers"] = [2, 4]
+    with pytest.raises(ConfigError, match=r"retrieval.starbucks_layers: \[2, 4\] must .* last layer 6"):
+        prepare(copy.deepcopy(raw), REPO)
+    exp["retrieval"].update(starbucks_layers=[2, 6], starbucks_dims=[768])
+    with pytest.raises(ConfigError, match=r"retrieval.starbucks_dims: \[768\] larger"):
+        prepare(copy.deepcopy(raw), REPO)
+    raw = _raw()
+    raw["experiments"]["sts-v1"]["methods"] = ["starbucks-2dmse"]
+    with pytest.raises(ConfigError, match="starbucks-2dmse is trained on retrieval groups"):
         prepare(raw, REPO)
 
 

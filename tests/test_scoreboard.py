@@ -106,19 +106,26 @@ def test_electra_pareto_points_one_line_per_model():
 
 
 def test_retrieval_experiment_compares_on_its_reference_dataset():
+    """Starbucks' published BERT-2DMSE cells join our starbucks-2dmse, never the seed's 2dmse."""
     from conftest import REPO
 
     published = pd.read_csv(REPO / "reference" / "2dmse_retrieval.csv")
     rows = [{"experiment": "r", "track": "2dmse-retrieval", "variant": v, "model": "m", "layer": layer, "dim": dim,
              "dataset": ds, "split": "dev", "metric": "mrr@10", "value": value}
-            for v, layer, dim, ds, value in [("separate", 2, 32, "msmarco", 0.2), ("2dmse", 12, 768, "msmarco", 0.30),
-                                             ("2dmse", 12, 768, "scifact", 0.6)]]
-    config = {"track": "2dmse-retrieval", "scale": "paper", "methods": ["separate", "2dmse"],
+            for v, layer, dim, ds, value in [("separate", 2, 32, "msmarco", 0.2),
+                                             ("starbucks-2dmse", 12, 768, "msmarco", 0.30),
+                                             ("2dmse", 12, 768, "msmarco", 0.31), ("2dmse", 12, 768, "scifact", 0.6)]]
+    config = {"track": "2dmse-retrieval", "scale": "paper", "methods": ["separate", "2dmse", "starbucks-2dmse"],
               "evaluation": {"datasets": ["msmarco", "scifact"], "average_name": "sts-avg", "main_metric": "mrr@10",
                              "split": "dev"},
               "reference": {"variant": "starbucks", "tolerance": 0.01, "work": None, "dataset": "msmarco"}}
-    row = status_table([Experiment("r", config, scores.frame(rows), published)]).iloc[0]
+    exp = Experiment("r", config, scores.frame(rows), published)
+    row = status_table([exp]).iloc[0]
     assert row.work == "2DMSE retrieval" and (row.compared, row.within) == (2, 1)
-    assert row.largest_abs_delta == pytest.approx(0.0185) and "BERT-S" in comparison(
-        Experiment("r", config, scores.frame(rows), published)).to_string()
+    long = comparison(exp).set_index(["layer", "method", "dim"])
+    assert "BERT-S" in long.index.get_level_values("method")
+    assert long.loc[(12, "BERT-2DMSE", 768), "delta"] == pytest.approx(0.30 - 0.3185)
+    assert pd.isna(long.loc[(12, "2DMSE", 768), "published"])  # the seed's 2DMSE has no published table
+    assert row.largest_abs_delta == pytest.approx(0.0185)
     assert row.headline_ours == pytest.approx(0.30) and row.headline_published == pytest.approx(0.3185)
+    assert row.headline_ours_cell.startswith("BERT-2DMSE L12 d768")

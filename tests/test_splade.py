@@ -192,11 +192,61 @@ def test_ensemble_normalises_per_query_and_sums():
     # query 1: min 2, max 10, midrange 6, spread 8; query 2: one score for all -> 0
     assert normalised["score"].tolist() == [0.5, 0.0, -0.5, 0.0, 0.0]
     both = sparse.ensemble_runs([run_a, run_b], k=10)
-    # query 1: a 0.5; b 0.0 + (-0.5); c -0.5 + 0.5 ; query 2: one hit in b (0)
+    # query 1: a 0.5 + B's min (-0.5, a is not in B's run); b 0.0 + (-0.5); c -0.5 + 0.5.
+    # query 2: B has one hit (0), so a, missing from B, gets B's min there: 0.
     one = both[both["query_id"] == "1"].set_index("doc_id")["score"].to_dict()
-    assert one == {"a": 0.5, "b": -0.5, "c": 0.0}
+    assert one == {"a": 0.0, "b": -0.5, "c": 0.0}
     assert both[both["query_id"] == "1"].sort_values("rank")["doc_id"].tolist() == ["a", "c", "b"]
+    assert both[both["query_id"] == "2"].set_index("doc_id")["score"].to_dict() == {"a": 0.0, "b": 0.0}
     assert len(sparse.ensemble_runs([run_a, run_b], k=1)) == 2
+
+
+def test_ensemble_fills_missing_documents_as_pyserinis_fusion():
+    """Two runs: pyserini's own ``--normalization`` fusion (``_hybrid_results``, alpha 1), which the
+    seed links; three runs, one without any hit for a query: by hand."""
+    from collections import namedtuple
+
+    from trimbench.java import setup_java
+
+    setup_java()
+    from pyserini.search.hybrid._searcher import HybridSearcher
+
+    hit = namedtuple("hit", "docid score")
+    sparse_hits = {"q1": [("d1", 12.0), ("d2", 9.0), ("d3", 4.0), ("d4", 1.0)], "q2": [("d1", 3.0), ("d5", 2.0)]}
+    dense_hits = {"q1": [("d3", 0.9), ("d5", 0.7), ("d1", 0.2)], "q2": [("d5", 8.0), ("d6", 6.0), ("d1", 1.0)]}
+
+    def run(hits):
+        return pd.DataFrame([(q, d, s) for q, pairs in hits.items() for d, s in pairs],
+                            columns=["query_id", "doc_id", "score"]).assign(rank=0)
+
+    ours = sparse.ensemble_runs([run(sparse_hits), run(dense_hits)], k=100)
+    for query in ("q1", "q2"):
+        fused = HybridSearcher._hybrid_results([hit(*h) for h in dense_hits[query]],
+                                               [hit(*h) for h in sparse_hits[query]], alpha=1.0, k=100,
+                                               normalization=True)
+        expected = {h.docid: h.score for h in fused}
+        got = ours[ours["query_id"] == query].set_index("doc_id")["score"].to_dict()
+        assert got == pytest.approx(expected, abs=1e-12)
+    # A third run with no hit for q2: it gives every q2 document -0.5 (pyserini's min 0, max 1).
+    third = run({"q1": [("d2", 5.0), ("d4", 3.0)]})
+    three = sparse.ensemble_runs([run(sparse_hits), run(dense_hits), third], k=100)
+    q2 = three[three["query_id"] == "q2"].set_index("doc_id")["score"].to_dict()
+    two = ours[ours["query_id"] == "q2"].set_index("doc_id")["score"].to_dict()
+    assert q2 == pytest.approx({doc: score - 0.5 for doc, score in two.items()})
+    # q1's d5 is only in the dense run (0.7 of 0.2..0.9: 0.2143): sparse and third add -0.5 each.
+    q1 = three[three["query_id"] == "q1"].set_index("doc_id")["score"].to_dict()
+    assert q1["d5"] == pytest.approx((0.7 - 0.55) / 0.7 - 1.0)
+
+
+def test_ensemble_flops_are_the_sum_of_the_members():
+    def member(flops_dev, flops_dl):
+        return pd.DataFrame({"dataset": ["dev", "dl19", "dev"], "metric": ["flops", "flops", "mrr@10"],
+                             "value": [flops_dev, flops_dl, 0.3]})
+
+    # the seed README: B+E+F 1.48 + 4.57 + 5.35 = 11.40
+    rows = sparse.ensemble_flops([member(1.48, 1.0), member(4.57, 2.0), member(5.35, 3.0)])
+    assert [(r["dataset"], r["metric"]) for r in rows] == [("dev", "flops"), ("dl19", "flops")]
+    assert rows[0]["value"] == pytest.approx(11.40) and rows[1]["value"] == pytest.approx(6.0)
 
 
 def test_vector_collection_lines(tmp_path):
@@ -322,3 +372,49 @@ def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
     assert corpus_of["scifact"] == "scifact" and len(set(corpus_of.values())) == 14
     lee = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval"}
     assert shared_corpora({"evaluation": {"datasets": ["a", "b"]}}, {"a": lee, "b": lee}) == {"a": "a", "b": "b"}
+
+
+# --- the seed's optimisation (T3.1, T3.4) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("method", "batches"), [("distil_splade", 2), ("splade_max", 3)])
+def test_seed_optimiser_eps_and_distil_loader_dropping_its_last_partial_batch(tiny_bert_dir, tmp_path, method,
+                                                                               batches):
+    """The schema's defaults give the trainer transformers.AdamW's eps 1e-6 (sentence-transformers
+    2.1's fit) and, for distillation only, drop_last (train_distil.py:207): 5 rows in batches of 2."""
+    import datasets
+    from sentence_transformers import SparseEncoderTrainer, SparseEncoderTrainingArguments
+
+    from trimbench.config import validate_schema
+    from trimbench.splade import seed_optimisation, splade_loss
+    from trimbench.training import training_arguments
+
+    train = {**validate_schema(_config())["experiments"]["splade-tiny"]["train"], "batch_size": 2}
+    assert (train["adam_epsilon"], train["drop_last"]) == (1e-6, None)  # the tiny config leaves them alone
+    model = _tiny_splade(tiny_bert_dir)
+    rows = {"query": [f"q{i}" for i in range(5)], "positive": [f"p{i}" for i in range(5)],
+            "negative": [f"n{i}" for i in range(5)]}
+    if method == "distil_splade":
+        rows["label"] = [0.5] * 5
+    args = training_arguments({**train, "gradient_checkpointing": False}, tmp_path, SparseEncoderTrainingArguments,
+                              **seed_optimisation(train, method))
+    trainer = SparseEncoderTrainer(model=model, args=args, train_dataset=datasets.Dataset.from_dict(rows),
+                                   loss=splade_loss(model, method, 0.1, 0.1, "seed"))
+    assert len(trainer.get_train_dataloader()) == batches
+    assert trainer.create_optimizer().defaults["eps"] == 1e-6
+    assert seed_optimisation({**train, "drop_last": False, "adam_epsilon": 1e-8}, "distil_splade") == {
+        "adam_epsilon": 1e-8, "dataloader_drop_last": False}
+
+
+def test_paper_preset_trains_the_seeds_30_epochs_and_the_documented_overlay_one():
+    import yaml
+    from snakemake.utils import update_config
+
+    from trimbench.config import prepare
+
+    preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
+    assert preset["experiments"]["splade"]["train"]["epochs"] == 30
+    update_config(preset, yaml.safe_load((REPO / "configs" / "overlays" / "splade-1-epoch.yaml").read_text()))
+    exp = prepare({**preset, "smoke": True}, REPO)["experiments"]["splade"]
+    assert exp["train"]["epochs"] == 1 and "REDUCED" in exp["description"] and len(preset["experiments"]) == 1
+    assert exp["train"]["batch_size"] <= 64 and exp["semantics"] == "seed"

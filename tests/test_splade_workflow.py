@@ -57,6 +57,9 @@ def test_ensemble_is_the_normalised_sum_of_its_runs(finished):
     ours = table[table["variant"] == "AD"].set_index("metric")["value"]
     assert ours["mrr@10"] == pytest.approx(expected["mrr@10"], abs=1e-6)
     assert ours["ndcg@10"] == pytest.approx(expected["ndcg@10"], abs=1e-6)
+    # its FLOPS: the sum of its runs' (the seed's ensemble rows)
+    flops = table[table["metric"] == "flops"].set_index("variant")["value"]
+    assert flops["AD"] == pytest.approx(flops["A"] + flops["D"])
 
 
 def test_distil_triplets_carry_ce_margins_and_the_table_and_status_row(finished):

@@ -41,8 +41,9 @@ def test_parameters_used_is_embeddings_plus_first_k_blocks(tiny_bert_dir, k):
     assert parameters_used(model) == embeddings + k * bert_block_parameters(32, 37)
 
 
-def test_parameters_used_counts_electra_embedding_projection(tmp_path, minilm_dir):
-    """An ELECTRA whose embeddings are narrower than its blocks projects them up: that counts."""
+def test_parameters_used_leaves_out_electras_embedding_projection(tmp_path, minilm_dir):
+    """An ELECTRA whose embeddings are narrower than its blocks projects them up; the paper's
+    count_params (embeddings + encoder.layer[:k]) leaves the projection out, so do we."""
     from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
 
     from trimbench.models import cut_layers, load_sentence_model
@@ -57,8 +58,23 @@ def test_parameters_used_counts_electra_embedding_projection(tmp_path, minilm_di
     electra = model[0].auto_model
     projection = sum(p.numel() for p in electra.embeddings_project.parameters())
     assert projection == 16 * 32 + 32
-    expected = sum(p.numel() for p in electra.embeddings.parameters()) + projection + bert_block_parameters(32, 40)
-    assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters())
+    expected = sum(p.numel() for p in electra.embeddings.parameters()) + bert_block_parameters(32, 40)
+    assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters()) - projection
+
+
+def test_parameters_used_by_a_cut_deberta_are_its_embeddings_and_blocks(tiny_deberta_dir):
+    """As count_params: embeddings + encoder.layer[:k]; the encoder's shared relative-position
+    embeddings and their LayerNorm are left out (the paper's Pareto has no DeBERTa; the rule is its)."""
+    from trimbench.models import cut_layers, encoder_layers, load_sentence_model
+    from trimbench.truncation_train import parameters_used
+
+    model = cut_layers(load_sentence_model(tiny_deberta_dir, pooling="mean"), 2)
+    deberta = model[0].auto_model
+    relative = sum(p.numel() for p in deberta.encoder.rel_embeddings.parameters()) + 2 * 32
+    assert relative == 512 * 32 + 2 * 32  # 256 buckets either side, then LayerNorm weight and bias
+    blocks = sum(p.numel() for p in encoder_layers(deberta).parameters())
+    assert parameters_used(model) == sum(p.numel() for p in deberta.embeddings.parameters()) + blocks
+    assert parameters_used(model) == sum(p.numel() for p in model.parameters()) - relative
 
 
 # --- Pareto front ------------------------------------------------------------------------------
@@ -160,6 +176,8 @@ def test_binary_scores_use_the_threshold_given():
     assert 0.2 < threshold <= 0.3  # taking all three positives beats precision 1 at recall 2/3
     assert threshold_scores(cosines, labels, threshold) == pytest.approx({"f1": 6 / 7, "accuracy": 0.8})
     assert threshold_scores(cosines, labels, 0.85) == pytest.approx({"f1": 0.5, "accuracy": 0.6})
+    # A cosine equal to the threshold is not a paraphrase (evaluators.py:164-169 compares with >).
+    assert threshold_scores(cosines, labels, 0.3) == pytest.approx({"f1": 2 / 3, "accuracy": 0.6})
 
 
 def test_macro_f1_counts_every_class():
@@ -257,7 +275,7 @@ def test_smoke_mode_caps_models_seeds_layers_and_epochs():
     raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
     paper, smoke = prepare(copy.deepcopy(raw)), prepare({**raw, "smoke": True})
     exp, small = paper["experiments"]["electra-stsb"], smoke["experiments"]["electra-stsb"]
-    assert len(exp["models"]) == 12 and len(truncation.runs(exp)) == 810
+    assert len(exp["models"]) == 13 and len(truncation.runs(exp)) == 875
     assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [1]
     assert small["train"]["epochs"] == 2 and small["train"]["max_samples"] == 32
     assert smoke["datasets"]["mrpc"]["holdout"]["size"] == 0.25
@@ -275,7 +293,7 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     texts = [f"sentence number {i} about the weather and the markets" for i in range(12)]
     stage = {"epochs": 1, "batch_size": 4, "gradient_accumulation": 1, "lr": 1e-3, "weight_decay": 0.01,
              "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
-             "logging_steps": 1, "checkpoint_steps": 1}
+             "logging_steps": 1, "checkpoint_steps": 1, "head": "frozen", "schedule": "batches"}
 
     class Killed(BaseException):
         pass
@@ -306,6 +324,120 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     assert "discarding" in caplog.text and "resuming" not in caplog.text
 
 
+def test_domain_adaptation_texts_are_every_sentence_of_every_split_and_label():
+    """dapt.py:65-71 adds sentence1 and sentence2 of every AllNLI row (all labels, all splits) to a
+    set: the preset reads AllNLI's pair-class config over train, dev and test, and each distinct
+    sentence is kept once, whichever column, split or label it comes from."""
+    from trimbench.truncation_train import unique_texts
+
+    raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
+    nli = raw["datasets"]["all-nli"]
+    assert (nli["config"], nli["kind"], nli["splits"]) == ("pair-class", "pair-class", {"validation": "dev"})
+    for name in ("electra-stsb-dapt", "electra-stsb-dapt-deberta"):
+        assert raw["experiments"][name]["domain_adaptation"]["splits"] == ["train", "validation", "test"]
+    splits = [pd.DataFrame({"sentence1": ["A man sleeps.", "A dog runs."], "sentence2": ["He rests.", "A cat."],
+                            "label": [0, 2]}),
+              pd.DataFrame({"sentence1": ["A dog runs."], "sentence2": ["A man sleeps."], "label": [1]})]
+    texts = unique_texts(pd.concat(splits, ignore_index=True), "pair-class", None, 0)
+    assert sorted(texts) == sorted(["A man sleeps.", "A dog runs.", "He rests.", "A cat."])
+
+
+DAPT_STAGE = {"epochs": 2, "batch_size": 4, "gradient_accumulation": 4, "lr": 1e-3, "weight_decay": 0.01,
+              "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
+              "logging_steps": 1, "checkpoint_steps": 0, "head": "frozen", "schedule": "batches"}
+DAPT_TEXTS = [f"sentence number {i} about the weather and the markets" for i in range(40)]
+
+
+@pytest.mark.parametrize("architecture", ["bert", "electra-generator", "deberta"])
+def test_domain_adaptation_moves_the_encoder_and_leaves_the_fresh_head_as_initialised(
+        tiny_bert_dir, tiny_deberta_dir, minilm_dir, tmp_path, architecture):
+    """dapt.py's optimiser holds the encoder only: after training steps the head's transform,
+    LayerNorm and bias are what they were, the encoder and the tied decoder weight (= the word
+    embeddings) are not. The ELECTRA generator's head (embeddings wider than the blocks) starts as
+    dapt.py's nn.Linear: a uniform bias within 1/sqrt(fan_in), not zeros."""
+    from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
+
+    from trimbench.truncation_train import masked_lm_trainer
+
+    folder = tiny_deberta_dir if architecture == "deberta" else tiny_bert_dir
+    if architecture == "electra-generator":
+        folder = tmp_path / "electra"
+        torch.manual_seed(0)
+        ElectraModel(ElectraConfig(vocab_size=30522, embedding_size=48, hidden_size=32, num_hidden_layers=2,
+                                   num_attention_heads=4, intermediate_size=40)).save_pretrained(folder)
+        BertTokenizerFast.from_pretrained(str(minilm_dir)).save_pretrained(folder)
+    trainer = masked_lm_trainer(folder, DAPT_TEXTS[:8], {**DAPT_STAGE, "epochs": 1, "gradient_accumulation": 1,
+                                                          "warmup_ratio": 0.0}, tmp_path / "trainer")
+    mlm = trainer.model
+    encoder = {id(p) for p in mlm.base_model.parameters()}
+    before = {name: p.detach().clone() for name, p in mlm.named_parameters()}
+    head = [name for name, p in mlm.named_parameters() if id(p) not in encoder]
+    assert head and all(not dict(mlm.named_parameters())[name].requires_grad for name in head)
+    bias = mlm.get_output_embeddings().bias
+    if architecture == "electra-generator":
+        assert 0 < bias.abs().max() <= 1 / 48 ** 0.5
+    else:
+        assert not bias.any()
+    trainer.train()  # 2 steps at lr 1e-3
+    after = dict(mlm.named_parameters())
+    for name in head:
+        assert torch.equal(after[name], before[name]), name
+    embeddings = mlm.get_input_embeddings().weight
+    assert mlm.get_output_embeddings().weight is embeddings
+    name = next(n for n, p in after.items() if p is embeddings)
+    assert not torch.equal(embeddings, before[name])
+    moved = [n for n in after if id(after[n]) in encoder and not torch.equal(after[n], before[n])]
+    assert any(".layer.1." in n for n in moved)  # the top block learns too
+
+
+def test_domain_adaptation_schedule_is_counted_in_batches_as_the_paper_steps_it(tiny_bert_dir, tmp_path):
+    """dapt.py:91-95: 40 texts in batches of 4 for 2 epochs = 20 batches, warm-up int(0.1 * 20) = 2,
+    but the scheduler steps once per 4 batches: 3 optimizer steps an epoch (the last on the
+    epoch's 2 remaining batches), 6 in all, never reaching the schedule's end."""
+    from trimbench.truncation_train import masked_lm_trainer
+
+    lrs = {}
+    for schedule in ("batches", "steps"):
+        trainer = masked_lm_trainer(tiny_bert_dir, DAPT_TEXTS, {**DAPT_STAGE, "schedule": schedule},
+                                    tmp_path / schedule)
+        trainer.create_optimizer_and_scheduler(num_training_steps=6)
+        lrs[schedule] = []
+        for _ in range(6):
+            lrs[schedule].append(trainer.lr_scheduler.get_last_lr()[0])
+            trainer.optimizer.step()
+            trainer.lr_scheduler.step()
+    by_hand = [0.0, 0.5, 18 / 18, 17 / 18, 16 / 18, 15 / 18]
+    assert lrs["batches"] == pytest.approx([1e-3 * f for f in by_hand])
+    assert lrs["steps"] == pytest.approx([0.0, 1e-3, 0.8e-3, 0.6e-3, 0.4e-3, 0.2e-3])  # 1 warm-up step of 6
+
+
+def test_random_init_redraws_every_encoder_weight_by_the_runs_seed(tiny_bert_dir):
+    """--random_init: AutoModel.from_config after torch.manual_seed(seed): the same seed gives the same
+    encoder, another seed another one; no pretrained weight survives; the tokenizer is untouched."""
+    from trimbench.models import load_sentence_model
+    from trimbench.truncation_train import reinitialise
+
+    def weights(model):
+        return {name: p.detach().clone() for name, p in model[0].auto_model.named_parameters()}
+
+    pretrained = weights(load_sentence_model(tiny_bert_dir))
+    first, again, other = (weights(reinitialise(load_sentence_model(tiny_bert_dir), seed)) for seed in (0, 0, 1))
+    model = reinitialise(load_sentence_model(tiny_bert_dir), 0)
+    assert all(torch.equal(first[n], again[n]) for n in first)
+    drawn = [n for n in first if "LayerNorm" not in n and not n.endswith("bias")]
+    assert all(not torch.equal(first[n], other[n]) and not torch.equal(first[n], pretrained[n]) for n in drawn)
+    # the architecture's own initialisation: N(0, 0.02) matrices, LayerNorm at (1, 0)
+    assert first["embeddings.word_embeddings.weight"].std().item() == pytest.approx(0.02, rel=0.05)
+    assert torch.equal(first["encoder.layer.0.output.LayerNorm.weight"], torch.ones(32))
+    assert model.tokenizer("a cat")["input_ids"] == load_sentence_model(tiny_bert_dir).tokenizer("a cat")["input_ids"]
+
+
+def test_random_init_with_an_adaptation_stage_is_a_config_error(tiny_config):
+    tiny_config["experiments"]["tiny-stages"]["random_init"] = True
+    with pytest.raises(ConfigError, match=r"tiny-stages\.random_init: a randomly initialised encoder"):
+        prepare(tiny_config)
+
+
 def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
     """train_runs keeps each finished (k, seed) at once: killed during its third run, a re-run
     trains only the runs left; other settings (fingerprint) start from scratch."""
@@ -324,7 +456,7 @@ def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypat
     runs = [(0, 0), (0, 1), (2, 0), (2, 1)]
 
     def train(settings, fingerprint):
-        return truncation_train.train_runs(lambda k: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
+        return truncation_train.train_runs(lambda k, seed: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
                                            tmp_path / "unfinished", fingerprint)
 
     with pytest.raises(KeyboardInterrupt):

@@ -161,15 +161,16 @@ def test_bad_layer_fails_before_any_job(tmp_path):
 
 def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     counts = job_counts(run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs" / "electra.yaml")).stdout)
-    # One job per (task, model) trains its cuts and seeds: 12 English models (810 runs: 3..25 cuts x 5
-    # seeds), 3 models x 13 cuts x 5 seeds for each of DAPT, word-similarity, German, Spanish, Korean
-    # STS, and MRPC + SICK (two tasks).
-    assert counts["train_truncated"] == 12 + 5 * 3 + 2 * 3
+    # One job per (task, model) trains its cuts and seeds: 13 English models on STS-B (875 runs: 3..25
+    # cuts x 5 seeds), 13 cuts x 5 seeds for each of 4 DAPT models (DeBERTa in its own experiment), 4
+    # word-similarity ones, 3 German, Spanish and Korean ones, 4 on MRPC + SICK (two tasks) and 4
+    # randomly initialised ones.
+    assert counts["train_truncated"] == 13 + 4 + 4 + 3 * 3 + 2 * 4 + 4
     prepared = tb_config.prepare(yaml.safe_load((REPO / "configs" / "electra.yaml").read_text()), REPO)
     runs = sum(len(truncation.runs(exp)) for exp in prepared["experiments"].values())
-    assert runs == 810 + 5 * 195 + 2 * 195
-    assert counts["adapt_domain"] == 3 and counts["pretune_word_similarity"] == 3 * 13
-    assert counts["fetch_model"] == 21 and counts["truncation_table"] == 7
+    assert runs == 875 + 65 * (4 + 4 + 3 * 3 + 2 * 4 + 4)
+    assert counts["adapt_domain"] == 4 and counts["pretune_word_similarity"] == 4 * 13
+    assert counts["fetch_model"] == 22 and counts["truncation_table"] == 9
 
 
 # --- real data (../shared/data) ------------------------------------------------------------------

@@ -4,24 +4,26 @@ Sources: a local BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<spli
 hub (``BeIR/<name>`` + ``BeIR/<name>-qrels``), Tevatron's layout (``format: tevatron``: the hub's
 ``Tevatron/msmarco-passage`` + ``-corpus`` files or a local folder of them), TREC topic / qrels
 files that override a split's queries and judgements (MS MARCO dev-small, TREC DL 2019 / 2020;
-downloaded from ``topics_url`` / ``qrels_url`` where the file is absent), the held-out
-inverse-cloze Lee articles (the embedded default) and, in smoke mode, a stand-in made of the same
-Lee text. Every source becomes three tables: corpus (doc_id, title, text), queries (query_id,
-text) and qrels (query_id, doc_id, relevance); only judged queries are kept, as BEIR does. A
-source with its own negatives per query (Tevatron's ``negative_passages``) adds a fourth,
-negatives (query_id, doc_id), in the source's order.
+downloaded from ``topics_url`` / ``qrels_url`` where the file is absent) and the held-out
+inverse-cloze Lee articles (the embedded default); in smoke mode the hub repositories are their
+stand-ins built from the contracts (:mod:`trimbench.hub`). Every source becomes three tables:
+corpus (doc_id, title, text), queries (query_id, text) and qrels (query_id, doc_id, relevance);
+only judged queries are kept, as BEIR does. A source with its own negatives per query (Tevatron's
+``negative_passages``) adds a fourth, negatives (query_id, doc_id), in the source's order.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from trimbench.contracts import BEIR_FILES
 from trimbench.data import DataError, lee_ict
 
 FILES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
@@ -128,6 +130,11 @@ def read_beir_folder(folder: Path, split: str) -> RetrievalSplit:
     corpus = pd.read_json(folder / "corpus.jsonl", lines=True, dtype={"_id": str})
     queries = pd.read_json(folder / "queries.jsonl", lines=True, dtype={"_id": str})
     qrels = pd.read_csv(qrels_file, sep="\t", dtype={"query-id": str, "corpus-id": str})
+    return _from_beir_columns(corpus, queries, qrels)
+
+
+def _from_beir_columns(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> RetrievalSplit:
+    """BEIR's column names (_id; query-id, corpus-id, score) to ours; titles are optional in BEIR."""
     if "title" not in corpus:
         corpus["title"] = ""
     return _tidy(corpus.rename(columns={"_id": "doc_id"}), queries.rename(columns={"_id": "query_id"}),
@@ -135,31 +142,43 @@ def read_beir_folder(folder: Path, split: str) -> RetrievalSplit:
 
 
 def _hub_beir(entry: dict, split: str) -> RetrievalSplit:
-    import datasets
+    """BeIR/<name> (corpus.jsonl.gz, queries.jsonl.gz) and BeIR/<name>-qrels (<split>.tsv), read as
+    files at their pinned revisions: the BeIR repositories hold a loading script, which ``datasets``
+    4 and later refuse, and ``datasets`` would name a qrels file dev.tsv split "validation"."""
+    from trimbench import hub
 
-    corpus = datasets.load_dataset(entry["id"], "corpus", split="corpus", revision=entry["revision"]).to_pandas()
-    queries = datasets.load_dataset(entry["id"], "queries", split="queries", revision=entry["revision"]).to_pandas()
-    qrels = datasets.load_dataset(f"{entry['id']}-qrels", split=split).to_pandas()
-    return _tidy(corpus.rename(columns={"_id": "doc_id"}), queries.rename(columns={"_id": "query_id"}),
-                 qrels.rename(columns={"query-id": "query_id", "corpus-id": "doc_id", "score": "relevance"}))
+    with hub.opened(entry) as source:
+        corpus = hub.read_table(source, entry["id"], entry["revision"], BEIR_FILES[0])
+        queries = hub.read_table(source, entry["id"], entry["revision"], BEIR_FILES[1])
+        qrels = hub.read_table(source, f"{entry['id']}-qrels", entry["qrels_revision"], f"{split}.tsv",
+                               dtype={"query-id": str, "corpus-id": str})
+    return _from_beir_columns(corpus, queries, qrels)
 
 
-def _tevatron_file(entry: dict, name: str, corpus: bool, workdir: Path) -> Path:
-    """A Tevatron data file: from the local folder, or downloaded from the hub repo (the query repo
-    ``id`` at ``revision``, the corpus repo ``<id>-corpus`` at ``corpus_revision``). The repos'
-    loading scripts cannot run under datasets 4+, so their data files are read directly."""
+@contextmanager
+def _tevatron_files(entry: dict, workdir: Path) -> Iterator[Callable[[str, bool], Path]]:
+    """Where each Tevatron data file is (``name``, whether it is the corpus repo's): in the local
+    folder, or in the hub repos read through :func:`trimbench.hub.opened` (the query repo ``id`` at
+    ``revision``, the corpus repo ``<id>-corpus`` at ``corpus_revision``; in smoke mode their
+    stand-ins written from the contracts). The repos' loading scripts cannot run under datasets 4+,
+    so their data files are read directly."""
     if entry["source"] == "local":
         folder = Path(entry["path"]).expanduser()
         folder = folder if folder.is_absolute() else workdir / folder
-        for candidate in (folder / name, folder / name.removesuffix(".gz")):
-            if candidate.is_file():
-                return candidate
-        raise DataError(f"Tevatron folder '{folder}' lacks {name}")
-    from huggingface_hub import hf_hub_download
 
-    repo = f"{entry['id']}-corpus" if corpus else entry["id"]
-    revision = entry.get("corpus_revision") if corpus else entry.get("revision")
-    return Path(hf_hub_download(repo_id=repo, filename=name, repo_type="dataset", revision=revision))
+        def local(name: str, corpus: bool) -> Path:
+            for candidate in (folder / name, folder / name.removesuffix(".gz")):
+                if candidate.is_file():
+                    return candidate
+            raise DataError(f"Tevatron folder '{folder}' lacks {name}")
+
+        yield local
+        return
+    from trimbench import hub
+
+    with hub.opened(entry) as source:
+        yield lambda name, corpus: (source.download(f"{entry['id']}-corpus", entry.get("corpus_revision"), name)
+                                    if corpus else source.download(entry["id"], entry.get("revision"), name))
 
 
 def _json_lines(path: Path) -> Iterator[dict]:
@@ -176,52 +195,36 @@ def _tevatron(entry: dict, split: str, workdir: Path, trec_queries: bool) -> Ret
     ``format_passage`` does before joining them (``retriever/dataset.py:17-18``); a split whose
     queries and judgements both come from TREC files is not read."""
     chunks, rows = [], {"doc_id": [], "title": [], "text": []}
-    for doc in _json_lines(_tevatron_file(entry, "corpus.jsonl.gz", True, workdir)):
-        rows["doc_id"].append(str(doc["docid"]))
-        rows["title"].append((doc.get("title") or "").strip())
-        rows["text"].append((doc.get("text") or "").strip())
-        if len(rows["doc_id"]) == 500_000:  # MS MARCO's 8.8M passages: Python strings a chunk at a time
-            chunks.append(pd.DataFrame(rows))
-            rows = {key: [] for key in rows}
-    corpus = pd.concat([*chunks, pd.DataFrame(rows)], ignore_index=True)
     queries, qrels, negatives = [], [], []
-    if not trec_queries:
-        for group in _json_lines(_tevatron_file(entry, f"{split}.jsonl.gz", False, workdir)):
-            query_id = str(group["query_id"])
-            queries.append((query_id, group["query"].strip()))
-            qrels += [(query_id, str(p["docid"]), 1) for p in group.get("positive_passages") or []]
-            negatives += [(query_id, str(n["docid"])) for n in group.get("negative_passages") or []]
+    with _tevatron_files(entry, workdir) as path_of:
+        for doc in _json_lines(path_of("corpus.jsonl.gz", True)):
+            rows["doc_id"].append(str(doc["docid"]))
+            rows["title"].append((doc.get("title") or "").strip())
+            rows["text"].append((doc.get("text") or "").strip())
+            if len(rows["doc_id"]) == 500_000:  # MS MARCO's 8.8M passages: Python strings a chunk at a time
+                chunks.append(pd.DataFrame(rows))
+                rows = {key: [] for key in rows}
+        if not trec_queries:
+            for group in _json_lines(path_of(f"{split}.jsonl.gz", False)):
+                query_id = str(group["query_id"])
+                queries.append((query_id, group["query"].strip()))
+                qrels += [(query_id, str(p["docid"]), 1) for p in group.get("positive_passages") or []]
+                negatives += [(query_id, str(n["docid"])) for n in group.get("negative_passages") or []]
+    corpus = pd.concat([*chunks, pd.DataFrame(rows)], ignore_index=True)
     return RetrievalSplit(corpus, pd.DataFrame(queries, columns=["query_id", "text"]),
                           pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
                           pd.DataFrame(negatives, columns=["query_id", "doc_id"]))
 
 
-def _lee(entry: dict, split: str, rows: int | None = None) -> RetrievalSplit:
+def _lee(entry: dict, split: str) -> RetrievalSplit:
     """Inverse-cloze retrieval: each query is a sentence, its one relevant document the rest of its
     article; the corpus is every such passage of the split (``heldout`` articles for evaluation)."""
     frame = lee_ict(split, entry["heldout_fraction"], entry["pairs_per_article"], entry["seed"])
-    if rows is not None:
-        frame = frame.head(rows)
     ids = [f"lee{article}-{i}" for i, article in enumerate(frame["article_id"])]
     corpus = pd.DataFrame({"doc_id": ids, "title": "", "text": frame["positive"]})
     queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(len(frame))], "text": frame["anchor"]})
     qrels = pd.DataFrame({"query_id": queries["query_id"], "doc_id": ids, "relevance": 1})
     return _tidy(corpus, queries, qrels)
-
-
-def _standin(entry: dict, split: str) -> RetrievalSplit:
-    """Smoke mode: Lee passages in place of the hub corpus, same layout and split names; a
-    Tevatron stand-in gives each query up to 30 negatives (the next passages of the corpus)."""
-    loaded = _lee({**entry, "heldout_fraction": 0.2, "pairs_per_article": 1},
-                  "heldout" if split != "train" else "train", entry["standin_rows"])
-    if entry.get("format") != "tevatron":
-        return loaded
-    ids = list(loaded.corpus["doc_id"])
-    positive = dict(zip(loaded.qrels["query_id"], loaded.qrels["doc_id"], strict=True))
-    rows = [(query_id, ids[(i + step) % len(ids)]) for i, query_id in enumerate(loaded.queries["query_id"])
-            for step in range(1, min(30, len(ids) - 1) + 1) if ids[(i + step) % len(ids)] != positive[query_id]]
-    negatives = pd.DataFrame(rows, columns=["query_id", "doc_id"])
-    return RetrievalSplit(loaded.corpus, loaded.queries, loaded.qrels, negatives)
 
 
 def load_retrieval(name: str, entry: dict, split: str, workdir: Path | str = ".") -> RetrievalSplit:
@@ -236,8 +239,6 @@ def load_retrieval(name: str, entry: dict, split: str, workdir: Path | str = "."
         return retrieval_split(entry, source_split)
     if source == "gensim":
         loaded = _lee(entry, source_split)
-    elif source == "standin":
-        loaded = _standin(entry, source_split)
     elif entry.get("format", "beir") == "tevatron":
         loaded = _tevatron(entry, source_split, workdir, trec_queries=trec == {"topics", "qrels"})
     elif source == "local":

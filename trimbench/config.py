@@ -15,14 +15,17 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from trimbench import smoke
+from trimbench import contracts, smoke
 from trimbench.models import ModelShape, declared_shape
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.yaml"
 
-TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse")
-#: the 2DMSE-Reproduce seed's names for our methods, as in its tables and reference/2dmse_sts.csv
-SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE"}
+TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse", "starbucks-2dmse")
+#: the published names of our methods, as the 2DMSE-Reproduce seed's tables and
+#: reference/2dmse_sts.csv name them, and Starbucks' (reference/2dmse_retrieval.csv) its "BERT-2DMSE":
+#: a reference row joins the one method whose label is its ``method``
+SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
+                      "starbucks-2dmse": "BERT-2DMSE"}
 TRAINING_KINDS = ("pairs", "triplets")
 #: x axes of the cross-track Pareto figures (computed in trimbench.scoreboard.COSTS)
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
@@ -194,6 +197,12 @@ def _check_dataset(name: str, entry: dict, workdir: Path) -> None:
         folder = resolve_path(entry["path"], workdir)
         if not folder.is_dir():
             raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+    # Files by URL are fetched by prepare_data; a local path given instead must exist now.
+    files_key = {"url": "urls", "word_similarity": "files"}.get(entry["source"])
+    files = entry.get(files_key) or {} if files_key else {}
+    for key, location in files.items():
+        if not location.startswith(("http://", "https://")) and not resolve_path(location, workdir).is_file():
+            raise ConfigError(f"config key {where}.{files_key}.{key}: local file '{location}' does not exist")
     check_trec_files(name, entry, workdir)
 
 
@@ -207,12 +216,14 @@ def check_trec_files(name: str, entry: dict, workdir: Path) -> None:
 
 def corpus_key(entry: dict) -> tuple | None:
     """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
-    Tevatron corpora: hub or local folder); None where it does (builders, stand-ins)."""
+    Tevatron corpora: hub or local folder; in smoke mode the hub's stand-in, written from the
+    contract with the entry's rows and seed); None where it does (builders)."""
     if entry.get("builder"):
         return None
     if entry["source"] == "hub":
+        standin = (entry.get("standin_rows"), entry.get("seed")) if entry.get("standin") else None
         return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"),
-                entry.get("corpus_revision"))
+                entry.get("corpus_revision"), standin)
     if entry["source"] == "local":
         return ("local", entry["path"], entry.get("format") or "beir")
     return None
@@ -278,6 +289,9 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
                 f"config key {where}.train.dataset: dataset '{train_ds}' is of kind "
                 f"'{datasets[train_ds]['kind']}', training needs one of {list(kinds)}"
             )
+    if "starbucks-2dmse" in exp["methods"] and exp["track"] not in GROUP_TRAINED_TRACKS:
+        raise ConfigError(f"config key {where}.methods: starbucks-2dmse is trained on retrieval groups: tracks "
+                          f"{list(GROUP_TRAINED_TRACKS)} only")
     _check_objective(where, exp, datasets, shape, bool(trained))
     stray = [m for m in exp["train"]["precision_by_method"] if m not in exp["methods"]]
     if stray:
@@ -330,6 +344,8 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
         if d > shape.dim:
             raise ConfigError(f"config key {where}.retrieval.target_dims: dim {d} is larger than model "
                               f"'{exp['model']}''s width {shape.dim}")
+    if "starbucks-2dmse" in exp["methods"]:
+        _check_starbucks(where, exp, settings, shape)
     if settings["compare_to_last_layer"] and not settings["score_align"]:
         raise ConfigError(f"config key {where}.retrieval.compare_to_last_layer: needs retrieval.score_align "
                           "(it chooses the score-alignment target)")
@@ -354,6 +370,19 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
     reference = exp["reference"]["dataset"]
     if reference is not None and reference not in evaluation["datasets"] + [settings["average_name"]]:
         raise ConfigError(f"config key {where}.reference.dataset: '{reference}' is not an evaluation dataset")
+
+
+def _check_starbucks(where: str, exp: dict, settings: dict, shape: ModelShape) -> None:
+    """Starbucks' layer list ends at the full model (its "full layer" is the list's last) and its
+    dims fit the width."""
+    layers = sorted(settings["starbucks_layers"])
+    if len(layers) < 2 or layers[-1] != shape.layers:
+        raise ConfigError(f"config key {where}.retrieval.starbucks_layers: {settings['starbucks_layers']} must hold "
+                          f"at least one sub-layer and end at model '{exp['model']}''s last layer {shape.layers}")
+    wide = [d for d in settings["starbucks_dims"] if d > shape.dim]
+    if wide:
+        raise ConfigError(f"config key {where}.retrieval.starbucks_dims: {wide} larger than model '{exp['model']}''s "
+                          f"width {shape.dim}")
 
 
 #: the ``semantics`` values each objective knows
@@ -412,6 +441,55 @@ def _select_experiments(config: dict) -> dict:
                                       if name in config["only"]}}
 
 
+def used_splits(config: dict) -> dict[str, dict[str, str]]:
+    """Dataset -> each of our split names the experiments read -> the config key that reads it
+    (the splits the workflow's data rules make: rules/common.smk, truncation_common.smk)."""
+    used: dict[str, dict[str, str]] = {}
+
+    def use(dataset, split, key):
+        used.setdefault(dataset, {}).setdefault(split, key)
+
+    for name, exp in config["experiments"].items():
+        where = f"experiments.{name}"
+        if exp["track"] == "electra":
+            for task in exp["tasks"]:
+                for split in ("train", "validation", "test"):
+                    use(task, split, f"{where}.tasks")
+            if exp["domain_adaptation"]:
+                for split in exp["domain_adaptation"]["splits"]:
+                    use(exp["domain_adaptation"]["dataset"], split, f"{where}.domain_adaptation.splits")
+            for dataset in (exp["word_similarity"] or {}).get("datasets", []):
+                for split in ("train", "validation"):
+                    use(dataset, split, f"{where}.word_similarity")
+            continue
+        for dataset in exp["evaluation"]["datasets"]:
+            use(dataset, exp["evaluation"]["split"], f"{where}.evaluation.split")
+        train = exp.get("train") or {}
+        if train.get("dataset") and (exp["track"] == "splade" or set(exp["methods"]) & set(TRAINED_METHODS)):
+            use(train["dataset"], train["split"], f"{where}.train.split")
+    return used
+
+
+def check_contracts(config: dict) -> None:
+    """Hub datasets and models against their contracts (reference/hub): before smoke mode swaps
+    the hub models for tiny ones, so that smoke mode fails where the cluster would."""
+    try:
+        for name, entry in config["models"].items():
+            contracts.check_model(name, entry)
+        splits = used_splits(config)
+        for name, entry in config["datasets"].items():
+            contracts.check_dataset(name, entry, splits.get(name, {}))
+        for name, exp in config["experiments"].items():
+            hard = exp["train"].get("hard_negatives") if exp["track"] == "splade" else None
+            for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
+                contracts.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
+                                      hard["revision"], hard[key])
+    except contracts.Mismatch as mismatch:
+        raise ConfigError(f"config key {mismatch.key}: {mismatch}") from None
+    except contracts.ContractError as error:
+        raise ConfigError(str(error)) from None
+
+
 def prepare(config: dict, workdir: str | Path = ".") -> dict:
     """Validate ``config`` (as Snakemake loaded it) and return the complete, checked config.
 
@@ -419,6 +497,7 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     """
     workdir = Path(workdir)
     config = _select_experiments(validate_schema(_coerce_switches(config)))
+    check_contracts(config)
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
     # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function

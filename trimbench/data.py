@@ -1,4 +1,4 @@
-"""Datasets: hub, local folders, gensim's shipped test data, and smoke-mode stand-ins.
+"""Datasets: hub (or its smoke-mode stand-in, trimbench.hub), local folders, gensim's shipped test data.
 
 Every source is normalised to one table per split with the columns of its kind
 (:data:`KIND_COLUMNS`); STS scores are rescaled to 0..1 from the source's ``score_range``.
@@ -6,6 +6,7 @@ Every source is normalised to one table per split with the columns of its kind
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import random
 import re
@@ -14,12 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-KIND_COLUMNS = {
-    "sts": ("sentence1", "sentence2", "score"),
-    "pairs": ("anchor", "positive"),
-    "triplets": ("anchor", "positive", "negative"),
-    "pair-class": ("sentence1", "sentence2", "label"),
-}
+from trimbench.columns import KIND_COLUMNS, NUMERIC_COLUMNS
+
 LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
 GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",),
                  "lee_similarity_split": ("train", "validation", "test"), "simlex999": ("train",),
@@ -169,6 +166,8 @@ def _standin(entry: dict, split: str) -> pd.DataFrame:
         frame = standin_rows("sts", split, entry["standin_rows"], entry["seed"])
         ranks = frame.pop("score").rank(method="first")
         frame["label"] = pd.qcut(ranks, entry["num_labels"], labels=False).astype(int)
+        if entry.get("label_values"):  # written as the source writes them
+            frame["label"] = frame["label"].map({v: k for k, v in entry["label_values"].items()})
         return frame.rename(columns=dict(entry["columns"]))
     frame = standin_rows(entry["kind"], split, entry["standin_rows"], entry["seed"])
     if entry["kind"] == "sts":
@@ -190,25 +189,114 @@ def local_split_file(folder: Path, split: str) -> Path:
                     f"found: {', '.join(found) or 'nothing'}")
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    if path.suffix in (".jsonl", ".json"):
-        return pd.read_json(path, lines=path.suffix == ".jsonl")
-    if path.suffix == ".parquet":
+def read_table(path: Path, quoting: str = "minimal", suffix: str | None = None) -> pd.DataFrame:
+    """A table by its suffix (``suffix`` where the file's name has none: a download).
+    ``quoting``: ``none`` reads quote characters in csv/tsv cells as text (``csv.QUOTE_NONE``)."""
+    suffix = suffix or path.suffix
+    if suffix in (".jsonl", ".json"):
+        return pd.read_json(path, lines=suffix == ".jsonl")
+    if suffix == ".parquet":
         return pd.read_parquet(path)
-    return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
+    return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",",
+                       quoting=csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL)
 
 
 def _local(entry: dict, split: str, workdir: Path) -> pd.DataFrame:
     folder = Path(entry["path"]).expanduser()
     folder = folder if folder.is_absolute() else workdir / folder
-    return read_table(local_split_file(folder, split))
+    return read_table(local_split_file(folder, split), entry.get("quoting", "minimal"))
+
+
+def is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
+
+
+def fetched(location: str, workdir: Path, extract: bool = False) -> Path:
+    """A file by URL, downloaded once into the datasets cache (``HF_DATASETS_CACHE``; offline,
+    ``HF_DATASETS_OFFLINE=1``, the cached copy), or a local path; ``extract``: a zip's folder."""
+    from datasets import DownloadManager
+
+    if not is_url(location):
+        path = Path(location).expanduser()
+        location = str(path if path.is_absolute() else workdir / path)
+        if not Path(location).is_file():
+            raise DataError(f"file '{location}' does not exist")
+    manager = DownloadManager()
+    return Path(manager.download_and_extract(location) if extract else manager.download(location))
+
+
+def _url(entry: dict, split: str, name: str, workdir: Path) -> pd.DataFrame:
+    """One file per split, by URL (or local path): ``urls[split]``, read by its suffix."""
+    if split not in entry["urls"]:
+        raise DataError(f"dataset '{name}': no file for split '{split}' in datasets.{name}.urls "
+                        f"(it has {sorted(entry['urls'])})")
+    location = entry["urls"][split]
+    suffix = Path(location.split("?")[0]).suffix
+    return read_table(fetched(location, workdir), entry["quoting"], suffix)
+
+
+# --- the ELECTRA paper's word-similarity set (preprocess_word_sim_data.py) ----------------------
+
+#: each set's file as the paper's scripts/get_data.sh downloads it (commits pinned where the host
+#: has them; the SimLex-999 zip is served by its authors' page only)
+WORD_SIMILARITY_FILES = {
+    "rg65": "https://raw.githubusercontent.com/vecto-ai/word-benchmarks/9b61d0e067e2e68af22160d09450f82d9544cd70/"
+            "word-similarity/monolingual/en/rg-65.csv",
+    "simlex999": "https://fh295.github.io/SimLex-999.zip",
+    "simverb3500": "https://raw.githubusercontent.com/benathi/word2gm/56bda7d964b2eede9b0280e7b9a3b9cdbb06fa38/"
+                   "evaluation_data/simverb/data/SimVerb-3500.txt",
+    "wordsim353-sim": "https://raw.githubusercontent.com/vecto-ai/word-benchmarks/"
+                      "9b61d0e067e2e68af22160d09450f82d9544cd70/word-similarity/monolingual/en/wordsim353-sim.csv",
+}
+#: the paper's order (the first of duplicate pairs is kept) and each set's scale maximum
+WORD_SIMILARITY_SCALE = {"rg65": 4.0, "simlex999": 10.0, "simverb3500": 10.0, "wordsim353-sim": 10.0}
+WORD_SIMILARITY_SPLITS = ("train", "validation", "test")
+
+
+def _word_set(name: str, location: str, workdir: Path) -> pd.DataFrame:
+    """One set as (word1, word2, similarity on 0..1), read in its published format."""
+    if name == "simlex999":
+        path = fetched(location, workdir, extract=location.endswith(".zip"))
+        if path.is_dir():
+            path = next(path.rglob("SimLex-999.txt"), path / "SimLex-999.txt")
+        frame = pd.read_csv(path, sep="\t").rename(columns={"SimLex999": "similarity"})
+    elif name == "simverb3500":
+        frame = pd.read_csv(fetched(location, workdir), sep="\t", header=None,
+                            names=["word1", "word2", "type", "similarity", "word_type"])
+    else:  # the vecto-ai CSVs: an index column, then word1, word2, similarity
+        frame = pd.read_csv(fetched(location, workdir), index_col=0)
+    missing = {"word1", "word2", "similarity"} - set(frame.columns)
+    if missing:
+        raise DataError(f"word-similarity set '{name}' ({location}): columns {sorted(missing)} not found")
+    return frame.assign(similarity=frame["similarity"] / WORD_SIMILARITY_SCALE[name])[["word1", "word2",
+                                                                                         "similarity"]]
+
+
+def word_similarity_split(entry: dict, split: str, name: str, workdir: Path) -> pd.DataFrame:
+    """The paper's word-similarity set: the sets concatenated in its order, each scaled to 0..1,
+    pairs de-duplicated regardless of word order (the first kept), split 70/15/15 with sklearn's
+    ``train_test_split`` drawing from one random state seeded ``entry["seed"]`` (the paper: its
+    global ``np.random.seed(0)``, ``preprocess_word_sim_data.py:6-39``)."""
+    from sklearn.model_selection import train_test_split
+
+    if split not in WORD_SIMILARITY_SPLITS:
+        raise DataError(f"dataset '{name}': splits are {list(WORD_SIMILARITY_SPLITS)}, not '{split}'")
+    files = {**WORD_SIMILARITY_FILES, **entry["files"]}
+    frame = pd.concat([_word_set(s, files[s], workdir) for s in entry["sets"]])
+    pairs = frame[["word1", "word2"]].apply(lambda row: tuple(sorted(row)), axis=1)
+    frame = frame[~pairs.duplicated(keep="first")].reset_index(drop=True)
+    state = np.random.RandomState(entry["seed"])
+    train, rest = train_test_split(frame, train_size=0.7, test_size=0.3, random_state=state)
+    validation, test = train_test_split(rest, train_size=0.5, test_size=0.5, random_state=state)
+    part = {"train": train, "validation": validation, "test": test}[split]
+    return part.rename(columns={"word1": "sentence1", "word2": "sentence2", "similarity": "score"})
 
 
 def _hub(entry: dict, split: str) -> pd.DataFrame:
-    import datasets
+    from trimbench import hub
 
-    loaded = datasets.load_dataset(entry["id"], entry.get("config"), split=split, revision=entry.get("revision"))
-    return loaded.to_pandas()
+    with hub.opened(entry) as source:
+        return source.dataset(entry["id"], entry.get("config"), split, entry.get("revision")).to_pandas()
 
 
 # --- normalisation -------------------------------------------------------------------------------
@@ -224,7 +312,7 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
                         f"Map them with datasets.{name}.columns")
     extra = [c for c in raw.columns if c not in mapping.values() and c in ("article_id",)]
     frame = raw[list(mapping.values()) + extra].rename(columns={v: k for k, v in mapping.items()})
-    text_columns = [c for c in wanted if c not in ("score", "label")]
+    text_columns = [c for c in wanted if c not in NUMERIC_COLUMNS]
     frame = frame.dropna(subset=text_columns)
     for column in text_columns:
         frame[column] = frame[column].astype(str)
@@ -232,12 +320,23 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
         low, high = entry["score_range"]
         frame["score"] = (frame["score"].astype(float) - low) / (high - low)
     if entry["kind"] == "pair-class":
+        if entry.get("label_values"):
+            frame["label"] = _mapped_labels(frame["label"], entry["label_values"], name)
         frame["label"] = frame["label"].astype(int)
         outside = sorted(set(frame["label"]) - set(range(entry["num_labels"])))
         if outside:
             raise DataError(f"dataset '{name}': labels {outside} are outside 0..{entry['num_labels'] - 1} "
                             f"(datasets.{name}.num_labels is {entry['num_labels']}; unlabelled rows are often -1)")
     return frame.reset_index(drop=True)
+
+
+def _mapped_labels(labels: pd.Series, values: dict, name: str) -> pd.Series:
+    """The source's label values (e.g. SICK's ``A_entails_B``) as our integers."""
+    unknown = sorted(set(labels.astype(str)) - set(values))
+    if unknown:
+        raise DataError(f"dataset '{name}': labels {unknown} are not in datasets.{name}.label_values "
+                        f"({sorted(values)})")
+    return labels.astype(str).map(values)
 
 
 def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") -> pd.DataFrame:
@@ -254,10 +353,14 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
         return normalise(pairs_table(entry, source_split), entry, name)
     if source == "gensim":
         return normalise(_gensim(entry, source_split), entry, name)
-    if source == "standin":
-        return normalise(_standin(entry, source_split), entry, name)
     if source == "local":
         return normalise(_local(entry, source_split, Path(workdir)), entry, name)
+    if entry.get("standin") and source in ("url", "word_similarity"):
+        return normalise(_standin(entry, source_split), entry, name)
+    if source == "url":
+        return normalise(_url(entry, source_split, name, Path(workdir)), entry, name)
+    if source == "word_similarity":
+        return normalise(word_similarity_split(entry, source_split, name, Path(workdir)), entry, name)
     return normalise(_hub(entry, source_split), entry, name)
 
 

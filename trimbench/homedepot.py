@@ -13,49 +13,28 @@ from __future__ import annotations
 
 import html
 import math
-import random
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from trimbench.columns import HOMEDEPOT_COLUMNS
+
 #: our method names -> the write-up's
 METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
 #: our column names -> the hub table's (what the seed's src/data.py reads)
-COLUMNS = {"query": "query", "document": "description", "product": "entity_id", "query_id": "id",
-           "relevance": "relevance"}
-
-
-def standin_table(rows: int, seed: int) -> pd.DataFrame:
-    """A table of the hub's schema from the embedded Lee text: products are article passages, each
-    sold under one entity id and searched for by several rows; search terms are a few of their
-    words, relevance 1-3 on the hub's 1/3 steps, row ids unique."""
-    from trimbench.data import gensim_test_data, read_lines, split_sentences
-
-    rng = random.Random(seed)
-    passages = [s for article in read_lines(gensim_test_data("lee_background.cor")) for s in split_sentences(article)]
-    products = min(len(passages), max(4, rows // 3))
-    out = []
-    for i in range(rows):
-        product = rng.randrange(products)
-        words = [w.strip(".,\"'") for w in passages[product].split() if len(w) > 3]
-        term = " ".join(rng.sample(words, min(3, len(words)))) or passages[product][:20]
-        out.append({"id": 2 + 3 * i, "entity_id": 100001 + product, "query": term,
-                    "description": passages[product],
-                    "relevance": rng.choice([1.0, 1.33, 1.67, 2.0, 2.33, 2.67, 3.0, 3.0, 3.0])})
-    return pd.DataFrame(out)
+COLUMNS = HOMEDEPOT_COLUMNS
 
 
 def raw_table(entry: dict) -> pd.DataFrame:
-    if entry["source"] == "standin":
-        return standin_table(entry["standin_rows"], entry["seed"])
     if entry["source"] == "local":
         from trimbench.data import local_split_file, read_table
 
         return read_table(local_split_file(Path(entry["path"]).expanduser(), "train"))
-    import datasets
+    from trimbench import hub
 
-    return datasets.load_dataset(entry["id"], split="train", revision=entry["revision"]).to_pandas()
+    with hub.opened(entry) as source:
+        return source.dataset(entry["id"], entry.get("config"), "train", entry.get("revision")).to_pandas()
 
 
 def cut_and_split(entry: dict, table: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

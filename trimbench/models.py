@@ -153,7 +153,27 @@ def cut_layers(st_model, k: int):
     for key in ("num_hidden_layers", "n_layers"):
         if hasattr(hf_model.config, key):
             setattr(hf_model.config, key, k)
+    _run_without_blocks(hf_model)
     return st_model
+
+
+def _embedding_output(hidden_states, attention_mask=None, output_hidden_states=True, output_attentions=False,
+                      return_dict=True, **kwargs):
+    from transformers.modeling_outputs import BaseModelOutput
+
+    return BaseModelOutput(last_hidden_state=hidden_states, hidden_states=(hidden_states,),
+                           attentions=() if output_attentions else None)
+
+
+def _run_without_blocks(hf_model) -> None:
+    """A DeBERTa encoder left with no blocks returns the embedding output, as hidden state 0 of the
+    full model: transformers' ``DebertaV2Encoder.forward`` reads the output of its last block,
+    which it never sets without one (``DebertaV2Model`` itself reads only the hidden states).
+    BERT-like encoders return their input already. Set on the instance (the saved weights and
+    config are unchanged): :func:`load_sentence_model` sets it again on a saved 0-block model."""
+    encoder = getattr(hf_model, "encoder", None)
+    if type(encoder).__name__ in ("DebertaV2Encoder", "DebertaEncoder") and len(encoder.layer) == 0:
+        encoder.forward = _embedding_output
 
 
 def load_sentence_model(path: str | Path, pooling: str | None = None, max_seq_length: int | None = None,
@@ -180,6 +200,7 @@ def load_sentence_model(path: str | Path, pooling: str | None = None, max_seq_le
         model = SentenceTransformer(modules=[transformer, pool], device=device)
     if max_seq_length is not None:
         model.max_seq_length = max_seq_length
+    _run_without_blocks(model[0].auto_model)  # a saved DeBERTa cut at k = 0
     return model
 
 
@@ -215,17 +236,27 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
     """A randomly initialised encoder of the declared depth and width, offline.
 
     Uses the WordPiece vocabulary of ``vocab_folder`` so real text tokenises as it would for
-    the real model. ELECTRA and DistilBERT get their MLM heads (the sparse track needs them).
+    the real model. It carries an MLM head (the sparse track needs one) unless the entry says the
+    checkpoint it stands in for has none (``mlm_head: false``, from its contract in smoke mode).
+    ``deberta``: DeBERTa-v3's layout (relative attention with 256 position buckets, LayerNorm on the
+    relative embeddings, no absolute positions, no token types; microsoft/deberta-v3-base's
+    config.json) with a WordPiece vocabulary where the real model has SentencePiece.
     """
     import torch
     from transformers import (
         BertConfig,
         BertForMaskedLM,
+        BertModel,
         BertTokenizerFast,
+        DebertaV2Config,
+        DebertaV2ForMaskedLM,
+        DebertaV2Model,
         DistilBertConfig,
         DistilBertForMaskedLM,
+        DistilBertModel,
         ElectraConfig,
         ElectraForMaskedLM,
+        ElectraModel,
     )
 
     torch.manual_seed(entry.get("seed", 0))
@@ -236,19 +267,27 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
     dim = entry["dim"]
     if dim % heads:
         heads = 1
+    head = entry.get("mlm_head") is not False
     if arch == "distilbert":
         config = DistilBertConfig(n_layers=entry["layers"], dim=dim, n_heads=heads,
                                   hidden_dim=entry.get("intermediate_size", 64), **common)
-        model = DistilBertForMaskedLM(config)
+        model = (DistilBertForMaskedLM if head else DistilBertModel)(config)
     elif arch == "electra":
         config = ElectraConfig(num_hidden_layers=entry["layers"], hidden_size=dim, embedding_size=dim,
                                num_attention_heads=heads, intermediate_size=entry.get("intermediate_size", 64),
                                **common)
-        model = ElectraForMaskedLM(config)
+        model = (ElectraForMaskedLM if head else ElectraModel)(config)
+    elif arch == "deberta":
+        config = DebertaV2Config(num_hidden_layers=entry["layers"], hidden_size=dim, num_attention_heads=heads,
+                                 intermediate_size=entry.get("intermediate_size", 64), relative_attention=True,
+                                 position_buckets=256, norm_rel_ebd="layer_norm", share_att_key=True,
+                                 pos_att_type="p2c|c2p", layer_norm_eps=1e-7, max_relative_positions=-1,
+                                 position_biased_input=False, type_vocab_size=0, **common)
+        model = (DebertaV2ForMaskedLM if head else DebertaV2Model)(config)
     else:
         config = BertConfig(num_hidden_layers=entry["layers"], hidden_size=dim, num_attention_heads=heads,
                             intermediate_size=entry.get("intermediate_size", 64), **common)
-        model = BertForMaskedLM(config)
+        model = (BertForMaskedLM if head else BertModel)(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))

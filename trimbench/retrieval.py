@@ -11,6 +11,11 @@ paper); a query's loss is the cross-entropy of its positive among every passage 
 - ``separate`` ("BERT-S"): a model cut to ``L`` layers trained with ``CE(L, d)`` for its one ``d``
 - ``matryoshka`` ("MSE"): ``CE(L, D) + Σ_{d∈T} CE(L, d)``
 - ``2dmse``: ``CE(L, D) + Σ_{d∈T} [CE(L, d) + Σ_{l<L} w_l · CE(l, d)]`` — every layer, every step
+- ``starbucks-2dmse`` (Starbucks' "BERT-2DMSE", ielab/Starbucks ``retrieval/modeling.py``
+  ``SrlDenseModel.forward`` with ``--sub_model_sampling``): over its layer list ``Λ`` (ending at
+  ``L``) and dim list ``Δ``, one sub-layer ``s`` of ``Λ``'s others drawn uniformly per step, then
+  ``CE(L, D) + Σ_{l∈{s, L}} Σ_{d∈Δ, (l,d)≠(L,D)} [CE(l, d) + β · KL(softmax(S*) ‖ softmax(S_{l,d}))]``,
+  ``S*`` the detached ``(L, D)`` scores, ``β`` the KL weight (batch-mean KL, no temperature factor)
 
 Ablations (combinable): ``score_align`` adds ``(MSE(S, S*) + KL(softmax(S*/τ) ‖ softmax(S/τ))) / (B·N)``
 for each sub-model's ``B × N`` score matrix ``S`` against the detached target ``S*`` = scores at
@@ -43,6 +48,9 @@ from trimbench.encoding import hidden_states_kept, pool_layer
 if TYPE_CHECKING:
     import datasets
     import pyarrow as pa
+
+#: the method name of Starbucks' 2DMSE training (the module docstring)
+STARBUCKS = "starbucks-2dmse"
 
 
 def layer_weight(layer: int) -> float:
@@ -78,7 +86,14 @@ class GroupedContrastiveLoss(nn.Module):
         self.width = model.get_embedding_dimension()
 
     def _layers_needed(self) -> list[int]:
-        return list(range(1, self.depth + 1)) if self.method == "2dmse" else [self.depth]
+        if self.method == "2dmse":
+            return list(range(1, self.depth + 1))
+        if self.method == STARBUCKS:
+            # Starbucks draws with Python's random (modeling.py: random.sample(range(num_layers-1), 1)),
+            # which the trainer seeds and its checkpoints restore.
+            layers = sorted(self.settings["starbucks_layers"])
+            return [layers[random.sample(range(len(layers) - 1), 1)[0]], layers[-1]]
+        return [self.depth]
 
     def _embed(self, features: dict, layers: list[int]) -> dict[int, torch.Tensor]:
         transformer, heads = self.model[0], list(self.model)[1:]
@@ -119,6 +134,8 @@ class GroupedContrastiveLoss(nn.Module):
 
         if self.method == "separate":
             return F.cross_entropy(scores(self.depth, self.cut_dim or self.width), target)
+        if self.method == STARBUCKS:
+            return starbucks_loss(scores, target, *layers, self.width, s["starbucks_dims"], s["starbucks_kl_weight"])
         loss = F.cross_entropy(full(self.depth), target)
         if self.method in ("matryoshka", "2dmse"):
             for dim in self.target_dims:
@@ -131,6 +148,27 @@ class GroupedContrastiveLoss(nn.Module):
                 if s["sub_layer_full_dim"]:
                     loss = loss + weight * F.cross_entropy(full(layer), target)
         return loss
+
+
+def starbucks_loss(scores, target: torch.Tensor, sampled: int, last: int, width: int, dims: list[int],
+                   kl_weight: float) -> torch.Tensor:
+    """Starbucks' sampled-layer 2DMSE step (``retrieval/modeling.py`` ``SrlDenseModel.forward``):
+    ``scores(layer, dim)`` gives a (queries x passages) score matrix (already divided by the
+    temperature); the full ``(last, width)`` scores are the CE target's logits and, detached, the
+    KL teacher of every other (layer, dim) pair of the sampled and the last layer."""
+    teacher = scores(last, width)
+    loss = F.cross_entropy(teacher, target)
+    teacher = teacher.detach()
+    for layer in (sampled, last):
+        for dim in dims:
+            if (layer, dim) == (last, width):  # the full model's loss is already in
+                continue
+            sub = scores(layer, dim)
+            loss = loss + F.cross_entropy(sub, target)
+            if kl_weight > 0:
+                kl = F.kl_div(F.log_softmax(sub, dim=1), F.softmax(teacher, dim=1), reduction="batchmean")
+                loss = loss + kl_weight * kl
+    return loss
 
 
 def score_alignment(student: torch.Tensor, teacher: torch.Tensor, temperature: float) -> torch.Tensor:

@@ -19,13 +19,18 @@ from trimbench.encoding import encode_layers
 
 log = logging.getLogger(__name__)
 
-#: our metric names -> ir-measures measures (trec_eval semantics, computed by pytrec_eval)
+#: our metric names -> (the ir-measures measure pytrec_eval computes, the run depth trec_eval reads:
+#: its ``-M``). RR@k is ``trec_eval -M k -m recip_rank`` (the 2DMSE seed's ``-c -M 10 -m
+#: recip_rank``): ir-measures' pytrec_eval provider maps any RR to ``recip_rank`` and drops the cutoff
+#: (ir_measures 0.4.3 ``providers/pytrec_eval_provider.py``, RR ``cutoff=Choices(NOT_PROVIDED)``), and
+#: its default provider breaks score ties in another order than trec_eval, so the run is cut to k
+#: here, in trec_eval's order, and pytrec_eval reads the cut run.
 MEASURES = {
-    "mrr@10": "RR@10",
-    "ndcg@10": "nDCG@10",
-    "recall@10": "R@10",
-    "recall@100": "R@100",
-    "recall@1000": "R@1000",
+    "mrr@10": ("RR", 10),
+    "ndcg@10": ("nDCG@10", None),
+    "recall@10": ("R@10", None),
+    "recall@100": ("R@100", None),
+    "recall@1000": ("R@1000", None),
 }
 RETRIEVAL_METRICS = tuple(MEASURES)
 
@@ -107,19 +112,51 @@ def read_trec_run(path: Path) -> pd.DataFrame:
     return frame[["query_id", "doc_id", "score", "rank"]]
 
 
-def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, metrics: list[str]) -> dict[str, float]:
-    """Mean of each metric over the run's queries, as trec_eval computes it (via ir-measures)."""
+def trec_eval_order(run: pd.DataFrame) -> pd.DataFrame:
+    """Each query's hits in trec_eval's order: score descending, ties by document id descending
+    (trec_eval ``form_res_rels.c`` ``comp_sim_docno``: ``strcmp(docno2, docno1)``; Python's string
+    order is UTF-8's byte order). The run's own rank column plays no part, as in trec_eval."""
+    return run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+
+
+def cut_run(run: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """Each query's first ``depth`` hits in trec_eval's order: what ``trec_eval -M depth`` reads.
+
+    Only hits scoring among a query's ``depth`` best (ties at the boundary included) are sorted:
+    an MS MARCO run has 1000 hits a query, of which 10 are kept."""
+    contenders = run.groupby("query_id", sort=False)["score"].rank(method="min", ascending=False) <= depth
+    ordered = trec_eval_order(run[contenders])
+    return ordered[ordered.groupby("query_id", sort=False).cumcount() < depth]
+
+
+def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, metrics: list[str],
+                 relevance_level: int = 1) -> dict[str, float]:
+    """Mean of each metric over the judged queries, as trec_eval ``-c`` computes it (pytrec_eval
+    through ir-measures; a judged query the run lacks counts 0).
+
+    ``relevance_level``: the lowest judgement MRR and recall count relevant (trec_eval ``-l``; TREC
+    DL's binary measures use 2); nDCG's gains are the judgements, whatever the level.
+    """
     import ir_measures
 
     unknown = sorted(set(metrics) - set(MEASURES))
     if unknown:
         raise ValueError(f"unknown retrieval metrics {unknown}; known: {list(MEASURES)}")
-    measures = {ir_measures.parse_measure(MEASURES[m]): m for m in metrics}
+    by_depth: dict[int | None, dict] = {}
+    for metric in metrics:
+        measure, depth = MEASURES[metric]
+        if relevance_level != 1 and not measure.startswith("nDCG"):
+            name, _, cutoff = measure.partition("@")
+            measure = f"{name}(rel={relevance_level})" + (f"@{cutoff}" if cutoff else "")
+        by_depth.setdefault(depth, {})[ir_measures.parse_measure(measure)] = metric
     qrels_in = qrels[["query_id", "doc_id", "relevance"]]
-    # pytrec_eval (trec_eval's own code) for every measure: ir-measures' default provider for RR
-    # breaks score ties in another order than trec_eval (doc id descending).
-    result = ir_measures.pytrec_eval.calc_aggregate(list(measures), qrels_in, run[["query_id", "doc_id", "score"]])
-    return {name: float(result[measure]) for measure, name in measures.items()}
+    scored = run[["query_id", "doc_id", "score"]]
+    values = {}
+    for depth, measures in by_depth.items():
+        part = scored if depth is None else cut_run(scored, depth)
+        result = ir_measures.pytrec_eval.calc_aggregate(list(measures), qrels_in, part)
+        values.update({name: float(result[measure]) for measure, name in measures.items()})
+    return {metric: values[metric] for metric in metrics}
 
 
 # --- one variant over its grid -----------------------------------------------------------------
@@ -157,13 +194,13 @@ def write_manifest(folder: Path, layers: list[int], max_dim: int, datasets: dict
 
 
 def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dims: list[int], metrics: list[str],
-                k: int, similarity: str, runs_dir: Path | None, meta: dict, passage_layer: int | None = None
-                ) -> list[dict]:
+                k: int, similarity: str, runs_dir: Path | None, meta: dict, passage_layer: int | None = None,
+                relevance_level: int = 1) -> list[dict]:
     """Search every (layer, dim) cell of one dataset; score rows and (optionally) TREC run files.
 
-    ``passage_layer``: documents always from that layer (the "fixed-doc" model), queries from each.
-    Datasets over one corpus (MS MARCO dev, DL19, DL20) share its encoding: the manifest names
-    the dataset whose folder holds it (``docs_of``).
+    ``passage_layer``: documents always from that layer (the "fixed-doc" model), queries from each;
+    ``relevance_level``: see :func:`evaluate_run`. Datasets over one corpus (MS MARCO dev, DL19,
+    DL20) share its encoding: the manifest names the dataset whose folder holds it (``docs_of``).
     """
     manifest = json.loads((embedding_dir / "manifest.json").read_text())
     held = manifest["layers"]
@@ -184,7 +221,7 @@ def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dim
             if runs_dir is not None:
                 runs_dir.mkdir(parents=True, exist_ok=True)
                 write_trec_run(run, runs_dir / f"{dataset}.L{layer}.d{dim}.trec", f"L{layer}-d{dim}")
-            for metric, value in evaluate_run(run, split.qrels, metrics).items():
+            for metric, value in evaluate_run(run, split.qrels, metrics, relevance_level).items():
                 rows.append({**meta, "layer": layer, "dim": dim, "dataset": dataset, "metric": metric,
                              "value": value})
             log.info("%s L%d d%d: %s", dataset, layer, dim,

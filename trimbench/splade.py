@@ -130,6 +130,22 @@ def regulariser_schedule(loss, semantics: str):
     return ConstantRegularizerWeights(loss)
 
 
+def seed_optimisation(train: dict, method: str) -> dict:
+    """The trainer arguments where the seed's ``SentenceTransformer.fit`` differs from the trainer's
+    defaults, as the ``train`` section sets them (defaults: the seed's).
+
+    ``adam_epsilon``: sentence-transformers 2.1 (the seed's, Nov 2021; ``SentenceTransformer.py``
+    v2.1.0:564) optimises with ``transformers.AdamW``, whose eps is 1e-6 (the trainer's AdamW: 1e-8).
+    That AdamW adds eps before its bias correction, torch's after: the same update once the
+    second-moment correction is ~1 (after a few thousand steps). ``dataloader_drop_last``:
+    train_distil.py:207 drops the last partial batch, train_max.py:205 keeps it.
+    """
+    from trimbench.splade_config import SEED_DROP_LAST
+
+    drop_last = SEED_DROP_LAST[method] if train["drop_last"] is None else train["drop_last"]
+    return {"adam_epsilon": train["adam_epsilon"], "dataloader_drop_last": drop_last}
+
+
 def train_splade(model, frame, method: str, lambda_q: float, lambda_d: float, semantics: str, train: dict,
                  output_dir: Path, fingerprint: str) -> dict:
     """Train on (query, positive, negative[, label]) rows; resumable as every trainer run here."""
@@ -140,4 +156,5 @@ def train_splade(model, frame, method: str, lambda_q: float, lambda_d: float, se
     loss = splade_loss(model, method, lambda_q, lambda_d, semantics)
     return fine_tune(model, frame, loss, train, output_dir, fingerprint,
                      trainer_class=SparseEncoderTrainer, arguments_class=SparseEncoderTrainingArguments,
-                     callbacks=[regulariser_schedule(loss, semantics)])
+                     callbacks=[regulariser_schedule(loss, semantics)],
+                     argument_overrides=seed_optimisation(train, method))

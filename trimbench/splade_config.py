@@ -19,10 +19,14 @@ from trimbench.config import (
     resolve_path,
     shared_corpora,
 )
+from trimbench.contracts import has_mlm_head
 from trimbench.models import local_folder
 
 #: the seed's max_seq_length per script (train_max.py 300, train_distill.py 256)
 SEED_MAX_LENGTH = {"splade_max": 300, "distil_splade": 256}
+#: the seed's DataLoader drop_last per script (train_distil.py:207 drops the last partial batch,
+#: train_max.py:205 keeps it)
+SEED_DROP_LAST = {"splade_max": False, "distil_splade": True}
 SPARSITY_METRICS = ("flops", "q_terms", "d_terms")
 
 
@@ -55,14 +59,19 @@ def _check_run(where: str, run: dict, config: dict, workdir: Path) -> None:
         raise _unknown("model", run["model"], models, f"{where}.model")
     entry = models[run["model"]]
     model_shape(run["model"], entry, workdir)  # a readable model folder (or a declared hub shape)
-    if run["mlm_head"] != "pretrained" or entry["source"] == "tiny":  # tiny models are built with one
+    if run["mlm_head"] != "pretrained":
         return
     folder = local_folder(entry, workdir)
-    if folder is not None and _has_mlm_head(folder) is False:
+    if entry["source"] == "tiny":  # built with a head unless it stands in for a checkpoint without one
+        head, why = entry.get("mlm_head") is not False, "its hub checkpoint's contract says mlm_head: false"
+    elif folder is not None:
+        head, why = _has_mlm_head(folder), "its config.json names no *ForMaskedLM architecture"
+    else:
+        head, why = has_mlm_head(entry), "its contract (reference/hub) says mlm_head: false"
+    if head is False:
         raise ConfigError(
-            f"config key {where}.mlm_head: model '{run['model']}' has no MLM head (its config.json names no "
-            "*ForMaskedLM architecture); use a masked-LM checkpoint or set mlm_head: tied to build one whose "
-            "decoder is tied to the word embeddings"
+            f"config key {where}.mlm_head: model '{run['model']}' has no MLM head ({why}); use a masked-LM "
+            "checkpoint or set mlm_head: tied to build one whose decoder is tied to the word embeddings"
         )
 
 

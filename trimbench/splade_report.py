@@ -16,7 +16,7 @@ import pandas as pd
 from trimbench.splade_config import table_columns
 
 
-def _row_labels(config: dict) -> pd.DataFrame:
+def row_labels(config: dict) -> pd.DataFrame:
     """One row per run and ensemble: our variant name, the published variant and model, λs."""
     rows = [{"variant": run, "method": spec["method"], "model": spec["published_model"], "lambda_q": spec["lambda_q"],
              "lambda_d": spec["lambda_d"]} for run, spec in config["runs"].items()]
@@ -25,19 +25,25 @@ def _row_labels(config: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["variant", "method", "model", "lambda_q", "lambda_d"])
 
 
-def _published_value(published: pd.DataFrame, label: pd.Series, dataset: str, metric: str) -> float | None:
-    cells = published[(published["variant"] == label["method"]) & (published["dataset"] == dataset)
-                      & (published["metric"] == metric)]
+def published_rows(published: pd.DataFrame, label: pd.Series) -> pd.DataFrame:
+    """The published rows of one of our runs (same method, model and λs) or ensembles (its name)."""
+    cells = published[published["variant"] == label["method"]]
     if not pd.isna(label["model"]):  # a run (an ensemble has no model)
         cells = cells[(cells["model"] == label["model"]) & np.isclose(cells["lambda_q"], label["lambda_q"])
                       & np.isclose(cells["lambda_d"], label["lambda_d"])]
+    return cells
+
+
+def _published_value(published: pd.DataFrame, label: pd.Series, dataset: str, metric: str) -> float | None:
+    cells = published_rows(published, label)
+    cells = cells[(cells["dataset"] == dataset) & (cells["metric"] == metric)]
     return float(cells["value"].iloc[0]) if len(cells) else None
 
 
 def comparison(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> pd.DataFrame:
     """Long table over the table's cells: variant, dataset, metric, ours, published, delta."""
     rows = []
-    for _, label in _row_labels(config).iterrows():
+    for _, label in row_labels(config).iterrows():
         mine = scores[scores["variant"] == label["variant"]]
         for dataset, metric in table_columns(config):
             cell = mine[(mine["dataset"] == dataset) & (mine["metric"] == metric)]["value"]
@@ -56,7 +62,7 @@ def comparison(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> p
 def splade_tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict[str, str]:
     """The seed's layout, 'ours (published)' per cell; Markdown, CSV (ours and published) and HTML."""
     long = comparison(scores, published, config)
-    labels = _row_labels(config).set_index("variant")
+    labels = row_labels(config).set_index("variant")
     columns = [f"{dataset} {metric}" for dataset, metric in table_columns(config)]
     wide = pd.DataFrame("", index=labels.index, columns=columns)
     for row in long.itertuples():
@@ -87,7 +93,7 @@ def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dic
     mine = scores[(scores["variant"] == run) & (scores["dataset"] == dataset) & (scores["metric"] == metric)]
     if len(mine):
         out.update(ours=float(mine["value"].iloc[0]), ours_cell=f"{run} {metric} {dataset}")
-    label = _row_labels(config).iloc[0]
+    label = row_labels(config).iloc[0]
     value = _published_value(published, label, dataset, metric)
     if value is not None:
         out.update(published=value, published_cell=f"{label['method']} {label['model']} λq {label['lambda_q']:g} "

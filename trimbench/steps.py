@@ -222,9 +222,10 @@ def adapt_domain(job) -> None:
     from trimbench.truncation_train import unique_texts
 
     p = job.params
-    texts = unique_texts(pd.read_parquet(job.input.data), p.kind, p.stage["max_samples"], p.stage["seed"])
+    table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
+    texts = unique_texts(table, p.kind, p.stage["max_samples"], p.stage["seed"])
     output = Path(job.output.model)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, *job.input.data])
     with atomic_path(output) as tmp:
         adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
 
@@ -255,20 +256,21 @@ def pretune_word_similarity(job) -> None:
 def train_truncated(job) -> None:
     from trimbench.models import load_sentence_model
     from trimbench.training import run_fingerprint
-    from trimbench.truncation_train import train_runs
+    from trimbench.truncation_train import reinitialise, train_runs
 
     p = job.params
     # One start model for every k, or one per k (word-similarity pre-tuned cuts), as the params say.
     start = dict(zip(p.start_layers, job.input.models, strict=True)) if p.start_layers else {}
     loaded = {}  # the start model of the runs at hand (runs come k by k), read from disk once
 
-    def load_model(k):
+    def load_model(k, seed):
         path = start.get(k, job.input.models[0])
         if path not in loaded:
             loaded.clear()
             with reading(path):
                 loaded[path] = load_sentence_model(path, pooling=p.pooling, max_seq_length=p.train["max_seq_length"])
-        return copy.deepcopy(loaded[path])  # each run cuts and trains its own copy
+        model = copy.deepcopy(loaded[path])  # each run cuts and trains its own copy
+        return reinitialise(model, seed) if p.random_init else model
 
     tables = {split: pd.read_parquet(getattr(job.input, split)) for split in ("train", "validation", "test")}
     inputs = [*job.input.models, job.input.train, job.input.validation, job.input.test]
@@ -414,7 +416,8 @@ def retrieval_scores(job) -> None:
             split = RetrievalSplit(RetrievalSplit.read(folder, "corpus", ["doc_id"]),
                                    RetrievalSplit.read(folder, "queries"), RetrievalSplit.read(folder, "qrels"))
             rows += grid_scores(Path(job.input.embeddings), dataset, split, p.layers, p.dims,
-                                p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer)
+                                p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer,
+                                p.relevance_level[dataset])
     table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta)
     with atomic_path(job.output.scores) as tmp:
         score_table.write(score_table.frame(table.to_dict("records")), tmp)
@@ -455,7 +458,8 @@ def fetch_hard_negatives(job) -> None:
     hard = job.params.hard_negatives
     with atomic_path(job.output.file) as tmp:
         download = Path(f"{tmp}.download")  # the hub client's own folder, removed below
-        found = hf_hub_download(hard["id"], job.wildcards.file, repo_type="dataset", local_dir=str(download))
+        found = hf_hub_download(hard["id"], job.wildcards.file, repo_type="dataset", revision=hard.get("revision"),
+                                local_dir=str(download))
         Path(found).rename(tmp)
         shutil.rmtree(download, ignore_errors=True)
 
@@ -604,7 +608,8 @@ def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             run = runs[dataset]
             write_trec_run(run, Path(runs_dir) / f"{dataset}.trec", job.wildcards.variant)
-            for metric, value in evaluate_run(run, RetrievalSplit.read(folder, "qrels"), p.metrics).items():
+            qrels = RetrievalSplit.read(folder, "qrels")
+            for metric, value in evaluate_run(run, qrels, p.metrics, p.relevance_level[dataset]).items():
                 rows.append({**p.meta, "dataset": dataset, "metric": metric, "value": value})
             log.info("%s: %s", dataset, ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows
                                                   if r["dataset"] == dataset))
@@ -647,7 +652,8 @@ def splade_ensemble(job) -> None:
             with reading(folder):
                 members.append(read_trec_run(Path(folder) / f"{dataset}.trec"))
         runs[dataset] = sparse.ensemble_runs(members, p.top_k)
-    _write_run_scores(job, runs, [])
+    flops = sparse.ensemble_flops([score_table.read(path) for path in job.input.member_scores])
+    _write_run_scores(job, runs, [{**p.meta, **row} for row in flops if row["dataset"] in p.datasets])
 
 
 def splade_table(job) -> None:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from trimbench.config import SEED_METHOD_LABELS
 
-METHOD_ORDER = ["pretrained", "BERT", "BERT-S", "MSE", "2DMSE"]
+METHOD_ORDER = ["pretrained", "BERT", "BERT-S", "MSE", "2DMSE", "BERT-2DMSE"]
 
 
 def seed_label(method: str) -> str:

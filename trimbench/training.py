@@ -186,7 +186,7 @@ def checkpoint_callback():
 
 
 def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: str,
-              trainer_class=None, arguments_class=None, callbacks=()) -> dict:
+              trainer_class=None, arguments_class=None, callbacks=(), argument_overrides=None) -> dict:
     """Train ``model`` on ``frame`` (a table, or a ``datasets.Dataset``) with ``loss`` and save it
     to ``output_dir``.
 
@@ -195,9 +195,10 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
     ``fingerprint`` (see :func:`run_fingerprint`) is the same. The model is written to a temporary
     sibling and renamed, so a killed job never leaves a directory that looks finished. Returns the
     trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
-    trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback. A dataset with
-    a transform (rows drawn per epoch, :class:`trimbench.retrieval.EpochGroups`) gets dataloader
-    workers started afresh each epoch, so they see the epoch its callback sets.
+    trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback;
+    ``argument_overrides``: a track's own trainer arguments (SPLADE's optimiser epsilon, drop_last).
+    A dataset with a transform (rows drawn per epoch, :class:`trimbench.retrieval.EpochGroups`)
+    gets dataloader workers started afresh each epoch, so they see the epoch its callback sets.
     """
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
@@ -211,7 +212,8 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
     trainer = (trainer_class or SentenceTransformerTrainer)(
         model=model,
         args=training_arguments(train, work_dir / "trainer", arguments_class,
-                                **({"dataloader_persistent_workers": False} if drawn_per_epoch else {})),
+                                **{**({"dataloader_persistent_workers": False} if drawn_per_epoch else {}),
+                                   **(argument_overrides or {})}),
         train_dataset=frame if isinstance(frame, datasets.Dataset) else datasets.Dataset.from_pandas(
             frame, preserve_index=False),
         loss=loss,

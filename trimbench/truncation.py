@@ -44,6 +44,8 @@ def objective(dataset: dict) -> str:
 def variant_name(exp: dict) -> str:
     """The score table's ``variant``: which optional stages ran before fine-tuning."""
     stages = ["cut"]
+    if exp["random_init"]:
+        stages.append("random-init")
     if exp["domain_adaptation"]:
         stages.append("dapt-mlm")
     if exp["word_similarity"]:
@@ -127,6 +129,9 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
             if k > depth:
                 raise ConfigError(f"config key {where}.layers: layer {k} is beyond model '{model}', "
                                   f"which has {depth} layers")
+    if exp["random_init"] and (exp["domain_adaptation"] or exp["word_similarity"]):
+        raise ConfigError(f"config key {where}.random_init: a randomly initialised encoder has nothing to adapt or "
+                          "pre-tune; drop domain_adaptation / word_similarity or random_init")
     used = []
     for task in exp["tasks"]:
         _check_kind(f"{where}.tasks", task, datasets, TASK_KINDS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -41,13 +42,16 @@ EVALUATOR_METRIC = {"cosine_mse": "spearman_cosine", "cosine_bce": "cosine_f1", 
 
 
 def parameters_used(st_model) -> int:
-    """Parameters the cut model's sentence embedding depends on: embeddings (and ELECTRA's
-    embedding projection), the kept blocks and any modules after the transformer. BERT's pooler
-    (a dense layer on [CLS]) is loaded by ``AutoModel`` but unused by mean pooling, so not counted."""
+    """The Pareto figures' parameter count, as the paper's (``count_params`` in
+    notebooks/latex_table_rows.ipynb): the embedding module and the kept blocks, plus any modules
+    after the transformer. Not counted: ELECTRA's ``embeddings_project`` (narrow embeddings projected
+    up: +0.20 M for the base generator), DeBERTa's relative-position embeddings, BERT's pooler."""
+    from trimbench.models import encoder_layers
+
     transformer = st_model[0].auto_model
-    pooler = getattr(transformer, "pooler", None)
-    skipped = {id(p) for p in pooler.parameters()} if isinstance(pooler, torch.nn.Module) else set()
-    return sum(p.numel() for p in st_model.parameters() if id(p) not in skipped)
+    counted = [*transformer.embeddings.parameters(), *encoder_layers(transformer).parameters()]
+    after = [p for module in list(st_model)[1:] for p in module.parameters()]
+    return sum(p.numel() for p in counted + after)
 
 
 def build_loss(model, objective: str, num_labels: int):
@@ -78,8 +82,9 @@ def f1_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def threshold_scores(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
-    """F1 of the positive class and accuracy of predicting "paraphrase" where cosine >= threshold."""
-    predicted = scores >= threshold
+    """F1 of the positive class and accuracy of predicting "paraphrase" where cosine > threshold
+    (strictly, as the paper's ``evaluators.py:164-169``)."""
+    predicted = scores > threshold
     labels = labels.astype(bool)
     true_positive = float((predicted & labels).sum())
     denominator = predicted.sum() + labels.sum()
@@ -257,12 +262,24 @@ def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: 
     return rows + [{"split": None, "metric": PARAMETERS, "value": float(count)}], history
 
 
-def train_runs(load_model: Callable[[int], object], runs: list[tuple[int, int]], objective: str, num_labels: int,
-               kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int, work_dir: Path,
-               fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
+def reinitialise(st_model, seed: int):
+    """The paper's ``--random_init`` (``hf_model.py:34-36``): every encoder weight drawn anew from
+    the model's config, by the run's seed (``training.py:84-88`` seeds torch before building the
+    model); the tokenizer stays the pretrained one. Drawn at full depth, before any cut."""
+    from transformers import AutoModel
+
+    transformer = st_model[0].auto_model
+    torch.manual_seed(seed)
+    transformer.load_state_dict(AutoModel.from_config(transformer.config).state_dict())
+    return st_model
+
+
+def train_runs(load_model: Callable[[int, int], object], runs: list[tuple[int, int]], objective: str,
+               num_labels: int, kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int,
+               work_dir: Path, fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
     """Every (k, seed) run of one job, in order: (k, seed, score rows, history) each.
 
-    ``load_model(k)`` gives the run's start model, a copy of its own (``run_task`` cuts it in place).
+    ``load_model(k, seed)`` gives the run's start model, a copy of its own (``run_task`` cuts it in place).
     Each finished run is kept in ``work_dir`` at once, so a job cut short (preempted, out of time)
     resumes after its last finished run; ``fingerprint`` discards what other settings left.
     """
@@ -279,7 +296,7 @@ def train_runs(load_model: Callable[[int], object], runs: list[tuple[int, int]],
             result = json.loads(part.read_text())
         else:
             log.info("k=%d seed %d: run %d of %d", k, seed, len(finished) + 1, len(runs))
-            rows, history = run_task(load_model(k), k, objective, num_labels, kind, tables, settings, seed,
+            rows, history = run_task(load_model(k, seed), k, objective, num_labels, kind, tables, settings, seed,
                                      eval_batch_size)
             result = {"rows": rows, "history": history}
             with atomic_path(part) as tmp:
@@ -302,17 +319,69 @@ def unique_texts(frame: pd.DataFrame, kind: str, max_samples: int | None, seed: 
     return texts.tolist()
 
 
-def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path, work_dir: Path,
-                 fingerprint: str) -> dict:
-    """MLM on ``texts`` with a fresh masked-LM head on the model's last layer; saves the adapted
-    encoder (no head) with its tokenizer to ``out_dir``. Each cut is then taken from it.
+def seed_head(mlm) -> list[str]:
+    """Make the fresh masked-LM head of ``mlm`` the paper's: initialised as its ``dapt.py`` builds
+    it and held fixed while the encoder adapts. Returns the names of the frozen parameters.
 
-    As in the paper's code (``dapt.py``, run once per model at its default last layer), the head
-    is new for every model, its decoder tied to the word embeddings; ELECTRA discriminators have
-    no MLM head to start from. Masking: 15 % of tokens, 80/10/10 (``DataCollatorForLanguageModeling``).
-    The longest stage of the track (~125k steps in the paper): checkpoints every
-    ``stage["checkpoint_steps"]`` in ``work_dir``, resumed as :func:`trimbench.training.fine_tune` does.
+    ``dapt.py:37-44`` builds the head as plain modules — ``BertLMPredictionHead(config)`` (decoder
+    bias zeros), for the ELECTRA generator ``ElectraGeneratorPredictions`` + ``nn.Linear`` (bias
+    torch's uniform) — so torch's default initialisation, not the model's ``_init_weights``; its
+    decoder weight *is* the word embeddings. ``dapt.py:89-90`` builds the optimiser from the
+    encoder alone: the head's transform, LayerNorm and bias never move; the tied decoder weight
+    moves with the embeddings. ``AutoModelForMaskedLM`` gives the same layout for BERT, both
+    ELECTRAs and DeBERTa-v2/v3 (its legacy head); the paper told the generator by its name, we by
+    its embeddings being wider than its blocks (electra-base-generator: 768 and 256).
     """
+    output = mlm.get_output_embeddings()
+    tied = output.weight
+    if tied is not mlm.get_input_embeddings().weight:
+        raise RuntimeError(f"{type(mlm).__name__}: the MLM decoder is not tied to the word embeddings")
+    encoder = {id(p) for p in mlm.base_model.parameters()}
+    config = mlm.config
+    generator_head = config.model_type == "electra" and config.embedding_size != config.hidden_size
+    with torch.no_grad():
+        for module in mlm.modules():
+            if module is output:
+                if output.bias is not None:
+                    if generator_head:  # nn.Linear.reset_parameters' bias, without touching the tied weight
+                        bound = 1 / output.in_features ** 0.5
+                        output.bias.uniform_(-bound, bound)
+                    else:
+                        output.bias.zero_()
+            elif isinstance(module, (torch.nn.Linear, torch.nn.LayerNorm)) and not any(
+                    id(p) in encoder for p in module.parameters()):
+                module.reset_parameters()
+    frozen = []
+    for name, parameter in mlm.named_parameters():
+        if id(parameter) not in encoder:
+            parameter.requires_grad_(False)
+            frozen.append(name)
+    return frozen
+
+
+def batch_counted_schedule(trainer_class, total_batches: int, warmup_batches: int):
+    """``trainer_class`` with the paper's DAPT schedule: ``dapt.py:91-95`` sizes the linear
+    schedule in batches (epochs × batches per epoch, 10 % of them warm-up) but steps it once per
+    optimizer step (every ``gradient_accumulation`` batches, ``dapt.py:141-143``). With 8 batches a
+    step the warm-up spans 80 % of the steps and the rate ends at 97 % of its peak; with DeBERTa's
+    32 (``scripts/run_dapt.sh``) the warm-up never ends and the rate peaks at 31 %."""
+    from transformers import get_linear_schedule_with_warmup
+
+    class BatchCountedSchedule(trainer_class):
+        def create_scheduler(self, num_training_steps, optimizer=None):
+            if self.lr_scheduler is None:
+                self.lr_scheduler = get_linear_schedule_with_warmup(optimizer or self.optimizer, warmup_batches,
+                                                                    total_batches)
+                self._created_lr_scheduler = True
+            return self.lr_scheduler
+
+    return BatchCountedSchedule
+
+
+def masked_lm_trainer(model_dir: Path, texts: list[str], stage: dict, trainer_dir: Path):
+    """The trainer of :func:`adapt_domain` (its model is the masked-LM model, its
+    ``processing_class`` the tokenizer): a fresh head on the encoder of ``model_dir`` (frozen as
+    the paper's unless ``stage["head"]`` is ``trained``), ``texts`` tokenised, the schedule."""
     import datasets
     from transformers import (
         AutoModel,
@@ -324,29 +393,55 @@ def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path, 
     )
 
     from trimbench.models import _transformer_folder
-    from trimbench.training import checkpoint_callback, resumable_checkpoint
+    from trimbench.training import checkpoint_callback
 
     folder = str(_transformer_folder(Path(model_dir)))
     set_seed(stage["seed"])
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     encoder = AutoModel.from_pretrained(folder, local_files_only=True)
     mlm = AutoModelForMaskedLM.from_config(encoder.config)
+    if stage["head"] == "frozen":
+        log.info("fresh MLM head held at its initialisation: %s", seed_head(mlm))
     missing, unexpected = mlm.base_model.load_state_dict(encoder.state_dict(), strict=False)
     if missing:
         raise RuntimeError(f"the masked-LM model of '{model_dir}' lacks encoder weights {missing}")
     log.info("fresh MLM head; encoder weights it does not use: %s", unexpected)
+    # max_seq_length null: the tokenizer's own maximum, as dapt.py's truncation=True
     encoded = datasets.Dataset.from_dict({"text": texts}).map(
         lambda batch: tokenizer(batch["text"], truncation=True, max_length=stage["max_seq_length"]),
         batched=True, remove_columns=["text"])
-    checkpoint = resumable_checkpoint(Path(work_dir), fingerprint, model_file="config.json")
     # The shared mapping of a config section to the trainer's arguments (checkpoints, precision,
     # the GPU speed settings), with plain transformers' arguments: the MLM model is no sentence model.
     train = {**stage, "max_steps": -1, "gradient_checkpointing": False,
              "warmup_steps": stage["warmup_ratio"]}  # below 1: a fraction of all steps (transformers 5)
-    args = shared_training_arguments(train, Path(work_dir) / "trainer", TrainingArguments, lr_scheduler_type="linear")
+    args = shared_training_arguments(train, Path(trainer_dir), TrainingArguments, lr_scheduler_type="linear")
+    trainer_class = Trainer
+    if stage["schedule"] == "batches":
+        total_batches = int(stage["epochs"] * math.ceil(len(texts) / stage["batch_size"]))
+        trainer_class = batch_counted_schedule(Trainer, total_batches, int(stage["warmup_ratio"] * total_batches))
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=stage["mlm_probability"])
-    trainer = Trainer(model=mlm, args=args, train_dataset=encoded, data_collator=collator,
-                      callbacks=[checkpoint_callback()])
+    return trainer_class(model=mlm, args=args, train_dataset=encoded, data_collator=collator,
+                         processing_class=tokenizer, callbacks=[checkpoint_callback()])
+
+
+def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path, work_dir: Path,
+                 fingerprint: str) -> dict:
+    """MLM on ``texts`` with a fresh masked-LM head on the model's last layer; saves the adapted
+    encoder (no head) with its tokenizer to ``out_dir``. Each cut is then taken from it.
+
+    As in the paper's code (``dapt.py``, run once per model at its default last layer), the head
+    is new for every model, its decoder tied to the word embeddings, and only the encoder learns
+    (:func:`seed_head`; ``stage["head"]``: ``trained`` trains it too); ELECTRA discriminators have
+    no MLM head to start from. Masking: 15 % of tokens, 80/10/10 (``DataCollatorForLanguageModeling``).
+    ``stage["schedule"]``: ``batches`` = the paper's (:func:`batch_counted_schedule`), ``steps`` =
+    the trainer's (warm-up and decay counted in optimizer steps).
+    The longest stage of the track (~125k steps in the paper): checkpoints every
+    ``stage["checkpoint_steps"]`` in ``work_dir``, resumed as :func:`trimbench.training.fine_tune` does.
+    """
+    from trimbench.training import resumable_checkpoint
+
+    checkpoint = resumable_checkpoint(Path(work_dir), fingerprint, model_file="config.json")
+    trainer = masked_lm_trainer(model_dir, texts, stage, Path(work_dir) / "trainer")
     if checkpoint is not None:
         # The schedule, optimizer and data order continue; the masks drawn after the checkpoint
         # differ from an uninterrupted run's (transformers restores the RNG only after collating
@@ -354,7 +449,7 @@ def adapt_domain(model_dir: Path, texts: list[str], stage: dict, out_dir: Path, 
         log.info("resuming from checkpoint %s", checkpoint)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     log.info("MLM finished on %d texts: %s", len(texts), result.metrics)
-    mlm.base_model.save_pretrained(str(out_dir))
-    tokenizer.save_pretrained(str(out_dir))
+    trainer.model.base_model.save_pretrained(str(out_dir))
+    trainer.processing_class.save_pretrained(str(out_dir))
     shutil.rmtree(work_dir, ignore_errors=True)
     return result.metrics

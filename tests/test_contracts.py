@@ -1,0 +1,231 @@
+"""Hub contracts (reference/hub): every preset's hub repositories have one and pin its revision,
+validation checks entries against them, and smoke-mode stand-ins are built from them, so that a
+wrong mapping fails here exactly as it would on the cluster."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from trimbench import contracts, hub
+from trimbench.config import ConfigError, prepare
+from trimbench.data import DataError, load_split
+
+REPO = Path(__file__).resolve().parent.parent
+PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
+CONTRACTS = sorted(p.stem.replace("--", "/", 1) for p in contracts.CONTRACT_DIR.glob("*.yaml"))
+DATASETS = [c for c in CONTRACTS if contracts.load(c).type == "dataset"]
+
+
+def preset(name: str) -> dict:
+    return yaml.safe_load((REPO / "configs" / name).read_text())
+
+
+def hub_pins(config: dict) -> list[tuple[str, str, str | None]]:
+    """(config key, repo id, pinned revision) of every hub repository a config reads."""
+    pins = []
+    for name, entry in config["datasets"].items():
+        entry = {"splits": {}, **entry}
+        for repo, key in contracts.hub_repos(entry):
+            pins.append((f"datasets.{name}.{key}", repo, entry.get(key) if key else None))
+    for name, entry in config["models"].items():
+        if entry["source"] == "hub":
+            pins.append((f"models.{name}.revision", entry["id"], entry.get("revision")))
+    for name, exp in config["experiments"].items():
+        hard = (exp.get("train") or {}).get("hard_negatives")
+        if hard and hard.get("source", "hub") == "hub":
+            repo = hard.get("id", "sentence-transformers/msmarco-hard-negatives")
+            pins.append((f"experiments.{name}.train.hard_negatives.revision", repo, hard.get("revision")))
+    return pins
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_every_hub_repository_of_a_preset_has_a_contract_and_its_revision_is_pinned(name):
+    pins = hub_pins(preset(name))
+    assert pins
+    for key, repo, revision in pins:
+        contract = contracts.load(repo)
+        assert contract is not None, f"{key}: {repo} has no contract ({contracts.contract_path(repo)})"
+        assert revision == contract.pinned_revision, f"{key}: {revision}, not the contract's {contract.pinned_revision}"
+
+
+def test_contract_files_follow_the_format(tmp_path, monkeypatch):
+    for repo in CONTRACTS:
+        contract = contracts.load(repo)
+        assert contract.id == repo and contract.raw["read_from"]
+        assert contract.revision or any("revision" in note for note in contract.raw["unknown"])
+    monkeypatch.setattr(contracts, "CONTRACT_DIR", tmp_path)
+    contracts.load.cache_clear()
+    (tmp_path / "me--data.yaml").write_text("id: me/data\ntype: dataset\nrevision: main\nread_from: [x]\n"
+                                            "configs: {default: {features: {a: string}, splits: {train: 1}}}\n")
+    try:
+        with pytest.raises(contracts.ContractError, match=r"me--data.yaml: 'revision' must be a full 40-hex commit"):
+            contracts.load("me/data")
+        contracts.load.cache_clear()
+        (tmp_path / "me--data.yaml").write_text(f"id: me/data\ntype: dataset\nrevision: {'a' * 40}\nread_from: [x]\n"
+                                                "configs: {default: {features: {p: {list: {docid: strin}}}, "
+                                                "splits: {train: 1}}}\n")
+        with pytest.raises(contracts.ContractError, match=r"feature 'p': unknown type \{'list': \{'docid': 'strin"):
+            contracts.load("me/data")
+    finally:
+        contracts.load.cache_clear()
+
+
+# --- validation against contracts ------------------------------------------------------------------
+
+WRONG = [
+    # the bug of fidelity review T1.1: the princeton-nlp CSV's column names for the hub dataset
+    ("2dmse-sts.yaml", ["datasets", "nli-for-simcse", "columns"],
+     {"anchor": "sent0", "positive": "sent1", "negative": "hard_neg"},
+     r"config key datasets\.nli-for-simcse\.columns\.anchor: 'sent0' is not a feature of hub dataset "
+     r"SeanLee97/nli_for_simcse .*its features: text \(string\), positive \(string\), negative \(string\)"),
+    ("2dmse-sts-v2.yaml", ["datasets", "stsb", "splits"], {"test": "dev"},
+     r"config key datasets\.stsb\.splits\.test: split 'dev' .*its splits: train, validation, test"),
+    ("electra.yaml", ["datasets", "mrpc", "config"], "mrpc-pairs",
+     r"config key datasets\.mrpc\.config: hub dataset nyu-mll/glue .* has no config 'mrpc-pairs'; its configs: mrpc"),
+    ("electra.yaml", ["datasets", "all-nli", "splits"], {},
+     r"config key datasets\.all-nli\.splits: split 'validation' .*its splits: train, dev, test"),
+    ("electra.yaml", ["datasets", "stsb-de", "columns"], {},
+     r"config key datasets\.stsb-de\.columns\.score: 'score' is not a feature .*similarity_score \(float32\)"),
+    ("electra.yaml", ["datasets", "sick", "revision"], None,
+     r"config key datasets\.sick\.revision: .*loading script \(sick\.py\).*revision: refs/convert/parquet"),
+    ("electra.yaml", ["datasets", "sick", "columns"], {"sentence1": "sentence_A", "sentence2": "sentence_B",
+                                                       "label": "relatedness_score"},
+     r"config key datasets\.sick\.columns\.label: feature 'relatedness_score' .* is float32"),
+    ("homedepot.yaml", ["datasets", "home-depot", "columns"], {"query": "search_term"},
+     r"config key datasets\.home-depot\.columns\.query: 'search_term' is not a feature of hub dataset "
+     r"bstds/home_depot"),
+    ("2dmse-retrieval.yaml", ["datasets", "scifact", "splits"], {"dev": "dev"},
+     r"config key datasets\.scifact\.splits\.dev: split 'dev' .* no dev\.tsv; its files: test\.tsv, train\.tsv"),
+    # Tevatron is read as files too: <split>.jsonl.gz of the query repository
+    ("2dmse-retrieval.yaml", ["datasets", "msmarco", "splits"], {"dev": "validation"},
+     r"config key datasets\.msmarco\.splits\.dev: hub dataset Tevatron/msmarco-passage at a8eec56 .* has no "
+     r"validation\.jsonl\.gz \(our split 'dev', read by .*its files: dev\.jsonl\.gz, train\.jsonl\.gz"),
+    ("electra.yaml", ["datasets", "sick", "label_values"], {"A_entails_B": 0, "A_neutral_B": 1},
+     r"config key datasets\.sick\.label_values: feature 'entailment_AB' .* takes values \['A_contradicts_B'\] that "
+     r"label_values does not map"),
+    ("2dmse-sts.yaml", ["models", "bert-base-uncased", "dim"], 1024,
+     r"config key models\.bert-base-uncased\.dim: declares dim=1024, but hub model google-bert/bert-base-uncased .*"
+     r"hidden_size=768"),
+    ("splade.yaml", ["experiments", "splade", "train", "hard_negatives", "negatives_file"], "negatives.jsonl.gz",
+     r"config key experiments\.splade\.train\.hard_negatives\.negatives_file: 'negatives\.jsonl\.gz' is not a file"),
+]
+
+
+@pytest.mark.parametrize(("name", "path", "value", "message"), WRONG, ids=[".".join(w[1][1:]) for w in WRONG])
+@pytest.mark.parametrize("smoke", [False, True], ids=["cluster", "smoke"])
+def test_a_preset_copy_with_one_wrong_key_fails_naming_it(name, path, value, message, smoke):
+    config = preset(name)
+    target = config
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ConfigError, match=message):
+        prepare({**config, "smoke": smoke}, REPO)
+
+
+def test_mlm_head_pretrained_on_a_checkpoint_without_one_fails():
+    config = preset("splade.yaml")
+    config["models"]["electra"] = {"source": "hub", "id": "google/electra-small-discriminator",
+                                   "revision": contracts.load("google/electra-small-discriminator").revision,
+                                   "layers": 12, "dim": 256}
+    config["experiments"]["splade"]["runs"] = {"B": {"model": "electra", "method": "splade_max", "lambda_q": 0.1,
+                                                     "lambda_d": 0.1}}
+    config["experiments"]["splade"]["ensembles"] = {}
+    for smoke in (False, True):  # smoke mode: the tiny stand-in is built without a head, as the contract says
+        with pytest.raises(ConfigError, match=r"experiments\.splade\.runs\.B\.mlm_head: model 'electra' has no MLM "
+                                              r"head \(its .*contract"):
+            prepare({**copy.deepcopy(config), "smoke": smoke}, REPO / "missing")
+
+
+# --- stand-ins built from contracts ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("repo", DATASETS)
+def test_standin_has_exactly_the_contracts_configs_splits_and_features(repo, tmp_path):
+    import datasets
+
+    contract = contracts.load(repo)
+    revision = contract.pinned_revision
+    source = hub.Standin(tmp_path, rows=6, seed=1)
+    for config, spec in contract.configs(revision).items():
+        if contract.script(revision) or spec.get("layout", "").startswith("beir"):
+            for split, path in spec["files"].items():  # read as files: the loader names them
+                table = hub.read_table(source, repo, revision, path)
+                assert list(table.columns) == list(spec["features"]) and len(table) > 0, (config, split)
+            continue
+        for split in spec["splits"]:
+            loaded = source.dataset(repo, config, split, revision)
+            assert list(loaded.features) == list(spec["features"]), (config, split)
+            for name, feature in spec["features"].items():
+                names = contracts.class_names(feature)
+                real = loaded.features[name]
+                assert (real.names == names) if names else (real.dtype == contracts.dtype(feature)), (name, real)
+        built = datasets.get_dataset_split_names(str(source.repo(repo, revision)), config)
+        assert sorted(built) == sorted(spec["splits"]), config
+
+
+def test_datasets_refuses_a_script_revision_and_names_dev_tsv_validation(tmp_path):
+    """Why BEIR is read as files: on the hub, load_dataset('BeIR/scifact', 'corpus') meets scifact.py and
+    load_dataset('BeIR/msmarco-qrels', split='dev') meets a split named 'validation'."""
+    source = hub.Standin(tmp_path, rows=4, seed=1)
+    with pytest.raises(RuntimeError, match="Dataset scripts are no longer supported, but found scifact.py"):
+        source.dataset("BeIR/scifact", "corpus", "corpus", contracts.load("BeIR/scifact").revision)
+    qrels = contracts.load("BeIR/msmarco-qrels")
+    with pytest.raises(ValueError, match=r"Unknown split \"dev\". Should be one of \['train', 'validation', 'test'\]"):
+        source.dataset(qrels.id, None, "dev", qrels.revision)
+    with pytest.raises(RuntimeError, match="found sick.py"):
+        source.dataset("RobZamp/sick", None, "train", contracts.load("RobZamp/sick").revision)
+    assert len(source.dataset("RobZamp/sick", None, "train", "refs/convert/parquet")) == 4
+
+
+def test_smoke_mode_reads_through_the_mapping_and_a_wrong_one_fails_the_job():
+    config = prepare({**preset("2dmse-sts.yaml"), "smoke": True}, REPO)
+    entry = config["datasets"]["nli-for-simcse"]
+    frame = load_split("nli-for-simcse", entry, "train", REPO)
+    assert list(frame.columns) == ["anchor", "positive", "negative"] and len(frame) == 48
+    assert (frame["anchor"] != frame["positive"]).all()
+    # Validation is the first gate; the stand-in is the second, as the hub table is on the cluster.
+    wrong = {**entry, "columns": {"anchor": "sent0"}}
+    with pytest.raises(DataError, match=r"columns sent0 \(for anchor\) not found; it has \['text', 'positive', "
+                                        r"'negative'\]"):
+        load_split("nli-for-simcse", wrong, "train", REPO)
+    with pytest.raises(DataError, match=r"hub dataset 'me/mine' has none: write .*me--mine\.yaml"):
+        load_split("mine", {**entry, "id": "me/mine"}, "train", REPO)
+
+
+def test_beir_standins_share_ids_across_corpus_queries_and_judgements():
+    from trimbench.beir import load_retrieval
+
+    config = prepare({**preset("splade.yaml"), "smoke": True}, REPO)
+    split = load_retrieval("msmarco", config["datasets"]["msmarco"], "dev", REPO)
+    relevant = split.relevant()
+    assert len(split.queries) == len(relevant) > 0
+    assert set().union(*relevant.values()) <= set(split.corpus["doc_id"])
+    train = load_retrieval("msmarco", config["datasets"]["msmarco"], "train", REPO)
+    assert not set(train.queries["query_id"]) & set(split.queries["query_id"])  # train and dev judge other queries
+
+
+def test_tevatron_standins_share_ids_and_give_each_query_its_own_negatives():
+    """Tevatron's two repositories are read as files from stand-ins written from their contracts:
+    a query's positive and negative passages are corpus passages (the nested lists of the contract),
+    the dev and train splits judge other queries, and DL19 reads MS MARCO's corpus."""
+    from trimbench.beir import load_retrieval
+
+    assert contracts.dtype(contracts.load("Tevatron/msmarco-passage").configs()["default"]["features"][
+        "negative_passages"]) == "list<struct<docid: string, title: string, text: string>>"
+    config = prepare({**preset("2dmse-retrieval.yaml"), "smoke": True}, REPO)
+    train = load_retrieval("msmarco-train", config["datasets"]["msmarco-train"], "train", REPO)
+    dev = load_retrieval("msmarco", config["datasets"]["msmarco"], "dev", REPO)
+    corpus = set(train.corpus["doc_id"])
+    assert set(dev.corpus["doc_id"]) == corpus and len(corpus) == config["smoke_settings"]["standin_rows"]
+    assert not set(train.queries["query_id"]) & set(dev.queries["query_id"])
+    positive = dict(zip(train.qrels["query_id"], train.qrels["doc_id"], strict=True))
+    per_query = train.negatives.groupby("query_id")["doc_id"].agg(list)
+    assert set(per_query.index) == set(train.queries["query_id"])
+    for query_id, negatives in per_query.items():  # 30 distinct corpus passages, never the positive
+        assert len(set(negatives)) == 30 and set(negatives) <= corpus and positive[query_id] not in negatives
+    assert config["experiments"]["2dmse-retrieval"]["_corpus_of"]["trec-dl-2019"] == "msmarco"
