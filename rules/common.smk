@@ -138,19 +138,10 @@ def score_meta(wildcards):
     }
 
 
-# Settings that only one objective reads: left out of the other's params, so that adding an
-# objective's settings (with defaults) does not re-trigger the other's trained models.
-OBJECTIVE_ONLY_SETTINGS = {
-    "mnrl": ("scale", "n_dims_per_step", "kl_temperature", "kl_div_weight"),
-    "angle": ("angle", "ese"),
-}
-
-
 def train_settings(wildcards):
-    exp = experiment(wildcards)
-    other = [o for o in OBJECTIVE_ONLY_SETTINGS if o != exp["objective"]]
-    unused = {key for o in other for key in OBJECTIVE_ONLY_SETTINGS[o]}
-    return {k: v for k, v in exp["train"].items() if k not in unused}
+    return tb_config.variant_train_settings(
+        experiment(wildcards), variant(wildcards).method
+    )
 
 
 # Retrieval settings that only one method reads: left out of the other methods' params likewise.
@@ -336,7 +327,10 @@ def retrieval_data(dataset, split):
 
 def miner_key(negatives):
     """The cached mining stage's name: the miner and every setting that changes its output."""
-    key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
+    if negatives["miner"] == "dataset":  # the training dataset's own: no depth, no keep
+        key = "dataset"
+    else:
+        key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
     if negatives["miner"] == "dense":
         key += f"-{negatives['model']}"
     if negatives["cross_encoder"]:
@@ -362,9 +356,15 @@ MINERS = {
 
 
 def retrieval_views(name):
-    """Datasets the tables and figures show: the compared one, then the average when configured."""
+    """Datasets the tables and figures show: the compared one, the others searching its corpus
+    (TREC DL 2019 / 2020 beside MS MARCO dev), then the average when configured."""
     exp = EXPERIMENTS[name]
-    views = [exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]]
+    compared = exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    views = [compared] + [
+        ds
+        for ds, first in exp["_corpus_of"].items()
+        if first == exp["_corpus_of"].get(compared) and ds != compared
+    ]
     if exp["retrieval"]["average_over"]:
         views.append(exp["retrieval"]["average_name"])
     return list(dict.fromkeys(views))
@@ -475,11 +475,14 @@ def variant_dims(wildcards):
 
 
 def retrieval_view_metric(wildcards):
-    """The compared dataset in the main metric; the BEIR average in nDCG@10 (the seed's figures)."""
+    """The compared dataset in the main metric; the others (the BEIR average: the seed's figures;
+    TREC DL: graded judgements) in nDCG@10."""
     exp = experiment(wildcards)
-    if wildcards.view == exp["retrieval"]["average_name"]:
-        return "ndcg@10"
-    return exp["evaluation"]["main_metric"]
+    if wildcards.view == (
+        exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    ):
+        return exp["evaluation"]["main_metric"]
+    return "ndcg@10"
 
 
 def ablation_base(wildcards):

@@ -78,7 +78,8 @@ rule train_retriever:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 8000 * attempt,
+        # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
+        mem_mb=lambda wc, attempt: 16000 * attempt,
         runtime=lambda wc, attempt: 480 * attempt,
     params:
         method=lambda wc: variant(wc).method,
@@ -111,6 +112,7 @@ rule encode_corpus:
         runtime=lambda wc, attempt: 240 * attempt,
     params:
         datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
         layers=encoded_layers,
         max_dim=lambda wc: max(variant_dims(wc)),
         pooling=lambda wc: experiment(wc)["pooling"],

@@ -43,9 +43,12 @@ def test_presets_validate_offline_and_in_smoke_mode(preset, tmp_path):
                 (tmp_path / entry[key]).parent.mkdir(parents=True, exist_ok=True)
                 (tmp_path / entry[key]).touch()
     assert tb_config.prepare(copy.deepcopy(raw), tmp_path)["experiments"]
-    if any("topics" in entry for entry in raw["datasets"].values()):
+    if any("topics" in entry and "topics_url" not in entry for entry in raw["datasets"].values()):
         with pytest.raises(ConfigError, match=r"datasets\.[a-z0-9-]+\.topics: file '.*' does not exist"):
             tb_config.prepare(copy.deepcopy(raw), tmp_path / "elsewhere")
+    elif any(key in entry for entry in raw["datasets"].values() for key in ("topics", "qrels")):
+        # every TREC file has its official URL: downloaded on first contact, no file needed
+        assert tb_config.prepare(copy.deepcopy(raw), tmp_path / "elsewhere")["experiments"]
     smoke = prepare({**raw, "smoke": True})
     assert all(m["source"] != "hub" for m in smoke["models"].values())
     # Hub datasets stay hub entries (checked against their contracts) read from contract-built stand-ins.
@@ -201,3 +204,42 @@ def test_experiment_names_that_would_clash_with_results_folders(default, name):
     default["experiments"][name] = default["experiments"].pop("sts-v1")
     with pytest.raises(ConfigError, match=r"config key experiments"):
         prepare(default)
+
+
+def test_paper_presets_train_with_the_seeds_settings(tmp_path):
+    """What each dense preset's variants train with, resolved as the rules resolve it (fidelity
+    review X2, T1.4-T1.7, T2.3, T2.6)."""
+    from trimbench.training import training_arguments
+
+    def experiments(preset):
+        return tb_config.load_file(REPO / "configs" / preset, workdir=REPO)["experiments"]
+
+    for preset in ("2dmse-sts.yaml", "2dmse-sts-v2.yaml", "2dmse-retrieval.yaml", "2dmse-retrieval-ablations.yaml",
+                   "homedepot.yaml"):
+        for exp in experiments(preset).values():
+            if exp["train"].get("dataset"):
+                assert exp["train"]["weight_decay"] == 0.0, preset  # the HF default every seed ran
+    v1, v2 = experiments("2dmse-sts.yaml")["2dmse-sts-v1"], experiments("2dmse-sts-v2.yaml")["2dmse-sts-v2"]
+    assert v1["train"]["max_seq_length"] == 512 and v2["train"]["max_seq_length"] == 128
+    assert v1["evaluation"]["max_seq_length"] == v2["evaluation"]["max_seq_length"] == 512
+    assert tb_config.variant_train_settings(v2, "2dmse")["precision"] == "fp32"
+    retrieval = experiments("2dmse-retrieval.yaml")["2dmse-retrieval"]
+    precision = {m: tb_config.variant_train_settings(retrieval, m)["precision"] for m in retrieval["methods"]}
+    # Starbucks' BERT-2DMSE as its own command (--bf16), on the same Tevatron data
+    assert precision == {"full": "fp32", "separate": "bf16", "matryoshka": "fp32", "2dmse": "fp32",
+                         "starbucks-2dmse": "bf16"}
+    assert "precision_by_method" not in tb_config.variant_train_settings(retrieval, "full")
+    assert retrieval["train"]["batch_sampler"] == "batch_sampler"
+    assert retrieval["retrieval"]["negatives"]["miner"] == "dataset"
+    assert {8, 16} <= set(retrieval["grid"]["dims"])
+    assert {"trec-dl-2019", "trec-dl-2020"} <= set(retrieval["evaluation"]["datasets"])
+    datasets = tb_config.load_file(REPO / "configs" / "2dmse-retrieval.yaml", workdir=REPO)["datasets"]
+    assert {ds: datasets[ds]["relevance_level"] for ds in ("msmarco", "trec-dl-2019", "trec-dl-2020")} == {
+        "msmarco": 1, "trec-dl-2019": 2, "trec-dl-2020": 2}  # graded DL judgements: level 2, as SPLADE's
+    # Tevatron's warmup_ratio 0.1 and the Home Depot seed's: 10 % of the run's steps, rounded up
+    args = training_arguments(retrieval["train"], tmp_path)
+    assert args.get_warmup_steps(9393) == 940
+    homedepot = experiments("homedepot.yaml")["homedepot-minilm"]
+    assert homedepot["train"]["max_seq_length"] == 256
+    # 9,202 pairs at 16 a batch: 576 steps an epoch, 17,280 in 30 epochs
+    assert training_arguments(homedepot["train"], tmp_path).get_warmup_steps(17280) == 1728

@@ -102,6 +102,12 @@ def test_contract_files_follow_the_format(tmp_path, monkeypatch):
     try:
         with pytest.raises(contracts.ContractError, match=r"me--data.yaml: 'revision' must be a full 40-hex commit"):
             contracts.load("me/data")
+        contracts.load.cache_clear()
+        (tmp_path / "me--data.yaml").write_text(f"id: me/data\ntype: dataset\nrevision: {'a' * 40}\nread_from: [x]\n"
+                                                "configs: {default: {features: {p: {list: {docid: strin}}}, "
+                                                "splits: {train: 1}}}\n")
+        with pytest.raises(contracts.ContractError, match=r"feature 'p': unknown type \{'list': \{'docid': 'strin"):
+            contracts.load("me/data")
     finally:
         contracts.load.cache_clear()
 
@@ -141,6 +147,8 @@ WRONG = [
     ("electra.yaml", ["datasets", "sick", "label_values"], None,
      r"config key datasets\.sick\.columns\.label: feature 'entailment_AB' .* is string; 'label' needs class labels "
      r"\(integers\), or datasets\.sick\.label_values mapping its values to ours"),
+    ("electra.yaml", ["datasets", "all-nli", "splits"], {},
+     r"config key datasets\.all-nli\.splits: split 'validation' .*its splits: train, dev, test"),
     ("electra.yaml", ["datasets", "stsb-de", "columns"], {},
      r"config key datasets\.stsb-de\.columns\.score: 'score' is not a feature .*similarity_score \(float32\)"),
     ("electra.yaml", ["datasets", "sick", "revision"], None,
@@ -153,6 +161,13 @@ WRONG = [
      r"bstds/home_depot"),
     ("2dmse-retrieval.yaml", ["datasets", "scifact", "splits"], {"dev": "dev"},
      r"config key datasets\.scifact\.splits\.dev: split 'dev' .* no dev\.tsv; its files: test\.tsv, train\.tsv"),
+    # Tevatron is read as files too: <split>.jsonl.gz of the query repository
+    ("2dmse-retrieval.yaml", ["datasets", "msmarco", "splits"], {"dev": "validation"},
+     r"config key datasets\.msmarco\.splits\.dev: hub dataset Tevatron/msmarco-passage at a8eec56 .* has no "
+     r"validation\.jsonl\.gz \(our split 'dev', read by .*its files: dev\.jsonl\.gz, train\.jsonl\.gz"),
+    ("electra.yaml", ["datasets", "sick", "label_values"], {"A_entails_B": 0, "A_neutral_B": 1},
+     r"config key datasets\.sick\.label_values: feature 'entailment_AB' .* takes values \['A_contradicts_B'\] that "
+     r"label_values does not map"),
     ("2dmse-sts.yaml", ["models", "bert-base-uncased", "dim"], 1024,
      r"config key models\.bert-base-uncased\.dim: declares dim=1024, but hub model google-bert/bert-base-uncased .*"
      r"hidden_size=768"),
@@ -301,10 +316,32 @@ def test_smoke_mode_reads_korsts_and_the_word_sets_from_contract_standins_and_a_
 def test_beir_standins_share_ids_across_corpus_queries_and_judgements():
     from trimbench.beir import load_retrieval
 
-    config = prepare({**preset("2dmse-retrieval.yaml"), "smoke": True}, REPO)
+    config = prepare({**preset("splade.yaml"), "smoke": True}, REPO)
     split = load_retrieval("msmarco", config["datasets"]["msmarco"], "dev", REPO)
     relevant = split.relevant()
     assert len(split.queries) == len(relevant) > 0
     assert set().union(*relevant.values()) <= set(split.corpus["doc_id"])
     train = load_retrieval("msmarco", config["datasets"]["msmarco"], "train", REPO)
     assert not set(train.queries["query_id"]) & set(split.queries["query_id"])  # train and dev judge other queries
+
+
+def test_tevatron_standins_share_ids_and_give_each_query_its_own_negatives():
+    """Tevatron's two repositories are read as files from stand-ins written from their contracts:
+    a query's positive and negative passages are corpus passages (the nested lists of the contract),
+    the dev and train splits judge other queries, and DL19 reads MS MARCO's corpus."""
+    from trimbench.beir import load_retrieval
+
+    assert contracts.dtype(contracts.load("Tevatron/msmarco-passage").configs()["default"]["features"][
+        "negative_passages"]) == "list<struct<docid: string, title: string, text: string>>"
+    config = prepare({**preset("2dmse-retrieval.yaml"), "smoke": True}, REPO)
+    train = load_retrieval("msmarco-train", config["datasets"]["msmarco-train"], "train", REPO)
+    dev = load_retrieval("msmarco", config["datasets"]["msmarco"], "dev", REPO)
+    corpus = set(train.corpus["doc_id"])
+    assert set(dev.corpus["doc_id"]) == corpus and len(corpus) == config["smoke_settings"]["standin_rows"]
+    assert not set(train.queries["query_id"]) & set(dev.queries["query_id"])
+    positive = dict(zip(train.qrels["query_id"], train.qrels["doc_id"], strict=True))
+    per_query = train.negatives.groupby("query_id")["doc_id"].agg(list)
+    assert set(per_query.index) == set(train.queries["query_id"])
+    for query_id, negatives in per_query.items():  # 30 distinct corpus passages, never the positive
+        assert len(set(negatives)) == 30 and set(negatives) <= corpus and positive[query_id] not in negatives
+    assert config["experiments"]["2dmse-retrieval"]["_corpus_of"]["trec-dl-2019"] == "msmarco"

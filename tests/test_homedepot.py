@@ -7,6 +7,7 @@ import pytest
 
 from trimbench import homedepot
 from trimbench.config import validate_schema
+from trimbench.data import DataError
 
 ENTRY = {"source": "hub", "id": "bstds/home_depot", "revision": "e4c0747eef9da8eb14de6036a1396f3e8c9634cf",
          "standin": True, "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
@@ -26,27 +27,75 @@ def entry():
 def test_reads_the_columns_the_seed_reads(entry):
     table = homedepot.raw_table(entry)  # the contract's stand-in, through the hub loader
     assert {"query", "description", "entity_id", "id", "relevance"} <= set(table.columns)
-    assert table["relevance"].between(1, 3).all()
+    assert table["relevance"].between(1, 3).all() and table["id"].is_unique
+    assert not table["entity_id"].is_unique  # several rows search for the same product
 
 
-def test_cut_split_and_thresholds(entry):
-    train, test, rest = homedepot.cut_and_split(entry)
-    assert len(train) + len(test) == 300 and len(test) == 60 and len(rest) == 100
-    again = homedepot.cut_and_split(entry)
-    pd.testing.assert_frame_equal(test, again[1])  # seeded
+#: 12 rows: products A..G are entity ids 11..17; B's description changed between rows
+HAND_TABLE = pd.DataFrame([
+    (100, 12, "b drill", "B v1", 3.0), (101, 13, "c saw", "C", 2.67), (102, 11, "a hammer", "A", 3.0),
+    (103, 11, "hammer", "A", 2.67), (104, 12, "b drill", "B v2", 2.0), (105, 13, "c saw", "C", 2.67),
+    (106, 14, "d nails", "D", 1.33), (107, 14, "nails", "D", 2.5), (108, 12, "drill", "B v1", 3.0),
+    (109, 15, "e glue", "E", 3.0), (110, 16, "f tape", "F", 1.0), (111, 17, "g rope", "G", 2.33),
+], columns=["id", "entity_id", "query", "description", "relevance"])
+
+
+def _hand_entry(tmp_path, table=HAND_TABLE, **settings):
+    table.to_parquet(tmp_path / "train.parquet")
+    experiment = {"track": "homedepot", "model": "m", "grid": {"layers": [1], "dims": [4]},
+                  "evaluation": {"datasets": ["hd"]}}
+    entry = {"source": "local", "path": str(tmp_path), "kind": "retrieval", "builder": "homedepot", "seed": 7,
+             "homedepot": {"rows": 10, "test_fraction": 0.2, **settings}}
+    return validate_schema({"datasets": {"hd": entry}, "models": {"m": {"source": "tiny", "layers": 1, "dim": 4}},
+                            "experiments": {"x": experiment}})["datasets"]["hd"]
+
+
+def test_split_pairs_and_corpus_of_a_hand_made_table(tmp_path):
+    # default_rng(7).permutation(12) = [4, 6, 10, 0, 1, 3, 8, 7, 2, 5, 9, 11]: the shuffled rows; the
+    # first 10 are kept. default_rng(7).permutation(10) = [8, 0, 7, 1, 3, 6, 2, 4, 5, 9]; ceil(0.2 * 10)
+    # = 2 test rows: kept positions 8, 0 = rows 2, 4; train = positions 7, 1, 3, 6, 2, 4, 5, 9.
+    entry = _hand_entry(tmp_path, distractors=1)
+    train, test, full = homedepot.cut_and_split(entry)
+    assert full["query_id"].tolist() == [104, 106, 110, 100, 101, 103, 108, 107, 102, 105, 109, 111]
+    assert test["query_id"].tolist() == [102, 104]
+    assert train["query_id"].tolist() == [107, 106, 100, 108, 110, 101, 103, 105]
+    # every train row with relevance > 2.5, in train order: a test product (A) and a repeated pair kept
     pairs = homedepot.pairs_table(entry, "train")
-    # only relevance > 2.5, and nothing of the test split (neither its queries nor its products)
-    relevant = train[train["relevance"] > 2.5]
-    assert set(pairs["anchor"]) <= set(relevant["query"])
-    assert not set(pairs["anchor"]) & set(test["query"]) and not set(pairs["positive"]) & set(test["document"])
-    split = homedepot.retrieval_split({**entry, "kind": "retrieval"}, "test")
-    assert len(split.queries) == int((test["relevance"] >= 2.5).sum())
-    assert set(split.corpus["text"]) == set(test["document"])  # no distractors configured
-    assert split.qrels.groupby("query_id").size().eq(1).all()
-    with_distractors = homedepot.retrieval_split({**entry, "homedepot": {**entry["homedepot"], "distractors": 7}},
-                                                 "test")
-    assert len(with_distractors.corpus) == len(split.corpus) + len(set(rest["document"].head(7))
-                                                                  - set(test["document"]))
+    assert list(zip(pairs["anchor"], pairs["positive"], strict=True)) == [
+        ("b drill", "B v1"), ("drill", "B v1"), ("c saw", "C"), ("hammer", "A"), ("c saw", "C")]
+    # unseen_only: no query or product of the test part (B, A), no repeated pair
+    unseen = homedepot.pairs_table(_hand_entry(tmp_path, unseen_only=True), "train")
+    assert list(zip(unseen["anchor"], unseen["positive"], strict=True)) == [("c saw", "C")]
+    split = homedepot.retrieval_split(entry, "test")
+    # one judged test row (104 has relevance 2.0), keyed by its row id, its product by entity id
+    assert split.queries.to_dict("records") == [{"query_id": "102", "text": "a hammer"}]
+    assert split.qrels[["query_id", "doc_id"]].values.tolist() == [["102", "11"]]
+    # corpus: test products B, A and one distractor of neither part (E = 15 or G = 17; F is a train
+    # product); the seed's list(set)[:1] gives 17 (CPython: slot 17 % 8 = 1 before 15 % 8 = 7), in
+    # order of first appearance in the shuffled table, each with its last description there
+    assert split.corpus[["doc_id", "text"]].values.tolist() == [["12", "B v1"], ["11", "A"], ["17", "G"]]
+    both = homedepot.retrieval_split(_hand_entry(tmp_path, distractors=2), "test")
+    assert both.corpus["doc_id"].tolist() == ["12", "11", "15", "17"]
+
+
+def test_shuffle_cut_and_split_equal_the_datasets_library(entry):
+    """The seed's own calls (src/data.py:115-120) on the stand-in give the same parts in the same order."""
+    import datasets
+
+    table = homedepot.raw_table(entry)
+    ds = datasets.Dataset.from_pandas(table).shuffle(seed=42).select(range(300))
+    ds = ds.train_test_split(test_size=0.2, seed=42)
+    train, test, full = homedepot.cut_and_split(entry)
+    assert test["query_id"].tolist() == ds["test"]["id"] and train["query_id"].tolist() == ds["train"]["id"]
+    assert len(full) == 400
+    pairs = homedepot.pairs_table(entry, "train")
+    assert pairs["positive"].tolist() == [r["description"] for r in ds["train"] if r["relevance"] > 2.5]
+
+
+def test_missing_hub_column_is_named(tmp_path):
+    entry = _hand_entry(tmp_path, HAND_TABLE.drop(columns=["entity_id"]))
+    with pytest.raises(DataError, match=r"lacks columns \['entity_id'\]"):
+        homedepot.cut_and_split(entry)
 
 
 def test_comparison_joins_the_write_up():

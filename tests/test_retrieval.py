@@ -250,3 +250,107 @@ def test_dense_miner_excludes_positives(tiny_bert_dir):
     for row in rows:
         negatives = [n["doc_id"] for n in row["negatives"]]
         assert len(negatives) == 4 and not set(negatives) & relevant[row["query_id"]]
+
+
+def test_datasets_over_one_corpus_share_its_encoding(tiny_bert_dir, tmp_path):
+    """DL19 / DL20 beside MS MARCO dev: the corpus is encoded once, in the first dataset's folder;
+    the others' queries search it and score as if they had their own copy."""
+    from trimbench.encoding import ForwardCounter
+    from trimbench.models import load_sentence_model
+    from trimbench.search import encode_queries, encode_retrieval_set, grid_scores, write_manifest
+
+    split = _split()
+    other = RetrievalSplit(split.corpus, split.queries.iloc[1:].reset_index(drop=True), split.qrels)
+    model = load_sentence_model(tiny_bert_dir, pooling="cls")
+    counter = ForwardCounter(model)
+    emb = tmp_path / "emb"
+    counts = {"dev": encode_retrieval_set(model, split, [3], 32, emb / "dev", 16, 32, 4, 50),
+              "dl": {"docs_of": "dev", **encode_queries(model, other.queries, [3], 32, emb / "dl", 16, 4)}}
+    write_manifest(emb, [3], 32, counts)
+    assert counter.calls == 3 + 1 + 1 and not (emb / "dl" / "docs.npy").exists()
+    shared = grid_scores(emb, "dl", other, [3], [32, 8], ["ndcg@10"], 10, "dot", None, {})
+    encode_retrieval_set(model, other, [3], 32, tmp_path / "own" / "dl", 16, 32, 4, 50)
+    write_manifest(tmp_path / "own", [3], 32, {"dl": {}})
+    own = grid_scores(tmp_path / "own", "dl", other, [3], [32, 8], ["ndcg@10"], 10, "dot", None, {})
+    assert [r["value"] for r in shared] == pytest.approx([r["value"] for r in own])
+
+
+def _write_jsonl_gz(path: Path, rows: list[dict]) -> None:
+    import gzip
+    import json
+
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+
+
+def _tevatron_folder(folder: Path) -> Path:
+    """Tevatron's files in its layout: corpus.jsonl.gz and train / dev splits."""
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = [{"docid": str(i), "title": f" Title {i} " if i % 2 else "-", "text": f" passage {i} text "}
+              for i in range(40)]
+    _write_jsonl_gz(folder / "corpus.jsonl.gz", corpus)
+
+    def passages(ids):
+        return [{"docid": str(i), "title": corpus[i]["title"], "text": corpus[i]["text"]} for i in ids]
+
+    train = [{"query_id": "7", "query": " what is 7 ", "positive_passages": passages([3, 1]),
+              "negative_passages": passages(range(10, 40))},
+             {"query_id": "8", "query": "eight", "positive_passages": passages([2]),
+              "negative_passages": passages([5, 6])}]
+    _write_jsonl_gz(folder / "train.jsonl.gz", train)
+    _write_jsonl_gz(folder / "dev.jsonl.gz", [{"query_id": "100", "query": "dev q", "positive_passages": [],
+                                               "negative_passages": []},
+                                              {"query_id": "101", "query": "unjudged", "positive_passages": [],
+                                               "negative_passages": []}])
+    return folder
+
+
+def test_tevatron_layout_gives_titles_positives_and_negatives_in_order(tmp_path):
+    from trimbench.beir import doc_texts, load_retrieval
+    from trimbench.mining import dataset_negatives
+
+    entry = {"source": "local", "path": str(_tevatron_folder(tmp_path / "tev")), "format": "tevatron",
+             "splits": {}}
+    split = load_retrieval("msmarco-train", entry, "train")
+    # Tevatron's format_passage: f"{title.strip()} {text.strip()}".strip()
+    texts = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
+    assert texts["1"] == "Title 1 passage 1 text" and texts["2"] == "- passage 2 text"
+    assert split.queries.to_dict("records") == [{"query_id": "7", "text": "what is 7"},
+                                                 {"query_id": "8", "text": "eight"}]
+    rows = list(dataset_negatives(split))
+    assert rows[0]["positives"] == ["3", "1"]  # the source's order (Tevatron rotates by position)
+    assert [n["doc_id"] for n in rows[0]["negatives"]] == [str(i) for i in range(10, 40)]
+    assert [n["doc_id"] for n in rows[1]["negatives"]] == ["5", "6"]
+
+
+def test_trec_files_are_read_locally_or_downloaded(tmp_path):
+    """A TREC file beside the run is read; an absent one comes from its URL (here a file:// URL);
+    absent with no URL is one error naming the file."""
+    from trimbench.beir import load_retrieval
+    from trimbench.data import DataError
+
+    folder = _tevatron_folder(tmp_path / "tev")
+    (tmp_path / "remote").mkdir()
+    (tmp_path / "remote" / "qrels.txt").write_text("100 0 4 1\n")
+    (tmp_path / "remote" / "topics.txt").write_text("200\tdl query\n201\tunjudged dl query\n")
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "qrels.txt").write_text("100 Q0 9 1\n200 Q0 4 3\n200 Q0 5 0\n")
+    base = {"source": "local", "path": str(folder), "format": "tevatron", "splits": {}}
+    # dev: Tevatron's queries, judged by the qrels file (Tevatron's dev split has no positives)
+    dev = load_retrieval("msmarco", {**base, "qrels": "local/nothing.txt",
+                                     "qrels_url": (tmp_path / "remote" / "qrels.txt").as_uri()}, "dev", tmp_path)
+    assert dev.queries["query_id"].tolist() == ["100"] and dev.qrels.values.tolist() == [["100", "4", 1]]
+    dev = load_retrieval("msmarco", {**base, "qrels": "local/qrels.txt",
+                                     "qrels_url": (tmp_path / "remote" / "qrels.txt").as_uri()}, "dev", tmp_path)
+    assert dev.qrels.loc[dev.qrels["query_id"] == "100", "doc_id"].tolist() == ["9"]  # the local file wins
+    # DL: topics and qrels both from files (Tevatron's split is not read), graded judgements kept
+    dl = load_retrieval("dl", {**base, "topics_url": (tmp_path / "remote" / "topics.txt").as_uri(),
+                               "qrels": str(tmp_path / "local" / "qrels.txt")}, "test", tmp_path)
+    assert dl.queries.to_dict("records") == [{"query_id": "200", "text": "dl query"}]
+    assert sorted(dl.qrels["relevance"]) == [0, 1, 3] and len(dl.corpus) == 40
+    with pytest.raises(DataError, match=r"TREC qrels file 'local/nothing.txt' does not exist"):
+        load_retrieval("msmarco", {**base, "qrels": "local/nothing.txt"}, "dev", tmp_path)
+    with pytest.raises(DataError, match=r"cannot download TREC qrels file .*put it at 'local/nothing.txt'"):
+        load_retrieval("msmarco", {**base, "qrels": "local/nothing.txt",
+                                   "qrels_url": (tmp_path / "remote" / "gone.txt").as_uri()}, "dev", tmp_path)

@@ -13,10 +13,12 @@ from conftest import REPO
 from trimbench.beir import RetrievalSplit
 from trimbench.config import ConfigError, load_file, prepare, variants
 from trimbench.retrieval import (
+    EpochGroups,
     GroupedContrastiveLoss,
+    group_pools,
     layer_weight,
+    score_alignment,
     starbucks_loss,
-    training_groups,
     truncate_features,
 )
 
@@ -103,6 +105,70 @@ def test_score_align_adds_a_nonnegative_term_and_trains(tiny):
     tiny.zero_grad()
 
 
+def _hand_alignment(student, teacher, temperature):
+    """(MSE + KL(softmax(T/τ) ‖ softmax(S/τ))) / (B·N), written out with math on plain floats."""
+    rows, cols = len(student), len(student[0])
+    mse = sum((s - t) ** 2 for srow, trow in zip(student, teacher, strict=True)
+              for s, t in zip(srow, trow, strict=True)) / (rows * cols)
+
+    def log_softmax(row):
+        top = max(row)
+        log_norm = top + math.log(sum(math.exp(v - top) for v in row))
+        return [v - log_norm for v in row]
+
+    kl = 0.0
+    for srow, trow in zip(student, teacher, strict=True):
+        log_p = log_softmax([v / temperature for v in srow])
+        log_q = log_softmax([v / temperature for v in trow])
+        kl += sum(math.exp(lq) * (lq - lp) for lp, lq in zip(log_p, log_q, strict=True))
+    return (mse + kl / rows) / rows / cols
+
+
+def test_score_alignment_is_the_seeds_compute_score_loss_at_bert_magnitudes():
+    # Unnormalised dot scores of BERT CLS vectors are in the hundreds: the seed's division by
+    # queries x passages keeps the term small beside the cross-entropy.
+    student = [[212.0, 180.5, 175.0, 190.25], [160.0, 201.0, 199.5, 170.0], [140.0, 150.0, 230.0, 120.5]]
+    teacher = [[220.0, 170.0, 181.0, 185.0], [150.0, 215.5, 190.0, 168.0], [149.0, 139.0, 228.0, 131.0]]
+    for temperature in (1.0, 0.3):
+        got = score_alignment(torch.tensor(student), torch.tensor(teacher), temperature).item()
+        assert got == pytest.approx(_hand_alignment(student, teacher, temperature), rel=1e-5)
+    # the un-normalised sum would be 12x larger (3 queries x 4 passages)
+    plain = _hand_alignment(student, teacher, 1.0) * 12
+    assert plain > 70 and score_alignment(torch.tensor(student), torch.tensor(teacher), 1.0).item() < plain / 11
+
+
+def test_score_align_adds_the_aligned_terms_to_2dmse(tiny):
+    """2DMSE + score_align = plain 2DMSE + Σ_d align((L, d) → (L, D)) + Σ_l w_l Σ_d align((l, d) → (l, D));
+    compare_to_last_layer aligns every sub-model with (L, D)."""
+    from trimbench.encoding import hidden_states_kept, pool_layer
+
+    features = _features(tiny)
+
+    def scores(layer, dim):
+        def embed(f):
+            with hidden_states_kept(tiny[0]):
+                out = tiny[0](dict(f))
+            return pool_layer(list(tiny)[1:], out, layer)
+
+        q = embed(truncate_features(features[0], 16, tiny.tokenizer.sep_token_id))
+        p = torch.stack([embed(f) for f in features[1:]], 1).flatten(0, 1)
+        return (q[:, :dim] @ p[:, :dim].T).tolist()
+
+    settings = {**SETTINGS, "kl_temperature": 0.5}
+    with torch.no_grad():
+        plain = GroupedContrastiveLoss(tiny, "2dmse", [16, 8], settings)(features, None).item()
+        for last in (False, True):
+            flags = {**settings, "score_align": True, "compare_to_last_layer": last}
+            got = GroupedContrastiveLoss(tiny, "2dmse", [16, 8], flags)(features, None).item()
+            want = plain
+            for layer in (1, 2, 3):
+                weight = 1.0 if layer == 3 else layer_weight(layer)
+                target = scores(3 if last else layer, 32)
+                for dim in (16, 8):
+                    want += weight * _hand_alignment(scores(layer, dim), target, 0.5)
+            assert got == pytest.approx(want, rel=1e-4)
+
+
 def test_starbucks_loss_by_hand_on_tiny_tensors():
     """Starbucks' BERT-2DMSE step: CE of the full model, then for the drawn layer 1 and the last layer
     3, every dim of [2, 4] but (3, 4): CE + β·KL(softmax(full scores) ‖ softmax(scores)), batch mean."""
@@ -187,14 +253,95 @@ def test_query_truncation_keeps_sep_last(tiny):
     assert cut["input_ids"][1].tolist() == features["input_ids"][1, :6].tolist()
 
 
-def test_training_groups_exclude_positives_and_fill_the_group():
-    corpus = pd.DataFrame({"doc_id": ["a", "b", "c"], "title": "", "text": ["A", "B", "C"]})
-    split = RetrievalSplit(corpus, pd.DataFrame({"query_id": ["q"], "text": ["Q"]}),
-                           pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
-    mined = [{"query_id": "q", "positives": ["a"], "negatives": [{"doc_id": "c", "score": 1.0}]}]
-    frame = training_groups(split, mined, group_size=4, seed=0)
-    assert list(frame.columns) == ["query", "positive", "negative_1", "negative_2", "negative_3"]
-    assert frame.iloc[0].tolist() == ["Q", "A", "C", "C", "C"]
+def _pools_split(n_docs=40):
+    corpus = pd.DataFrame({"doc_id": [f"d{i}" for i in range(n_docs)], "title": ["T"] + [""] * (n_docs - 1),
+                           "text": [f"passage {i}" for i in range(n_docs)]})
+    queries = pd.DataFrame({"query_id": ["q0", "q1", "q2", "q3"], "text": ["Q0", "Q1", "Q2", "Q3"]})
+    qrels = pd.DataFrame({"query_id": ["q0", "q1", "q1", "q2", "q3"], "doc_id": ["d0", "d1", "d2", "d3", "d4"],
+                          "relevance": 1})
+    pools = [{"query_id": "q0", "positives": ["d0"], "negatives": [{"doc_id": f"d{10 + k}"} for k in range(30)]},
+             {"query_id": "q1", "positives": ["d1", "d2"], "negatives": [{"doc_id": "d5"}, {"doc_id": "d6"}]},
+             {"query_id": "q2", "positives": ["d3"], "negatives": []},
+             {"query_id": "q3", "positives": ["d4"], "negatives": [{"doc_id": f"d{10 + k}"} for k in range(7)]}]
+    return RetrievalSplit(corpus, queries, qrels), pools
+
+
+def test_epoch_groups_walk_tevatrons_rotation():
+    """Tevatron's TrainDataset.__getitem__ by hand: row 0, seed 42, a pool of 30, 7 negatives a group."""
+    import random
+
+    split, pools = _pools_split()
+    table, texts = group_pools(split, pools)
+    assert texts[0].as_py() == "T passage 0" and texts[1].as_py() == "passage 1"  # title text
+    groups = EpochGroups(texts, group_size=8, seed=42)
+    pool = list(range(10, 40))
+    random.Random(0 + 42).shuffle(pool)  # hash(item + seed), shuffled once for every epoch
+    drawn = []
+    for epoch in range(3):
+        positive, negatives = groups.draw(0, table[0]["positives"], table[0]["negatives"], epoch)
+        offset = epoch * 7 % 30
+        assert positive == 0 and negatives == (pool * 2)[offset:offset + 7]
+        drawn.append(set(negatives))
+    # three epochs walk 21 distinct passages of the pool; only pool passages are drawn
+    assert len(drawn[0] | drawn[1] | drawn[2]) == 21 and set().union(*drawn) <= set(range(10, 40))
+    # the 11th epoch wraps round the doubled pool: offset 70 % 30 = 10
+    assert groups.draw(0, table[0]["positives"], table[0]["negatives"], 10)[1] == (pool * 2)[10:17]
+    # two positives alternate by (row + seed + epoch) % 2; a pool of exactly 7 is rotated as well
+    assert [groups.draw(1, [1, 2], [5, 6], e)[0] for e in range(3)] == [2, 1, 2]
+    pool7 = list(range(10, 17))
+    random.Random(3 + 42).shuffle(pool7)
+    assert groups.draw(3, [4], list(range(10, 17)), 1)[1] == pool7
+    # reproducible: another instance draws the same
+    assert EpochGroups(texts, 8, 42).draw(0, [0], list(range(10, 40)), 2) == groups.draw(0, [0], list(range(10, 40)), 2)
+
+
+def test_epoch_groups_small_and_empty_pools():
+    split, pools = _pools_split()
+    table, texts = group_pools(split, pools)
+    groups = EpochGroups(texts, group_size=8, seed=42)
+    small = [groups.draw(1, [1, 2], [5, 6], e)[1] for e in range(4)]
+    assert all(len(n) == 7 and set(n) <= {5, 6} for n in small) and len({tuple(n) for n in small}) > 1
+    assert small == [EpochGroups(texts, 8, 42).draw(1, [1, 2], [5, 6], e)[1] for e in range(4)]
+    empty = groups.draw(2, [3], [], 0)[1]
+    assert len(empty) == 7 and 3 not in empty and all(0 <= i < 40 for i in empty)
+    batch = groups(table[:4])
+    assert list(batch) == ["query", "positive", *[f"negative_{k}" for k in range(1, 8)]]
+    assert batch["query"] == ["Q0", "Q1", "Q2", "Q3"] and batch["positive"][0] == "T passage 0"
+    # subsampling keeps queries by seed
+    assert len(group_pools(split, pools, max_samples=2, seed=1)[0]) == 2
+
+
+def test_groups_are_redrawn_each_epoch_in_training(tiny, tmp_path):
+    """Through the sentence-transformers trainer: the callback moves the epoch, so the batches of
+    epoch 1 hold other negatives than epoch 0's, each exactly Tevatron's draw for that epoch."""
+    from trimbench.training import fine_tune
+
+    split, pools = _pools_split()
+    table, texts = group_pools(split, pools)
+
+    class Recording(EpochGroups):
+        seen: list = []
+
+        def __call__(self, batch):
+            out = super().__call__(batch)
+            self.seen += [(self.epoch, row, out["negative_1"][i]) for i, row in enumerate(batch["row"])]
+            return out
+
+    groups = Recording(texts, group_size=3, seed=42)
+    loss = GroupedContrastiveLoss(tiny, "full", [16], {**SETTINGS, "q_max_length": 8})
+    train = {"epochs": 2, "max_steps": -1, "batch_size": 2, "gradient_accumulation": 1, "lr": 1e-4,
+             "warmup_steps": 0, "weight_decay": 0.0, "precision": "fp32", "gradient_checkpointing": False,
+             "seed": 42, "logging_steps": 1, "checkpoint_steps": 0, "batch_sampler": "batch_sampler"}
+    fine_tune(tiny, table.with_transform(groups), loss, train, tmp_path / "model", "fp",
+              callbacks=[groups.callback()])
+    trained = [(epoch, row, text) for epoch, row, text in groups.seen if epoch in (0, 1)]
+    by_epoch = {e: {row: text for epoch, row, text in trained if epoch == e} for e in (0, 1)}
+    assert set(by_epoch[0]) == set(by_epoch[1]) == {0, 1, 2, 3}
+    for epoch, rows in by_epoch.items():
+        for row, text in rows.items():
+            want = groups.draw(row, table[row]["positives"], table[row]["negatives"], epoch)[1][0]
+            assert text == texts[want].as_py()
+    assert by_epoch[0][0] != by_epoch[1][0]  # a pool of 30: epoch 1 takes the next two
 
 
 def _config():
@@ -224,6 +371,15 @@ def test_ablation_flags_are_checked_at_parse_time():
     raw = _raw()
     raw["experiments"]["retrieval"]["evaluation"]["datasets"] = ["lee-sim"]
     with pytest.raises(ConfigError, match="needs kind 'retrieval'"):
+        prepare(raw, REPO)
+    raw = _raw()
+    raw["experiments"]["retrieval"]["retrieval"]["negatives"] = {"miner": "dataset"}
+    with pytest.raises(ConfigError, match="retrieval.negatives.miner: 'dataset' takes the training dataset's own "
+                                          "negatives, and dataset 'lee-ict-retrieval' has none"):
+        prepare(raw, REPO)
+    raw = _raw()
+    raw["experiments"]["retrieval"]["train"]["precision_by_method"] = {"separate": "bf16"}
+    with pytest.raises(ConfigError, match=r"train.precision_by_method: \['separate'\] are not among"):
         prepare(raw, REPO)
 
 
@@ -270,7 +426,8 @@ def test_ablation_groups_are_found_from_the_preset():
     # members in the validated config's (sorted) order
     assert groups == {
         "loss": ["ablation-base", "ablation-align-last", "ablation-score-align", "ablation-sub-full"],
-        "dims": ["ablation-base", "ablation-dims-2", "ablation-dims-4", "ablation-dims-6"],
+        "dims": ["ablation-base", "ablation-dims-2", "ablation-dims-4", "ablation-dims-6", "ablation-dims-6-full"],
         "doc": ["ablation-base", "ablation-fixed-doc"],
     }
     assert label(config["experiments"]["ablation-align-last"]) == "2DMSE +align to (L, full) dims 128"
+    assert label(config["experiments"]["ablation-dims-6-full"]) == "2DMSE +CE(l, full) dims 8,16,32,64,128,512"

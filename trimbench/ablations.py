@@ -3,7 +3,9 @@ group of switches (loss variants; target-dim sets; fixed vs paired doc), drawn a
 
 Groups are found from the configs, not declared: the baseline is the track's first experiment
 with every loss and doc switch off; an experiment of the same model and grid joins a group when
-the switches it changes all belong to that group. Light (no pandas or matplotlib at import): Snakemake parses with it.
+it changes some of that group's switches and nothing else (a dims member may also set
+sub_layer_full_dim, as the seed's "+DIMS ... + FULL-DIM"). Light (no pandas or matplotlib at
+import): Snakemake parses with it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ GROUPS = {
     "dims": ("target_dims",),
     "doc": ("passage_to_last_layer",),
 }
+#: switches a member of a group may change besides the group's own (the seed's target-dim figure
+#: has "+DIMS 8,16,32,64,128,512 + FULL-DIM": a dim set with sub_layer_full_dim)
+ALSO = {"dims": ("sub_layer_full_dim",)}
 TITLES = {"loss": "2DMSE loss variants", "dims": "2DMSE target-dim sets", "doc": "2DMSE fixed-doc vs paired-doc"}
 SWITCHES = tuple(key for keys in GROUPS.values() for key in keys)
 
@@ -39,8 +44,10 @@ def ablation_groups(experiments: dict[str, dict]) -> dict[str, list[str]]:
                   if (exp["model"], exp["grid"]) == (candidates[base]["model"], candidates[base]["grid"])}
     groups = {}
     for group, keys in GROUPS.items():
+        allowed = set(keys) | set(ALSO.get(group, ()))
         members = [name for name, exp in candidates.items()
-                   if name != base and _changed(exp, candidates[base]) and _changed(exp, candidates[base]) <= set(keys)]
+                   if name != base and _changed(exp, candidates[base]) & set(keys)
+                   and _changed(exp, candidates[base]) <= allowed]
         if members:
             groups[group] = [base, *members]
     return groups

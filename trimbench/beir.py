@@ -1,16 +1,23 @@
 """Retrieval data in the BEIR layout: a corpus, queries and graded qrels per split.
 
 Sources: a local BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``), the
-hub (``BeIR/<name>`` + ``BeIR/<name>-qrels``, or Tevatron's MS MARCO; in smoke mode their stand-ins
-built from the contracts, trimbench.hub), TREC topic / qrels files that override a split's queries
-and judgements (MS MARCO dev-small, TREC DL 2019 / 2020) and the held-out inverse-cloze Lee
-articles (the embedded default). Every source becomes three tables: corpus (doc_id, title, text), queries
-(query_id, text) and qrels (query_id, doc_id, relevance); only judged queries are kept, as BEIR does.
+hub (``BeIR/<name>`` + ``BeIR/<name>-qrels``), Tevatron's layout (``format: tevatron``: the hub's
+``Tevatron/msmarco-passage`` + ``-corpus`` files or a local folder of them), TREC topic / qrels
+files that override a split's queries and judgements (MS MARCO dev-small, TREC DL 2019 / 2020;
+downloaded from ``topics_url`` / ``qrels_url`` where the file is absent) and the held-out
+inverse-cloze Lee articles (the embedded default); in smoke mode the hub repositories are their
+stand-ins built from the contracts (:mod:`trimbench.hub`). Every source becomes three tables:
+corpus (doc_id, title, text), queries (query_id, text) and qrels (query_id, doc_id, relevance);
+only judged queries are kept, as BEIR does. A source with its own negatives per query (Tevatron's
+``negative_passages``) adds a fourth, negatives (query_id, doc_id), in the source's order.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +27,7 @@ from trimbench.contracts import BEIR_FILES
 from trimbench.data import DataError, lee_ict
 
 FILES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
+NEGATIVES_FILE = "negatives.parquet"
 
 
 @dataclass
@@ -27,16 +35,21 @@ class RetrievalSplit:
     corpus: pd.DataFrame
     queries: pd.DataFrame
     qrels: pd.DataFrame
+    #: (query_id, doc_id): negatives the source gives per query, in its order (None: it gives none)
+    negatives: pd.DataFrame | None = None
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for name, table in zip(FILES, (self.corpus, self.queries, self.qrels), strict=True):
             table.to_parquet(folder / name, index=False)
+        if self.negatives is not None:
+            self.negatives.to_parquet(folder / NEGATIVES_FILE, index=False)
 
     @classmethod
     def load(cls, folder: str | Path) -> RetrievalSplit:
         folder = Path(folder)
-        return cls(*(pd.read_parquet(folder / name) for name in FILES))
+        negatives = pd.read_parquet(folder / NEGATIVES_FILE) if (folder / NEGATIVES_FILE).is_file() else None
+        return cls(*(pd.read_parquet(folder / name) for name in FILES), negatives)
 
     @staticmethod
     def read(folder: str | Path, table: str, columns: list[str] | None = None) -> pd.DataFrame:
@@ -55,7 +68,8 @@ def doc_texts(corpus: pd.DataFrame) -> list[str]:
     return [f"{title} {text}".strip() for title, text in zip(corpus["title"], corpus["text"], strict=True)]
 
 
-def _tidy(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> RetrievalSplit:
+def _tidy(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame,
+          negatives: pd.DataFrame | None = None) -> RetrievalSplit:
     corpus = corpus.assign(doc_id=corpus["doc_id"].astype(str), title=corpus["title"].fillna("").astype(str),
                            text=corpus["text"].fillna("").astype(str))[["doc_id", "title", "text"]]
     qrels = qrels.assign(query_id=qrels["query_id"].astype(str), doc_id=qrels["doc_id"].astype(str),
@@ -64,21 +78,48 @@ def _tidy(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> R
     queries = queries[queries["query_id"].isin(set(qrels["query_id"]))][["query_id", "text"]]
     if queries.empty:
         raise DataError("no judged query is left after joining queries with qrels")
+    if negatives is not None:
+        negatives = negatives.assign(query_id=negatives["query_id"].astype(str), doc_id=negatives["doc_id"].astype(str))
+        negatives = negatives[negatives["query_id"].isin(set(queries["query_id"]))][["query_id", "doc_id"]]
+        negatives = negatives.reset_index(drop=True)
     return RetrievalSplit(corpus.reset_index(drop=True), queries.reset_index(drop=True),
-                          qrels.reset_index(drop=True))
+                          qrels.reset_index(drop=True), negatives)
 
 
-def read_trec_topics(path: Path) -> pd.DataFrame:
+def parse_trec_topics(text: str) -> pd.DataFrame:
     """``qid<TAB>text`` lines (the MS MARCO / TREC DL topic files)."""
-    rows = [line.rstrip("\n").split("\t", 1) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [line.split("\t", 1) for line in text.splitlines() if line.strip()]
     return pd.DataFrame(rows, columns=["query_id", "text"])
 
 
-def read_trec_qrels(path: Path) -> pd.DataFrame:
+def parse_trec_qrels(text: str) -> pd.DataFrame:
     """``qid 0 docid relevance`` lines, whitespace separated."""
-    frame = pd.read_csv(path, sep=r"\s+", header=None, names=["query_id", "iter", "doc_id", "relevance"],
-                        dtype={"query_id": str, "doc_id": str})
-    return frame[["query_id", "doc_id", "relevance"]]
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    frame = pd.DataFrame([(q, d, int(r)) for q, _, d, r in rows], columns=["query_id", "doc_id", "relevance"])
+    return frame
+
+
+def trec_file_text(entry: dict, key: str, workdir: Path) -> str:
+    """The text of a dataset's TREC ``topics`` / ``qrels`` file: the local file where it exists,
+    else downloaded from ``<key>_url`` (the file's official copy), so a preset runs on first
+    contact and offline alike."""
+    path, url = entry.get(key), entry.get(f"{key}_url")
+    if path:
+        local = Path(path).expanduser()
+        local = local if local.is_absolute() else workdir / local
+        if local.is_file():
+            return local.read_text(encoding="utf-8")
+    if not url:
+        raise DataError(f"TREC {key} file '{path}' does not exist (and the dataset names no {key}_url)")
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError) as exc:
+        raise DataError(f"cannot download TREC {key} file {url} ({exc}); without a network, put it at "
+                        f"'{path or 'the path of ' + key}' beside the run") from exc
 
 
 def read_beir_folder(folder: Path, split: str) -> RetrievalSplit:
@@ -114,19 +155,65 @@ def _hub_beir(entry: dict, split: str) -> RetrievalSplit:
     return _from_beir_columns(corpus, queries, qrels)
 
 
-def _hub_tevatron(entry: dict, split: str) -> RetrievalSplit:
-    """Tevatron's MS MARCO: queries with positive passages in ``<id>``, the corpus in ``<id>-corpus``."""
+@contextmanager
+def _tevatron_files(entry: dict, workdir: Path) -> Iterator[Callable[[str, bool], Path]]:
+    """Where each Tevatron data file is (``name``, whether it is the corpus repo's): in the local
+    folder, or in the hub repos read through :func:`trimbench.hub.opened` (the query repo ``id`` at
+    ``revision``, the corpus repo ``<id>-corpus`` at ``corpus_revision``; in smoke mode their
+    stand-ins written from the contracts). The repos' loading scripts cannot run under datasets 4+,
+    so their data files are read directly."""
+    if entry["source"] == "local":
+        folder = Path(entry["path"]).expanduser()
+        folder = folder if folder.is_absolute() else workdir / folder
+
+        def local(name: str, corpus: bool) -> Path:
+            for candidate in (folder / name, folder / name.removesuffix(".gz")):
+                if candidate.is_file():
+                    return candidate
+            raise DataError(f"Tevatron folder '{folder}' lacks {name}")
+
+        yield local
+        return
     from trimbench import hub
 
     with hub.opened(entry) as source:
-        corpus = source.dataset(f"{entry['id']}-corpus", None, "train", None).to_pandas()
-        rows = source.dataset(entry["id"], entry.get("config"), split, entry["revision"]).to_list()
-    queries, qrels = [], []
-    for row in rows:
-        queries.append({"query_id": row["query_id"], "text": row["query"]})
-        qrels += [{"query_id": row["query_id"], "doc_id": p["docid"], "relevance": 1}
-                  for p in row["positive_passages"]]
-    return _tidy(corpus.rename(columns={"docid": "doc_id"}), pd.DataFrame(queries), pd.DataFrame(qrels))
+        yield lambda name, corpus: (source.download(f"{entry['id']}-corpus", entry.get("corpus_revision"), name)
+                                    if corpus else source.download(entry["id"], entry.get("revision"), name))
+
+
+def _json_lines(path: Path) -> Iterator[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _tevatron(entry: dict, split: str, workdir: Path, trec_queries: bool) -> RetrievalSplit:
+    """Tevatron's layout: ``corpus.jsonl.gz`` (docid, title, text) and ``<split>.jsonl.gz`` (query_id,
+    query, positive_passages, negative_passages). Titles and texts are stripped, as Tevatron's
+    ``format_passage`` does before joining them (``retriever/dataset.py:17-18``); a split whose
+    queries and judgements both come from TREC files is not read."""
+    chunks, rows = [], {"doc_id": [], "title": [], "text": []}
+    queries, qrels, negatives = [], [], []
+    with _tevatron_files(entry, workdir) as path_of:
+        for doc in _json_lines(path_of("corpus.jsonl.gz", True)):
+            rows["doc_id"].append(str(doc["docid"]))
+            rows["title"].append((doc.get("title") or "").strip())
+            rows["text"].append((doc.get("text") or "").strip())
+            if len(rows["doc_id"]) == 500_000:  # MS MARCO's 8.8M passages: Python strings a chunk at a time
+                chunks.append(pd.DataFrame(rows))
+                rows = {key: [] for key in rows}
+        if not trec_queries:
+            for group in _json_lines(path_of(f"{split}.jsonl.gz", False)):
+                query_id = str(group["query_id"])
+                queries.append((query_id, group["query"].strip()))
+                qrels += [(query_id, str(p["docid"]), 1) for p in group.get("positive_passages") or []]
+                negatives += [(query_id, str(n["docid"])) for n in group.get("negative_passages") or []]
+    corpus = pd.concat([*chunks, pd.DataFrame(rows)], ignore_index=True)
+    return RetrievalSplit(corpus, pd.DataFrame(queries, columns=["query_id", "text"]),
+                          pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
+                          pd.DataFrame(negatives, columns=["query_id", "doc_id"]))
 
 
 def _lee(entry: dict, split: str) -> RetrievalSplit:
@@ -144,35 +231,31 @@ def load_retrieval(name: str, entry: dict, split: str, workdir: Path | str = "."
     """One split of a registry dataset of kind ``retrieval``."""
     source_split = entry["splits"].get(split, split)
     source = entry["source"]
+    workdir = Path(workdir)
+    trec = {key for key in ("topics", "qrels") if entry.get(key) or entry.get(f"{key}_url")}
     if entry.get("builder") == "homedepot":
         from trimbench.homedepot import retrieval_split
 
         return retrieval_split(entry, source_split)
     if source == "gensim":
         loaded = _lee(entry, source_split)
+    elif entry.get("format", "beir") == "tevatron":
+        loaded = _tevatron(entry, source_split, workdir, trec_queries=trec == {"topics", "qrels"})
     elif source == "local":
         folder = Path(entry["path"]).expanduser()
-        folder = folder if folder.is_absolute() else Path(workdir) / folder
+        folder = folder if folder.is_absolute() else workdir / folder
         loaded = read_beir_folder(folder, source_split)
-    elif entry.get("format", "beir") == "tevatron":
-        loaded = _hub_tevatron(entry, source_split)
     else:
         loaded = _hub_beir(entry, source_split)
-    if entry.get("topics") or entry.get("qrels"):
-        loaded = _with_trec_files(loaded, entry, Path(workdir))
+    queries = parse_trec_topics(trec_file_text(entry, "topics", workdir)) if "topics" in trec else loaded.queries
+    qrels = parse_trec_qrels(trec_file_text(entry, "qrels", workdir)) if "qrels" in trec else loaded.qrels
+    try:
+        loaded = _tidy(loaded.corpus, queries, qrels, loaded.negatives)
+    except DataError as exc:
+        raise DataError(f"dataset '{name}' split '{split}': {exc}") from exc
     if loaded.corpus.empty:
         raise DataError(f"dataset '{name}' split '{split}' has an empty corpus")
     return loaded
-
-
-def _with_trec_files(loaded: RetrievalSplit, entry: dict, workdir: Path) -> RetrievalSplit:
-    def path(key):
-        p = Path(entry[key]).expanduser()
-        return p if p.is_absolute() else workdir / p
-
-    queries = read_trec_topics(path("topics")) if entry.get("topics") else loaded.queries
-    qrels = read_trec_qrels(path("qrels")) if entry.get("qrels") else loaded.qrels
-    return _tidy(loaded.corpus, queries, qrels)
 
 
 def write_jsonl(rows, path: Path) -> None:

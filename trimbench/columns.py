@@ -14,8 +14,12 @@ KIND_COLUMNS = {
 #: columns a kind uses as numbers (the rest are text)
 NUMERIC_COLUMNS = ("score", "label")
 
-#: the Home Depot study's columns (ours -> bstds/home_depot's), as the seed's src/data.py reads them
-HOMEDEPOT_COLUMNS = {"query": "query", "document": "description", "relevance": "relevance"}
+#: the Home Depot study's columns (ours -> bstds/home_depot's), as the seed's src/data.py reads them:
+#: products keyed by entity_id, queries by the row id
+HOMEDEPOT_COLUMNS = {"query": "query", "document": "description", "product": "entity_id", "query_id": "id",
+                     "relevance": "relevance"}
+#: Home Depot columns that are keys: text or numbers alike
+HOMEDEPOT_KEYS = ("product", "query_id")
 
 #: each word-similarity set's file as the ELECTRA paper's scripts/get_data.sh downloads it, pinned
 #: to the commit its contract (reference/files) was read at; fh295.github.io's SimLex-999.zip is the

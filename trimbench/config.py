@@ -41,6 +41,27 @@ SPARSE_TRACKS = ("splade",)
 OWN_SHAPE_TRACKS = {"electra": "trimbench.truncation", "splade": "trimbench.splade_config"}
 
 
+#: settings that only one objective reads: left out of the other's params, so that adding an
+#: objective's settings (with defaults) does not re-trigger the other's trained models
+OBJECTIVE_ONLY_SETTINGS = {
+    "mnrl": ("scale", "n_dims_per_step", "kl_temperature", "kl_div_weight"),
+    "angle": ("angle", "ese"),
+}
+
+
+def variant_train_settings(exp: dict, method: str) -> dict:
+    """The ``train`` settings one variant's training uses: the other objective's dropped, and
+    ``precision_by_method`` resolved into ``precision`` (so a method's params change only when its
+    own precision does)."""
+    train = exp["train"]
+    unused = {key for objective, keys in OBJECTIVE_ONLY_SETTINGS.items() if objective != exp["objective"]
+              for key in keys} | {"precision_by_method"}
+    settings = {key: value for key, value in train.items() if key not in unused}
+    if "precision" in settings:
+        settings["precision"] = train.get("precision_by_method", {}).get(method, settings["precision"])
+    return settings
+
+
 class ConfigError(ValueError):
     """A problem with the configuration, the registries or a file they name."""
 
@@ -190,6 +211,41 @@ def _check_dataset(name: str, entry: dict, workdir: Path) -> None:
     for key, location in files.items():
         if not location.startswith(("http://", "https://")) and not resolve_path(location, workdir).is_file():
             raise ConfigError(f"config key {where}.{files_key}.{key}: local file '{location}' does not exist")
+    check_trec_files(name, entry, workdir)
+
+
+def check_trec_files(name: str, entry: dict, workdir: Path) -> None:
+    """A dataset's TREC topics / qrels file exists, or the dataset says where to download it."""
+    for key in ("topics", "qrels"):
+        if entry.get(key) and not entry.get(f"{key}_url") and not resolve_path(entry[key], workdir).is_file():
+            raise ConfigError(f"config key datasets.{name}.{key}: file '{entry[key]}' does not exist "
+                              f"(or give datasets.{name}.{key}_url to download it)")
+
+
+def corpus_key(entry: dict) -> tuple | None:
+    """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
+    Tevatron corpora: hub or local folder; in smoke mode the hub's stand-in, written from the
+    contract with the entry's rows and seed); None where it does (builders)."""
+    if entry.get("builder"):
+        return None
+    if entry["source"] == "hub":
+        standin = (entry.get("standin_rows"), entry.get("seed")) if entry.get("standin") else None
+        return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"),
+                entry.get("corpus_revision"), standin)
+    if entry["source"] == "local":
+        return ("local", entry["path"], entry.get("format") or "beir")
+    return None
+
+
+def shared_corpora(exp: dict, datasets: dict) -> dict[str, str]:
+    """Each evaluation dataset -> the first one with the same corpus (itself where none): MS MARCO
+    dev, DL19 and DL20 encode (or index) and search one corpus."""
+    first: dict = {}
+    out = {}
+    for ds in exp["evaluation"]["datasets"]:
+        key = corpus_key(datasets[ds])
+        out[ds] = ds if key is None else first.setdefault(key, ds)
+    return out
 
 
 def _check_model_paths(name: str, entry: dict, workdir: Path) -> None:
@@ -245,6 +301,10 @@ def _check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Mode
         raise ConfigError(f"config key {where}.methods: starbucks-2dmse is trained on retrieval groups: tracks "
                           f"{list(GROUP_TRAINED_TRACKS)} only")
     _check_objective(where, exp, datasets, shape, bool(trained))
+    stray = [m for m in exp["train"]["precision_by_method"] if m not in exp["methods"]]
+    if stray:
+        raise ConfigError(f"config key {where}.train.precision_by_method: {stray} are not among the experiment's "
+                          f"methods {exp['methods']}")
     for ds in exp["evaluation"]["datasets"]:
         if ds not in datasets:
             raise _unknown("dataset", ds, datasets, f"{where}.evaluation.datasets")
@@ -310,6 +370,11 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
             raise _unknown("model", negatives[key], config["models"], f"{where}.retrieval.negatives.{key}")
     if exp["track"] in GROUP_TRAINED_TRACKS and negatives["miner"] == "dense" and negatives["model"] is None:
         raise ConfigError(f"config key {where}.retrieval.negatives.model: the dense miner needs a model")
+    train_ds = exp["train"].get("dataset")
+    if exp["track"] in GROUP_TRAINED_TRACKS and negatives["miner"] == "dataset" and train_ds in config["datasets"] \
+            and config["datasets"][train_ds].get("format") != "tevatron":
+        raise ConfigError(f"config key {where}.retrieval.negatives.miner: 'dataset' takes the training dataset's "
+                          f"own negatives, and dataset '{train_ds}' has none (only format tevatron carries them)")
     reference = exp["reference"]["dataset"]
     if reference is not None and reference not in evaluation["datasets"] + [settings["average_name"]]:
         raise ConfigError(f"config key {where}.reference.dataset: '{reference}' is not an evaluation dataset")
@@ -467,6 +532,8 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
         if exp["model"] in config["models"] and exp["model"] not in shapes:
             shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
         _check_experiment(name, exp, config, shapes)
+        if exp["track"] in RETRIEVAL_TRACKS:
+            exp["_corpus_of"] = shared_corpora(exp, config["datasets"])
         exp["_depth"] = shapes[exp["model"]].layers
         exp["_width"] = shapes[exp["model"]].dim
     for name, exp in own_shape.items():

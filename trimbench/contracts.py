@@ -23,6 +23,7 @@ import yaml
 
 from trimbench.columns import (
     HOMEDEPOT_COLUMNS,
+    HOMEDEPOT_KEYS,
     KIND_COLUMNS,
     NUMERIC_COLUMNS,
     WORD_COLUMNS,
@@ -58,14 +59,33 @@ def contract_path(repo_id: str) -> Path:
 
 
 def dtype(spec) -> str:
-    """A feature's type: a ``datasets`` Value dtype, or ``class_label``."""
+    """A feature's type: a ``datasets`` Value dtype, ``class_label``, or a list of structs in arrow's
+    notation (``list<struct<docid: string, ...>>``)."""
     if isinstance(spec, str):
         return spec
+    if "list" in spec:
+        return f"list<struct<{', '.join(f'{name}: {dtype(inner)}' for name, inner in spec['list'].items())}>>"
     return "class_label" if "class_label" in spec else spec["dtype"]
+
+
+def fields(spec) -> dict | None:
+    """The fields of a list-of-structs feature (``{list: {field: type, ...}}``); None for any other."""
+    return spec["list"] if isinstance(spec, dict) and "list" in spec else None
+
+
+def _known_type(spec) -> bool:
+    if fields(spec) is not None:
+        return isinstance(spec["list"], dict) and bool(spec["list"]) and all(map(_known_type, spec["list"].values()))
+    return isinstance(spec, str | dict) and dtype(spec) in TEXT_DTYPES + NUMBER_DTYPES + ("class_label",)
 
 
 def class_names(spec) -> list[str] | None:
     return spec["class_label"] if isinstance(spec, dict) and "class_label" in spec else None
+
+
+def text_values(spec) -> list[str] | None:
+    """The values a text feature takes, where the contract lists them (``{dtype: string, values: [...]}``)."""
+    return list(spec["values"]) if isinstance(spec, dict) and "values" in spec else None
 
 
 def value_range(spec) -> list[float] | None:
@@ -228,7 +248,7 @@ def _validate(raw, path: Path, repo_id: str) -> None:
 
 def _validate_features(features: dict, where: str, fail) -> None:
     for feature, spec in features.items():
-        if dtype(spec) not in TEXT_DTYPES + NUMBER_DTYPES + ("class_label",):
+        if not _known_type(spec):
             fail(f"{where} feature '{feature}': unknown type {spec!r}")
         if text_values(spec) is not None and not (is_text(spec) and text_values(spec)):
             fail(f"{where} feature '{feature}': 'values' lists the values of a text feature")
@@ -266,7 +286,7 @@ def hub_repos(entry: dict) -> list[tuple[str, str | None]]:
         return []
     if entry["kind"] == "retrieval" and entry.get("builder") != "homedepot":
         if entry.get("format", "beir") == "tevatron":
-            return [(entry["id"], "revision"), (f"{entry['id']}-corpus", None)]
+            return [(entry["id"], "revision"), (f"{entry['id']}-corpus", "corpus_revision")]
         return [(entry["id"], "revision"), (f"{entry['id']}-qrels", "qrels_revision")]
     return [(entry["id"], "revision")]
 
@@ -302,6 +322,8 @@ def check_dataset(name: str, entry: dict, used_splits: dict[str, str]) -> None:
     if entry["kind"] == "retrieval" and entry.get("builder") != "homedepot":
         if entry.get("format", "beir") == "beir":
             _check_beir(where, entry, used_splits)
+        else:
+            _check_tevatron(where, entry, used_splits)
         return
     contract = load(entry["id"])
     revision = entry.get("revision")
@@ -334,10 +356,10 @@ def check_dataset(name: str, entry: dict, used_splits: dict[str, str]) -> None:
 def _check_columns(where: str, entry: dict, features: dict, described: str) -> None:
     if entry.get("builder") == "homedepot":
         mapping = {ours: entry["columns"].get(ours, theirs) for ours, theirs in HOMEDEPOT_COLUMNS.items()}
-        numeric = ("relevance",)
+        numeric, keys = ("relevance",), HOMEDEPOT_KEYS
     else:
         mapping = {ours: entry["columns"].get(ours, ours) for ours in KIND_COLUMNS[entry["kind"]]}
-        numeric = NUMERIC_COLUMNS
+        numeric, keys = NUMERIC_COLUMNS, ()
     for ours, theirs in mapping.items():
         if theirs not in features:
             raise Mismatch(f"{where}.columns.{ours}", f"'{theirs}' is not a feature of {described}; its features: "
@@ -345,7 +367,7 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
         text = is_text(features[theirs])
         if ours == "label" and entry["kind"] == "pair-class":  # integers or mapped values: checked below
             continue
-        if text == (ours in numeric):
+        if ours not in keys and text == (ours in numeric):
             wanted = "a number" if ours in numeric else "text"
             raise Mismatch(f"{where}.columns.{ours}", f"feature '{theirs}' of {described} is "
                                                       f"{dtype(features[theirs])}; '{ours}' needs {wanted}; its "
@@ -471,6 +493,22 @@ def _check_beir(where: str, entry: dict, used_splits: dict[str, str]) -> None:
                            f"split '{split}' (our '{ours}', read by {used_by}) has no judgements in "
                            f"{qrels.label(entry.get('qrels_revision'))}: no {split}.tsv; its files: "
                            f"{', '.join(sorted(files))}")
+
+
+def _check_tevatron(where: str, entry: dict, used_splits: dict[str, str]) -> None:
+    """Tevatron's repositories are read as files (trimbench/beir.py): ``<split>.jsonl.gz`` of the
+    query repository for every split read, ``corpus.jsonl.gz`` of ``<id>-corpus``."""
+    reads = [(f"{entry['id']}-corpus", "corpus_revision", "corpus.jsonl.gz", f"{where}.id", "the corpus")]
+    if not (entry.get("topics") or entry.get("topics_url")) or not (entry.get("qrels") or entry.get("qrels_url")):
+        reads += [(entry["id"], "revision", f"{source_split(entry, ours)}.jsonl.gz", _split_key(where, entry, ours),
+                   f"our split '{ours}', read by {used_by}") for ours, used_by in used_splits.items()]
+    for repo, revision_key, filename, key, role in reads:
+        contract = load(repo)
+        if contract is not None and contract.describes(entry.get(revision_key)):
+            files = contract.files(entry.get(revision_key))
+            if filename not in files:
+                raise Mismatch(key, f"{contract.label(entry.get(revision_key))} has no {filename} ({role}); its "
+                                    f"files: {', '.join(sorted(files))}")
 
 
 def check_files(key: str, repo_id: str, revision: str | None, filename: str) -> None:

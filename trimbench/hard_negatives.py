@@ -134,11 +134,27 @@ def hard_negative_triplets(split: RetrievalSplit, rows: Iterator[dict], ce: Cros
 
 
 def mined_triplets(split: RetrievalSplit, mined: list[dict], seed: int, max_samples: int | None) -> pd.DataFrame:
-    """(query, positive, negative) from the retrieval track's mined negatives (one draw per query)."""
-    from trimbench.retrieval import training_groups
+    """(query, positive, negative) from the retrieval track's mined negatives, drawn once per query
+    by seed so the triplets are one cached file (the seed rotates them per epoch: README).
 
-    frame = training_groups(split, mined, group_size=2, seed=seed, max_samples=max_samples)
-    return frame.rename(columns={"negative_1": "negative"})
+    The positive is drawn from the query's judged positives and the negative from its mined ones
+    (a random corpus passage when it has none)."""
+    rng = np.random.default_rng(seed)
+    text = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
+    query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
+    all_ids = list(text)
+    rows = []
+    for row in mined:
+        if not row["positives"] or row["query_id"] not in query_text:
+            continue
+        positive = row["positives"][int(rng.integers(len(row["positives"])))]
+        pool = [n["doc_id"] for n in row["negatives"]]
+        if not pool:
+            banned = set(row["positives"])
+            pool = [d for d in rng.choice(all_ids, size=min(len(all_ids), 12), replace=False) if d not in banned]
+        pick = rng.choice(len(pool), size=1, replace=False)[0]
+        rows.append({"query": query_text[row["query_id"]], "positive": text[positive], "negative": text[pool[pick]]})
+    return _subsample(pd.DataFrame(rows), max_samples, seed)
 
 
 def _subsample(frame: pd.DataFrame, max_samples: int | None, seed: int) -> pd.DataFrame:

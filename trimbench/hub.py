@@ -34,12 +34,23 @@ from trimbench import contracts
 from trimbench.columns import WORD_COLUMNS
 from trimbench.data import DataError, is_url, lee_ict
 
-#: what each feature of a BEIR stand-in holds: the corpus, queries and judgements share ids
-_BEIR_ROLES = {
+#: what each feature of a BEIR or Tevatron stand-in holds: the corpus, queries and judgements share
+#: ids (a Tevatron query's positive passage is the corpus passage of its id, its negatives the next ones)
+_SHARED_ID_ROLES = {
     "beir-corpus": {"_id": "id", "title": "empty", "text": "positive"},
     "beir-queries": {"_id": "id", "text": "anchor"},
     "beir-qrels": {"query-id": "id", "corpus-id": "id", "score": "one"},
+    "tevatron-corpus": {"docid": "id", "title": "empty", "text": "positive"},
+    "tevatron-queries": {"query_id": "id", "query": "anchor", "positive_passages": "positive-passages",
+                         "negative_passages": "negative-passages"},
 }
+#: layouts whose splits share the ids out between them (no query judged in two splits)
+_SHARED_OUT = ("beir-qrels", "tevatron-queries")
+#: product search (bstds/home_depot): each row searches for a product drawn with repeats, as several
+#: rows of the real table search for one entity id; these features are the product's pool row
+_PRODUCT_ROLES = {"product-search": {"entity_id": "id", "query": "anchor", "description": "positive"}}
+#: Tevatron's sampled BM25 negatives per MS MARCO training query (build_train.py --n_sample 30)
+TEVATRON_NEGATIVES = 30
 _ID_NAMES = ("_id", "id", "idx", "qid", "pid")
 
 
@@ -56,6 +67,13 @@ class Hub:
     def file(self, repo_id: str, revision: str | None, filename: str) -> str:
         """A file of a dataset repository at a revision, as an fsspec URL ``datasets`` reads."""
         return f"hf://datasets/{repo_id}@{quote(revision or 'main', safe='')}/{filename}"
+
+    def download(self, repo_id: str, revision: str | None, filename: str) -> Path:
+        """A file of a dataset repository at a revision on local disk, downloaded once into the hub
+        cache: for a reader streaming a large file line by line (Tevatron's JSON lines)."""
+        from huggingface_hub import hf_hub_download
+
+        return Path(hf_hub_download(repo_id=repo_id, filename=filename, repo_type="dataset", revision=revision))
 
 
 class Standin:
@@ -81,6 +99,14 @@ class Standin:
 
     def file(self, repo_id: str, revision: str | None, filename: str) -> str:
         return str(self.repo(repo_id, revision) / filename)
+
+    def download(self, repo_id: str, revision: str | None, filename: str) -> Path:
+        path = self.repo(repo_id, revision) / filename
+        if not path.is_file():  # on the hub: huggingface_hub's EntryNotFoundError
+            contract = contracts.load(repo_id)
+            raise DataError(f"'{filename}' is not a file of {contract.label(revision)}; its files: "
+                            f"{', '.join(sorted(contract.files(revision)))}")
+        return path
 
 
 @contextmanager
@@ -148,7 +174,7 @@ def write_repo(repo_id: str, revision: str | None, root: Path, rows: int, seed: 
             if path is None:
                 path = f"{config}/{split}-00000-of-00001.parquet"
                 declared.setdefault(config, []).append({"split": split, "path": path})
-            _write(folder / path, _rows(spec, split, index, rows, pool), spec["features"])
+            _write(folder / path, _rows(spec, split, index, rows, pool, seed), spec["features"])
     if declared:
         card = {"configs": [{"config_name": name, "data_files": files} for name, files in declared.items()]}
         (folder / "README.md").write_text(f"---\n{json.dumps(card, indent=1)}\n---\n", encoding="utf-8")
@@ -219,32 +245,58 @@ def _is_id(name: str) -> bool:
     return name in _ID_NAMES or name.endswith(("_id", "-id"))
 
 
-def _rows(spec: dict, split: str, index: int, rows: int, pool: pd.DataFrame) -> dict[str, list]:
+def _rows(spec: dict, split: str, index: int, rows: int, pool: pd.DataFrame, seed: int) -> dict[str, list]:
     """The columns of one split: row ``g`` of the split takes the pool's row ``g`` (splits take
-    consecutive slices); a BEIR corpus and its queries have ``rows`` rows sharing ids with the
-    judgements, which the qrels splits share out between them (no query judged in two splits)."""
+    consecutive slices); a BEIR or Tevatron corpus and its queries have ``rows`` rows sharing ids
+    with the judgements, which the qrels (Tevatron: query) splits share out between them (no query
+    judged in two splits); a product-search row's product features take the pool row of a product
+    drawn (with the seed) from a third as many products as rows."""
     features, layout = spec["features"], spec.get("layout")
-    if layout in _BEIR_ROLES:
-        numbers = range(min(len(pool), rows))
-        if layout == "beir-qrels":
+    documents = min(len(pool), rows)
+    if layout in _SHARED_ID_ROLES:
+        numbers = range(documents)
+        if layout in _SHARED_OUT:
             numbers = [g for g in numbers if g % len(spec["splits"]) == index]
-        roles = _BEIR_ROLES[layout]
+        roles = _SHARED_ID_ROLES[layout]
     else:
         count = min(rows, spec["splits"][split] or rows)
         numbers, roles = range(index * count, index * count + count), {}
-    return _columns(features, numbers, roles, pool)
+    if layout in _PRODUCT_ROLES:
+        roles = _PRODUCT_ROLES[layout]
+        products = np.random.default_rng([seed, index]).integers(0, max(2, len(numbers) // 3), len(numbers))
+        texts = _free_texts(features)
+        return {name: [_value(name, feature, roles.get(name), texts, int(p) if name in roles else g, pool, documents)
+                       for g, p in zip(numbers, products, strict=True)] for name, feature in features.items()}
+    return _columns(features, numbers, roles, pool, documents)
 
 
-def _columns(features: dict, numbers, roles: dict, pool: pd.DataFrame) -> dict[str, list]:
+def _free_texts(features: dict) -> list[str]:
+    """The text features a stand-in fills with the pool's sentences (not ids, not listed values)."""
+    return [name for name, feature in features.items()
+            if contracts.is_text(feature) and not _is_id(name) and contracts.text_values(feature) is None]
+
+
+def _columns(features: dict, numbers, roles: dict, pool: pd.DataFrame, documents: int = 0) -> dict[str, list]:
     """Row ``g`` of each column for every ``g`` in ``numbers``: free text from the pool's row ``g``,
     a listed value or a number from ``g``."""
-    texts = [name for name, feature in features.items()
-             if contracts.is_text(feature) and not _is_id(name) and contracts.text_values(feature) is None]
-    return {name: [_value(name, feature, roles.get(name), texts, g, pool) for g in numbers]
+    texts = _free_texts(features)
+    return {name: [_value(name, feature, roles.get(name), texts, g, pool, documents) for g in numbers]
             for name, feature in features.items()}
 
 
-def _value(name: str, feature, role: str | None, texts: list[str], g: int, pool: pd.DataFrame):
+def _value(name: str, feature, role: str | None, texts: list[str], g: int, pool: pd.DataFrame, documents: int):
+    fields = contracts.fields(feature)
+    if fields is not None:  # a list of structs: passages of the shared corpus, else one item of the row's own
+        if role == "positive-passages":
+            numbers = [g]
+        elif role == "negative-passages":
+            numbers = [(g + step) % documents for step in range(1, min(TEVATRON_NEGATIVES, documents - 1) + 1)]
+        else:
+            numbers, role = [g], None
+        corpus_roles = _SHARED_ID_ROLES["tevatron-corpus"] if role else {}
+        inner = [field for field, spec in fields.items() if contracts.is_text(spec) and not _is_id(field)]
+        return [{field: _value(field, spec, corpus_roles.get(field), inner, d, pool, documents)
+                 for field, spec in fields.items()} for d in numbers]
     text = contracts.is_text(feature)
     if role == "id" or (role is None and _is_id(name)):
         return str(g) if text else g
@@ -270,14 +322,24 @@ def _value(name: str, feature, role: str | None, texts: list[str], g: int, pool:
     return low + (high - low) * ((g * 7) % 11) / 10
 
 
+def _feature_type(spec):
+    """The ``datasets`` feature type of a contract's feature (a list of structs is ``[{field: type}]``)."""
+    import datasets
+
+    fields = contracts.fields(spec)
+    if fields is not None:
+        return [{field: _feature_type(inner) for field, inner in fields.items()}]
+    names = contracts.class_names(spec)
+    return datasets.ClassLabel(names=names) if names else datasets.Value(contracts.dtype(spec))
+
+
 def _write(path: Path, columns: dict[str, list], features: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     name = path.name
     if name.endswith(".parquet"):
         import datasets
 
-        types = {column: datasets.ClassLabel(names=contracts.class_names(spec)) if contracts.class_names(spec)
-                 else datasets.Value(contracts.dtype(spec)) for column, spec in features.items()}
+        types = {column: _feature_type(spec) for column, spec in features.items()}
         datasets.Dataset.from_dict(columns, features=datasets.Features(types)).to_parquet(str(path))
     elif name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz")):
         lines = "".join(json.dumps(dict(zip(columns, values, strict=True))) + "\n" for values in zip(*columns.values(),

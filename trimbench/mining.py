@@ -1,13 +1,14 @@
 """Hard-negative mining: BM25 (pyserini's Lucene index) or a dense model (faiss), then an
-optional cross-encoder false-negative filter.
+optional cross-encoder false-negative filter; or the training dataset's own negatives.
 
 Output, one JSON line per training query::
 
     {"query_id": ..., "positives": [doc ids], "negatives": [{"doc_id": ..., "score": ...}, ...]}
 
-``negatives`` are the top ``depth`` hits that are not judged positive, best first, at most
+Mined ``negatives`` are the top ``depth`` hits that are not judged positive, best first, at most
 ``keep`` of them. Queries are searched in blocks and written as they come, so memory stays flat
-in the number of queries; the BM25 index lives on disk.
+in the number of queries; the BM25 index lives on disk. A dataset's own negatives (Tevatron's
+``negative_passages``) are written in its order, with no score, its positives in its order too.
 """
 
 from __future__ import annotations
@@ -47,6 +48,18 @@ def _rows(split: RetrievalSplit, hits_per_block, keep: int, block: int) -> Itera
             yield {"query_id": query_id, "positives": sorted(positives),
                    "negatives": negatives_from_hits(hits, positives, keep)}
         log.info("mined %d / %d queries", min(start + block, len(query_ids)), len(query_ids))
+
+
+def dataset_negatives(split: RetrievalSplit) -> Iterator[dict]:
+    """The rows of a split that carries its own negatives per query (``split.negatives``)."""
+    if split.negatives is None:
+        raise ValueError("the training split has no negatives of its own (only format tevatron carries them): "
+                         "mine them (retrieval.negatives.miner bm25 or dense)")
+    positives = split.qrels[split.qrels["relevance"] > 0].groupby("query_id", sort=False)["doc_id"].agg(list)
+    negatives = split.negatives.groupby("query_id", sort=False)["doc_id"].agg(list)
+    for query_id in split.queries["query_id"]:
+        yield {"query_id": query_id, "positives": positives.get(query_id, []),
+               "negatives": [{"doc_id": doc_id, "score": None} for doc_id in negatives.get(query_id, [])]}
 
 
 def bm25_index(split: RetrievalSplit, index_dir: Path, threads: int) -> None:
@@ -132,6 +145,12 @@ def write_rows(rows: Iterator[dict], path: Path) -> int:
     return count
 
 
-def read_rows(path: Path) -> list[dict]:
+def iter_rows(path: Path) -> Iterator[dict]:
     with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def read_rows(path: Path) -> list[dict]:
+    return list(iter_rows(path))

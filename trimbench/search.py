@@ -171,11 +171,21 @@ def encode_retrieval_set(model, split, layers: list[int], max_dim: int, folder: 
     default = model.max_seq_length
     model.max_seq_length = p_max or default
     encode_to_memmap(model, doc_texts(split.corpus), layers, max_dim, folder / "docs.npy", batch_size, chunk_size)
-    model.max_seq_length = q_max or default
-    queries = encode_layers(model, list(split.queries["text"]), layers, batch_size=batch_size, max_dim=max_dim)
     model.max_seq_length = default
-    np.save(folder / "queries.npy", queries.astype(np.float16))
-    return {"docs": len(split.corpus), "queries": len(split.queries)}
+    return {"docs": len(split.corpus), **encode_queries(model, split.queries, layers, max_dim, folder, q_max,
+                                                          batch_size)}
+
+
+def encode_queries(model, queries: pd.DataFrame, layers: list[int], max_dim: int, folder: Path, q_max: int | None,
+                   batch_size: int) -> dict:
+    """A split's queries alone into ``folder/queries.npy`` (its documents are another split's)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    default = model.max_seq_length
+    model.max_seq_length = q_max or default
+    array = encode_layers(model, list(queries["text"]), layers, batch_size=batch_size, max_dim=max_dim)
+    model.max_seq_length = default
+    np.save(folder / "queries.npy", array.astype(np.float16))
+    return {"queries": len(queries)}
 
 
 def write_manifest(folder: Path, layers: list[int], max_dim: int, datasets: dict) -> None:
@@ -189,11 +199,13 @@ def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dim
     """Search every (layer, dim) cell of one dataset; score rows and (optionally) TREC run files.
 
     ``passage_layer``: documents always from that layer (the "fixed-doc" model), queries from each;
-    ``relevance_level``: see :func:`evaluate_run`.
+    ``relevance_level``: see :func:`evaluate_run`. Datasets over one corpus (MS MARCO dev, DL19,
+    DL20) share its encoding: the manifest names the dataset whose folder holds it (``docs_of``).
     """
     manifest = json.loads((embedding_dir / "manifest.json").read_text())
     held = manifest["layers"]
-    docs = np.load(embedding_dir / dataset / "docs.npy", mmap_mode="r")
+    docs_of = manifest["datasets"].get(dataset, {}).get("docs_of", dataset)
+    docs = np.load(embedding_dir / docs_of / "docs.npy", mmap_mode="r")
     queries = np.load(embedding_dir / dataset / "queries.npy")
     missing = sorted(set(layers + ([passage_layer] if passage_layer else [])) - set(held))
     if missing or docs.shape[1] != len(split.corpus) or queries.shape[1] != len(split.queries):

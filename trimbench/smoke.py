@@ -47,8 +47,8 @@ def apply(config: dict) -> dict:
             entry["standin"] = True
             entry["standin_rows"] = settings["standin_rows"]
             # The stand-in has its own queries and judgements; TREC files would name other ones.
-            entry.pop("topics", None)
-            entry.pop("qrels", None)
+            for key in ("topics", "qrels", "topics_url", "qrels_url"):
+                entry.pop(key, None)
             # ...whose judgements are all 1: a TREC DL level of 2 would leave nothing relevant.
             entry["relevance_level"] = 1
             if entry.get("holdout") and entry["holdout"]["size"] >= 1:
@@ -87,6 +87,7 @@ def apply(config: dict) -> dict:
         train["logging_steps"] = 1
         # fp16 needs a GPU; the CPU stand-in runs the same trainer in fp32.
         train["precision"] = "fp32"
+        train["precision_by_method"] = {}
         exp["evaluation"]["max_seq_length"] = settings["max_seq_length"]
         if exp["track"] in ("2dmse-retrieval", "homedepot"):  # short texts, small groups, few hits
             retrieval = exp["retrieval"]

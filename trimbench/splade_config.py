@@ -10,7 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trimbench.config import RETRIEVAL_METRICS, ConfigError, _unknown, model_shape, resolve_path
+from trimbench.config import (
+    RETRIEVAL_METRICS,
+    ConfigError,
+    _unknown,
+    check_trec_files,
+    model_shape,
+    resolve_path,
+    shared_corpora,
+)
 from trimbench.contracts import has_mlm_head
 from trimbench.models import local_folder
 
@@ -34,27 +42,6 @@ def table_columns(exp: dict) -> list[tuple[str, str]]:
     datasets = list(evaluation["datasets"]) + ([evaluation["average_name"]] if evaluation["average_over"] else [])
     columns = [(ds, m) for ds in datasets for m in evaluation["metrics"]]
     return columns + [(evaluation["datasets"][0], m) for m in SPARSITY_METRICS]
-
-
-def corpus_key(entry: dict) -> tuple | None:
-    """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
-    Tevatron corpora: hub or local folder); None where it does (the Lee builders, stand-ins)."""
-    if entry["source"] == "hub":
-        return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"))
-    if entry["source"] == "local":
-        return ("local", entry["path"])
-    return None
-
-
-def shared_corpora(exp: dict, datasets: dict) -> dict[str, str]:
-    """Each evaluation dataset -> the first one with the same corpus (itself where none): MS MARCO
-    dev, DL19 and DL20 search one encoded and indexed corpus."""
-    first: dict = {}
-    out = {}
-    for ds in exp["evaluation"]["datasets"]:
-        key = corpus_key(datasets[ds])
-        out[ds] = ds if key is None else first.setdefault(key, ds)
-    return out
 
 
 def _has_mlm_head(folder: Path) -> bool | None:
@@ -108,9 +95,7 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
             if datasets[ds]["source"] == "local" and not resolve_path(datasets[ds]["path"], workdir).is_dir():
                 raise ConfigError(f"config key datasets.{ds}.path: local dataset folder '{datasets[ds]['path']}' "
                                   "does not exist")
-            for key in ("topics", "qrels"):
-                if datasets[ds].get(key) and not resolve_path(datasets[ds][key], workdir).is_file():
-                    raise ConfigError(f"config key datasets.{ds}.{key}: file '{datasets[ds][key]}' does not exist")
+            check_trec_files(ds, datasets[ds], workdir)
     negatives = train["negatives"]
     for key in ("model", "cross_encoder"):
         if negatives[key] is not None and negatives[key] not in models:

@@ -338,12 +338,14 @@ def prepare_retrieval(job) -> None:
 
 def mine_negatives(job) -> None:
     from trimbench.beir import RetrievalSplit
-    from trimbench.mining import bm25_mine, cross_encoder_filter, dense_mine, write_rows
+    from trimbench.mining import bm25_mine, cross_encoder_filter, dataset_negatives, dense_mine, write_rows
 
     p = job.params
     settings = p.negatives
     split = RetrievalSplit.load(job.input.data)
-    if settings["miner"] == "bm25":
+    if settings["miner"] == "dataset":
+        rows = dataset_negatives(split)
+    elif settings["miner"] == "bm25":
         rows = bm25_mine(split, settings["depth"], settings["keep"], threads=int(job.threads))
     else:
         from trimbench.models import load_sentence_model
@@ -360,25 +362,28 @@ def mine_negatives(job) -> None:
 
 def train_retriever(job) -> None:
     from trimbench.beir import RetrievalSplit
-    from trimbench.mining import read_rows
-    from trimbench.retrieval import GroupedContrastiveLoss, training_groups
+    from trimbench.mining import iter_rows
+    from trimbench.retrieval import EpochGroups, GroupedContrastiveLoss, group_pools
     from trimbench.training import fine_tune, run_fingerprint
 
     p = job.params
     train, settings = p.train, p.settings
     model = _model_to_train(job, settings["p_max_length"])
-    frame = training_groups(RetrievalSplit.load(job.input.data), read_rows(Path(job.input.negatives)),
-                            settings["group_size"], train["seed"], train["max_samples"])
-    log.info("method %s on %d groups of %d passages", p.method, len(frame), settings["group_size"])
+    table, texts = group_pools(RetrievalSplit.load(job.input.data), iter_rows(Path(job.input.negatives)),
+                               train["max_samples"], train["seed"])
+    groups = EpochGroups(texts, settings["group_size"], train["seed"])
+    log.info("method %s on %d queries, groups of %d passages drawn afresh each epoch", p.method, len(table),
+             settings["group_size"])
     loss = GroupedContrastiveLoss(model, p.method, settings["target_dims"], settings, p.cut_dim)
     fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data, job.input.negatives])
-    fine_tune(model, frame, loss, train, Path(job.output.model), fingerprint)
+    fine_tune(model, table.with_transform(groups), loss, train, Path(job.output.model), fingerprint,
+              callbacks=[groups.callback()])
 
 
 def encode_corpus(job) -> None:
     from trimbench.beir import RetrievalSplit
     from trimbench.models import load_sentence_model
-    from trimbench.search import encode_retrieval_set, write_manifest
+    from trimbench.search import encode_queries, encode_retrieval_set, write_manifest
 
     p = job.params
     with reading(job.input.model):
@@ -386,9 +391,15 @@ def encode_corpus(job) -> None:
     with atomic_path(job.output.embeddings) as tmp:
         counts = {}
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
-            counts[dataset] = encode_retrieval_set(model, RetrievalSplit.load(folder), p.layers, p.max_dim,
-                                                   Path(tmp) / dataset, p.q_max_length, p.p_max_length,
-                                                   p.batch_size, p.chunk)
+            docs_of = p.corpus_of[dataset]
+            if docs_of == dataset:
+                counts[dataset] = encode_retrieval_set(model, RetrievalSplit.load(folder), p.layers, p.max_dim,
+                                                       Path(tmp) / dataset, p.q_max_length, p.p_max_length,
+                                                       p.batch_size, p.chunk)
+            else:  # its corpus is encoded with dataset docs_of's
+                counts[dataset] = {"docs_of": docs_of, **encode_queries(
+                    model, RetrievalSplit.read(folder, "queries"), p.layers, p.max_dim, Path(tmp) / dataset,
+                    p.q_max_length, p.batch_size)}
             log.info("encoded %s: %s", dataset, counts[dataset])
         write_manifest(Path(tmp), p.layers, p.max_dim, counts)
 
@@ -401,7 +412,10 @@ def retrieval_scores(job) -> None:
     rows = []
     with atomic_path(job.output.runs) as runs:
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
-            rows += grid_scores(Path(job.input.embeddings), dataset, RetrievalSplit.load(folder), p.layers, p.dims,
+            # doc ids only: MS MARCO's 8.8M passages need not be read to score its runs
+            split = RetrievalSplit(RetrievalSplit.read(folder, "corpus", ["doc_id"]),
+                                   RetrievalSplit.read(folder, "queries"), RetrievalSplit.read(folder, "qrels"))
+            rows += grid_scores(Path(job.input.embeddings), dataset, split, p.layers, p.dims,
                                 p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer,
                                 p.relevance_level[dataset])
     table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta)

@@ -73,7 +73,7 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
     arguments_class = arguments_class or SentenceTransformerTrainingArguments
     if "batch_sampler" in {field.name for field in dataclasses.fields(arguments_class)}:  # not plain transformers'
         overrides = {"batch_sampler": train["batch_sampler"], **overrides}
-    return arguments_class(
+    arguments = dict(
         output_dir=str(output_dir),
         num_train_epochs=train["epochs"],
         max_steps=train["max_steps"],
@@ -101,8 +101,8 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
         dataloader_pin_memory=cuda,
         dataloader_persistent_workers=workers > 0,
         use_cpu=not cuda,
-        **overrides,
     )
+    return arguments_class(**{**arguments, **overrides})
 
 
 def run_fingerprint(settings: dict, inputs: list[str | Path]) -> str:
@@ -185,9 +185,10 @@ def checkpoint_callback():
     return Checkpoints()
 
 
-def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, fingerprint: str,
+def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: str,
               trainer_class=None, arguments_class=None, callbacks=(), argument_overrides=None) -> dict:
-    """Train ``model`` on ``frame`` with ``loss`` and save it to ``output_dir``.
+    """Train ``model`` on ``frame`` (a table, or a ``datasets.Dataset``) with ``loss`` and save it
+    to ``output_dir``.
 
     Checkpoints go to ``<output_dir>.tmp/trainer/`` every ``train["checkpoint_steps"]`` steps; a
     re-run after a kill, a requeue or a retry resumes from the newest complete one when its
@@ -196,6 +197,8 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, f
     trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
     trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback;
     ``argument_overrides``: a track's own trainer arguments (SPLADE's optimiser epsilon, drop_last).
+    A dataset with a transform (rows drawn per epoch, :class:`trimbench.retrieval.EpochGroups`)
+    gets dataloader workers started afresh each epoch, so they see the epoch its callback sets.
     """
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
@@ -205,10 +208,14 @@ def fine_tune(model, frame: pd.DataFrame, loss, train: dict, output_dir: Path, f
     output_dir = Path(output_dir)
     work_dir = output_dir.with_name(output_dir.name + ".tmp")
     checkpoint = resumable_checkpoint(work_dir, fingerprint)
+    drawn_per_epoch = isinstance(frame, datasets.Dataset) and frame.format["type"] == "custom"
     trainer = (trainer_class or SentenceTransformerTrainer)(
         model=model,
-        args=training_arguments(train, work_dir / "trainer", arguments_class, **(argument_overrides or {})),
-        train_dataset=datasets.Dataset.from_pandas(frame, preserve_index=False),
+        args=training_arguments(train, work_dir / "trainer", arguments_class,
+                                **{**({"dataloader_persistent_workers": False} if drawn_per_epoch else {}),
+                                   **(argument_overrides or {})}),
+        train_dataset=frame if isinstance(frame, datasets.Dataset) else datasets.Dataset.from_pandas(
+            frame, preserve_index=False),
         loss=loss,
         callbacks=[checkpoint_callback(), *callbacks],
     )
