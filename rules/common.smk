@@ -12,10 +12,24 @@ from trimbench import truncation as tb_truncation
 from trimbench.ablations import TITLES as ABLATION_TITLES, ablation_groups
 from trimbench.models import local_folder
 
+# The config is read here, not by a `configfile:` directive: config.yaml (the embedded default)
+# only when no --configfile is given, so that a preset runs alone (several --configfile files are
+# merged in order, as Snakemake does), and every file through trimbench's reader, which names the
+# file and line of a YAML error and rejects a key given twice. Snakemake has read the --configfile
+# files already (into `config`); they are read again for those checks.
 try:
-    CONFIG = tb_config.prepare(config, Path.cwd())
+    RAW_CONFIG = tb_config.load_config(
+        workflow.config_settings.configfiles, workflow.config_settings.config
+    )
+    CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
 except tb_config.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
+# `config` as the run sees it (the report's front page lists its experiments), and config.yaml
+# among the run's config files (the report's and --archive's list) where it was read.
+config.clear()
+config.update(RAW_CONFIG)
+if not workflow.config_settings.configfiles:
+    workflow.configfiles.append(tb_config.DEFAULT_CONFIG_FILE)
 
 RESULTS = "results"
 DATASETS = CONFIG["datasets"]

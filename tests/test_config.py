@@ -200,3 +200,82 @@ def test_experiment_names_that_would_clash_with_results_folders(default, name):
     default["experiments"][name] = default["experiments"].pop("sts-v1")
     with pytest.raises(ConfigError, match=r"config key experiments"):
         prepare(default)
+
+
+# --- reading config files: duplicate keys, malformed YAML, which files make a run's config ------
+
+
+DUPLICATE_EXPERIMENT = """\
+experiments:
+  tiny-sts:
+    track: 2dmse-sts
+    model: tiny
+  tiny-sts:
+    track: 2dmse-sts
+    model: minilm
+"""
+
+
+@pytest.mark.parametrize(("text", "key", "lines"), [
+    (DUPLICATE_EXPERIMENT, "experiments.tiny-sts", (2, 5)),
+    ("datasets:\n  a: {kind: sts}\n  a: {kind: pairs}\n", "datasets.a", (2, 3)),
+    ("models:\n  m:\n    source: tiny\n    layers: 2\n    layers: 3\n", "models.m.layers", (4, 5)),
+    ("smoke: true\nexperiments: {}\nsmoke: false\n", "smoke", (1, 3)),
+    ("experiments:\n  x:\n    grid: {layers: [1], layers: [2]}\n", "experiments.x.grid.layers", (3, 3)),
+    ("datasets:\n  - {kind: sts, kind: pairs}\n", "datasets.0.kind", (2, 2)),
+])
+def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(tmp_path, text, key, lines):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        tb_config.read_config_file(path)
+    assert str(error.value).startswith(f"config file '{path}': key '{key}' is given twice, "
+                                       f"on lines {lines[0]} and {lines[1]}")
+
+
+def test_keys_that_only_look_alike_and_aliases_are_not_duplicates(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("a: &x {k: 1}\nb: *x\nc: {1: one, '1': string}\n")
+    assert tb_config.read_config_file(path) == {"a": {"k": 1}, "b": {"k": 1}, "c": {1: "one", "1": "string"}}
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    ("experiments:\n  x: [1, 2\n", "line 3, column 1", "not valid YAML: while parsing a flow sequence; did not find expected ','"),
+    ("experiments:\n\tx: 1\n", "line 2, column 1", "(a tab: YAML indents with spaces, never tabs)"),
+    ("experiments:\n  x: 1\n y: 2\n", "line 3, column 2", "not valid YAML"),
+    ("smoke: true\n# caf\xe9\n", "line 2", "not UTF-8 text (byte 0xe9); save it as UTF-8"),
+])
+def test_malformed_config_names_the_file_and_the_line(tmp_path, text, where, what):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ConfigError) as error:
+        tb_config.read_config_file(path)
+    message = str(error.value)
+    assert message.startswith(f"config file '{path}', {where}:"), message
+    assert what in message
+
+
+def test_a_config_that_is_not_a_mapping_or_missing_is_named(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match=r"config file '.*list.yaml': the top level must be a mapping"):
+        tb_config.read_config_file(path)
+    with pytest.raises(ConfigError, match=r"config file '.*absent.yaml' cannot be read: No such file"):
+        tb_config.read_config_file(tmp_path / "absent.yaml")
+
+
+def test_config_yaml_is_read_only_without_configfiles_and_configfiles_merge_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("experiments: {toy: {model: a}}\nsmoke: false\n")
+    (tmp_path / "one.yaml").write_text("experiments: {paper: {model: b, grid: {layers: [1], dims: [8]}}}\n")
+    (tmp_path / "two.yaml").write_text("experiments: {paper: {grid: {dims: [4]}}, other: {model: c}}\n")
+    assert tb_config.load_config([]) == {"experiments": {"toy": {"model": "a"}}, "smoke": False}
+    # A preset alone: config.yaml is not merged in.
+    assert tb_config.load_config(["one.yaml"], {"smoke": True}) == {
+        "experiments": {"paper": {"model": "b", "grid": {"layers": [1], "dims": [8]}}}, "smoke": True}
+    # Several files on purpose: merged key by key, later files win, as Snakemake merges them.
+    assert tb_config.load_config(["one.yaml", "two.yaml"]) == {
+        "experiments": {"paper": {"model": "b", "grid": {"layers": [1], "dims": [4]}}, "other": {"model": "c"}}}
+    (tmp_path / "config.yaml").unlink()
+    with pytest.raises(ConfigError, match=r"no config: 'config.yaml' is not in the working directory"):
+        tb_config.load_config([])

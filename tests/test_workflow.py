@@ -155,6 +155,41 @@ def test_bad_config_fails_before_any_job(workdir):
     assert not (workdir / "results").exists()
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    # The probe's A12: a second experiment block of the same name replaced the first, silently.
+    (lambda text: text + "  tiny-sts:\n    track: 2dmse-sts\n    model: minilm\n",
+     r"config.yaml': key 'experiments.tiny-sts' is given twice, on lines 29 and \d+"),
+    # A13: malformed YAML named neither the file nor the line.
+    (lambda text: text.replace("dims: [32, 16, 8]", "dims: [32, 16, 8", 1), r"config.yaml', line \d+, column \d+: "
+                                                                            r"not valid YAML"),
+    (lambda text: text.replace("    model: tiny", "\tmodel: tiny", 1), r"config.yaml', line 32, column 1: not valid "
+                                                                      r"YAML: .*\(a tab: YAML indents with spaces"),
+])
+def test_bad_config_file_fails_before_any_job_naming_file_and_line(workdir, edit, message):
+    config = workdir / "config.yaml"
+    config.write_text(edit(config.read_text()))
+    result = run_snakemake(workdir, check=False)
+    assert result.returncode != 0
+    assert re.search(r"Invalid configuration: config file '" + message, result.stdout + result.stderr), \
+        result.stdout + result.stderr
+    assert not (workdir / "results").exists()
+
+
+def test_a_preset_runs_alone_and_configs_combine_when_listed(tmp_path):
+    """--configfile replaces config.yaml (the probe: the tiny config planned 115 jobs, not 45)."""
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    tiny = str(REPO / "tests" / "configs" / "tiny.yaml")
+
+    def planned(*args):
+        output = run_snakemake(tmp_path, "-n", *args).stdout
+        return job_counts(output)["total"], set(re.findall(r"experiment=([\w.-]+)", output))
+
+    default = planned()
+    assert planned("--configfile", tiny) == (45, {"tiny-sts", "tiny-sts-v2"})
+    jobs, experiments = planned("--configfile", str(tmp_path / "config.yaml"), tiny)
+    assert experiments == default[1] | {"tiny-sts", "tiny-sts-v2"} and jobs > default[0] + 30
+
+
 def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     result = run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs" / "2dmse-sts.yaml"))
     counts = job_counts(result.stdout)
