@@ -240,7 +240,8 @@ def test_keys_that_only_look_alike_and_aliases_are_not_duplicates(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "where", "what"), [
-    ("experiments:\n  x: [1, 2\n", "line 3, column 1", "not valid YAML: while parsing a flow sequence; did not find expected ','"),
+    ("experiments:\n  x: [1, 2\n", "line 3, column 1",
+     "not valid YAML: while parsing a flow sequence; did not find expected ','"),
     ("experiments:\n\tx: 1\n", "line 2, column 1", "(a tab: YAML indents with spaces, never tabs)"),
     ("experiments:\n  x: 1\n y: 2\n", "line 3, column 2", "not valid YAML"),
     ("smoke: true\n# caf\xe9\n", "line 2", "not UTF-8 text (byte 0xe9); save it as UTF-8"),
