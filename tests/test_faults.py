@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -293,3 +294,29 @@ def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_
     assert message in log and "Traceback" not in log, log
     assert f"rule prepare_data: {message}" in result.stdout + result.stderr
     assert not (workdir / "results/data/local-sts").exists() and not (workdir / "results/tiny-sts/scores").exists()
+
+
+# --- recovering from a killed snakemake: the steps README "Surviving faults" gives -----------------
+
+
+@pytest.mark.workflow
+def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
+    """SIGKILL to snakemake and its job (a login session lost) just after the job renamed its
+    complete output into place: the lock is left, and Snakemake's marker calls the output
+    incomplete. The README's recovery, `snakemake --unlock` then the same command again, must
+    finish the run (the probe's kills 5-7 needed --rerun-incomplete as well)."""
+    workdir = tiny_config(tmp_path)
+    target = "results/tiny-sts/scores/pretrained.parquet"
+    run = held_run(workdir, "encode_texts:committed", target)
+    held_pid(run, workdir / "results/logs/encode_texts/tiny-sts/pretrained.log")
+    os.killpg(run.pid, signal.SIGKILL)
+    run.communicate(timeout=60)
+    assert list((workdir / ".snakemake" / "locks").iterdir()), "the kill left no lock"
+    assert any((workdir / ".snakemake" / "incomplete").rglob("*")), "the kill left no incomplete marker"
+    locked = run_snakemake(workdir, target, check=False)
+    assert locked.returncode != 0 and "Directory cannot be locked" in locked.stdout + locked.stderr
+    run_snakemake(workdir, "--unlock")
+    result = run_snakemake(workdir, target, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert (workdir / target).is_file()
+    assert [p.name for p in (workdir / "results/tiny-sts/embeddings").iterdir()] == ["pretrained"]
