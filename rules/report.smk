@@ -111,7 +111,7 @@ rule scoreboard:
     output:
         csv=f"{RESULTS}/scoreboard/status.csv",
         markdown=f"{RESULTS}/scoreboard/status.md",
-        # Included at the top of the report's front page (report/workflow.rst).
+        # The report's first result (its front page, report/workflow.rst, points to it).
         html=report(
             f"{RESULTS}/scoreboard/status.html",
             caption="../report/status.rst",
