@@ -66,6 +66,12 @@ def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
 
 
+def experiment_settings(wildcards):
+    """The experiment's config as a view's param: without the logging-only settings, so that
+    changing those re-runs nothing (trimbench.config.tracked)."""
+    return tb_config.tracked(experiment(wildcards))
+
+
 def experiment_track(wildcards):
     """The report groups results by track (category), then experiment (subcategory)."""
     return experiment(wildcards)["track"]

@@ -131,7 +131,7 @@ rule scoreboard:
         "../envs/report.yaml"
     params:
         names=list(EXPERIMENTS),
-        configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
         figure_caption="Quality against cost on {}, every variant of every experiment; the "
         "Pareto front in black ({}).".format(*HEADLINE_PARETO),
@@ -165,7 +165,7 @@ rule pareto:
     params:
         figures=PARETO_FIGURES,
         names=list(EXPERIMENTS),
-        configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
     script:
         "../scripts/pareto.py"

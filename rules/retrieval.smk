@@ -85,8 +85,9 @@ rule train_retriever:
         cut_layers=lambda wc: variant(wc).cut_layers,
         cut_dim=lambda wc: variant(wc).cut_dim,
         pooling=lambda wc: experiment(wc)["pooling"],
-        train=train_settings,
+        train=lambda wc: tb_config.tracked(train_settings(wc)),
         settings=lambda wc: experiment(wc)["retrieval"],
+        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
     script:
         "../scripts/train_retriever.py"
 
@@ -240,7 +241,7 @@ rule homedepot_table:
     conda:
         "../envs/report.yaml"
     params:
-        config=experiment,
+        config=experiment_settings,
     script:
         "../scripts/homedepot_table.py"
 
@@ -266,7 +267,7 @@ rule homedepot_figure:
     conda:
         "../envs/report.yaml"
     params:
-        config=experiment,
+        config=experiment_settings,
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
         "../scripts/homedepot_figure.py"
@@ -296,7 +297,8 @@ rule retrieval_ablation:
         "../envs/report.yaml"
     params:
         configs=lambda wc: [
-            EXPERIMENTS[name] for name in retrieval_ablation_groups(wc.track)[wc.group]
+            tb_config.tracked(EXPERIMENTS[name])
+            for name in retrieval_ablation_groups(wc.track)[wc.group]
         ],
         dataset=lambda wc: ablation_base(wc)["reference"]["dataset"]
         or ablation_base(wc)["evaluation"]["datasets"][0],

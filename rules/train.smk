@@ -28,8 +28,9 @@ rule train_model:
         objective=lambda wc: experiment(wc)["objective"],
         semantics=lambda wc: experiment(wc)["semantics"],
         dims=lambda wc: experiment(wc)["grid"]["dims"],
-        train=train_settings,
+        train=lambda wc: tb_config.tracked(train_settings(wc)),
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
+        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
     script:
         "../scripts/train_model.py"
 

@@ -94,6 +94,22 @@ def test_changed_evaluation_settings_rerun_evaluation_not_training(finished, tmp
     assert "train_model" not in counts and "encode_texts" not in counts
 
 
+def test_changed_logging_settings_rerun_nothing_and_reach_the_job(finished, tmp_path):
+    """The probe: logging_steps 1 -> 2 (what the trainer logs) re-ran all five train_model jobs."""
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    config["experiments"]["tiny-sts"]["train"]["logging_steps"] = 2
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    assert "Nothing to be done" in run_snakemake(finished, "-n", "--configfile", str(changed)).stdout
+    # ... and the trainer still gets it: retrained (in a copy), the model logs every second step.
+    copy = tmp_path / "copy"
+    shutil.copytree(finished, copy, symlinks=True)
+    forced = run_snakemake(copy, "--configfile", str(changed), "-f", "results/tiny-sts/models/full")
+    assert job_counts(forced.stdout + forced.stderr) == {"train_model": 1, "total": 1}
+    log = (copy / "results/logs/train_model/tiny-sts/full.log").read_text().split("rule train_model started")[-1]
+    assert log.count("'loss':") == 1, log  # 3 steps: logged at step 2 only
+
+
 def test_no_op_rerun(finished):
     assert "Nothing to be done" in run_snakemake(finished, "-n").stdout
 

@@ -11,6 +11,7 @@ import difflib
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 import yaml
@@ -36,6 +37,33 @@ SPARSE_TRACKS = ("splade",)
 #: tracks whose experiments have their own shape (runs, not variants) and the module whose
 #: ``check_experiment`` checks them; imported when used (those modules import this one)
 OWN_SHAPE_TRACKS = {"electra": "trimbench.truncation", "splade": "trimbench.splade_config"}
+
+
+#: settings that change what a job logs, never what it makes: kept out of the params Snakemake
+#: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
+LOGGING_ONLY_SETTINGS = ("logging_steps",)
+
+def untracked(**sections: dict) -> SimpleNamespace:
+    """The rule param ``untracked``, which Snakemake's params trigger does not compare:
+    ``{param: {setting: value}}`` for the :data:`LOGGING_ONLY_SETTINGS` of each named param's
+    settings; :func:`trimbench.rules.job_from_snakemake` merges them back into those params.
+
+    The trigger compares params of plain Python types only (snakemake/persistence/__init__.py,
+    ``_serialize_param_builtin``: any other value is UNREPRESENTABLE and skipped); a SimpleNamespace
+    pickles into the job's script without trimbench (a ``conda:`` env lacks it).
+    """
+    return SimpleNamespace(**{name: {key: settings[key] for key in LOGGING_ONLY_SETTINGS if key in settings}
+                              for name, settings in sections.items()})
+
+
+def tracked(settings):
+    """``settings`` without the :data:`LOGGING_ONLY_SETTINGS`, at any depth (a whole experiment's
+    config as a param too); a job that needs them gets them through :func:`untracked`."""
+    if isinstance(settings, dict):
+        return {key: tracked(value) for key, value in settings.items() if key not in LOGGING_ONLY_SETTINGS}
+    if isinstance(settings, list):
+        return [tracked(item) for item in settings]
+    return settings
 
 
 class ConfigError(ValueError):

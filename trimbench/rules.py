@@ -22,6 +22,9 @@ from types import SimpleNamespace
 from trimbench import faults, warm
 from trimbench.artifacts import ArtifactError
 
+#: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
+UNTRACKED_PARAM = "untracked"
+
 
 class Job(SimpleNamespace):
     """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
@@ -55,7 +58,12 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
 
 
 def job_from_snakemake(smk) -> Job:
-    return Job(input=smk.input, output=smk.output, params=smk.params, wildcards=smk.wildcards,
+    params = dict(smk.params.items())
+    # Logging-only settings come in a param of their own, out of Snakemake's rerun trigger
+    # (trimbench.config.untracked): the step sees them where they belong.
+    for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
+        params[name] = {**params[name], **settings}
+    return Job(input=smk.input, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
                log=list(smk.log), threads=smk.threads, rule=smk.rule)
 
 
