@@ -52,10 +52,20 @@ wildcard_constraints:
     track="[^/]+",
 
 
+def in_workdir(path):
+    """``path`` relative to the working directory where it lies inside it: a checkout or working
+    directory moved elsewhere then names the same input files, and Snakemake re-runs nothing.
+    """
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def model_dir(name):
     """Where a registry model's folder is: shipped (package, local) or made by fetch_model."""
     folder = local_folder(MODELS[name], Path.cwd())
-    return str(folder) if folder is not None else f"{RESULTS}/models/{name}"
+    return in_workdir(folder) if folder is not None else f"{RESULTS}/models/{name}"
 
 
 def data_table(dataset, split):
@@ -106,7 +116,7 @@ def encoded_variants(name):
 def reference_path(name):
     """Published numbers; a relative path is relative to the workflow, not the working directory."""
     path = Path(EXPERIMENTS[name]["reference"]["file"])
-    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+    return in_workdir(path if path.is_absolute() else Path(workflow.basedir) / path)
 
 
 def reference_file(wildcards):

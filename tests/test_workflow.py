@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, job_counts, run_snakemake
+from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -240,6 +240,27 @@ def test_a_preset_runs_alone_and_configs_combine_when_listed(tmp_path):
     assert planned("--configfile", tiny) == (45, {"tiny-sts", "tiny-sts-v2"})
     jobs, experiments = planned("--configfile", str(tmp_path / "config.yaml"), tiny)
     assert experiments == default[1] | {"tiny-sts", "tiny-sts-v2"} and jobs > default[0] + 30
+
+
+def test_a_moved_checkout_names_the_same_inputs(tmp_path):
+    """The probe: a moved checkout re-ran 14 view jobs, their inputs naming reference/*.csv by
+    absolute path ("Set of input files has changed since last execution")."""
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+
+    def planned_inputs(checkout: Path) -> set[str]:
+        for name in files:
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            if (REPO / name).is_file():
+                shutil.copy(REPO / name, checkout / name)
+        shutil.copy(REPO / "tests" / "configs" / "tiny.yaml", checkout / "config.yaml")
+        result = subprocess.run([*SNAKEMAKE, "-n", "-p", "--cores", "1"], cwd=checkout, capture_output=True,
+                                text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return set(re.findall(r"^\s+input: (.*)$", result.stdout, flags=re.MULTILINE))
+
+    first, moved = planned_inputs(tmp_path / "checkout"), planned_inputs(tmp_path / "moved" / "checkout")
+    assert any("reference/2dmse_sts.csv" in line for line in first)
+    assert first == moved
 
 
 def test_paper_preset_dry_run_shows_full_dag(tmp_path):
