@@ -183,6 +183,11 @@ def train_settings(wildcards):
     return {k: v for k, v in exp["train"].items() if k not in unused}
 
 
+def training_threads(train):
+    """CPUs a training job uses: its own process and each process tokenising batches beside it."""
+    return 1 + train.get("dataloader_workers", 0)
+
+
 def train_data(wildcards):
     train = experiment(wildcards)["train"]
     return data_table(train["dataset"], train["split"])

@@ -74,8 +74,8 @@ rule train_retriever:
         experiment=names_regex(GROUP_TRAINED_EXPERIMENTS),
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
-    threads: 1
+    # As train_model: one thread feeds a GPU, one more per dataloader worker.
+    threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         gpu=1,
         mem_mb=lambda wc, attempt: 8000 * attempt,

@@ -14,9 +14,11 @@ rule train_model:
         experiment=names_regex(VARIANTS),
     conda:
         "../envs/train.yaml"
-    # One thread feeds a GPU (batches are tokenised in the main process); on CPU, single-threaded
-    # jobs side by side beat fewer multi-threaded ones (tiny test config on 2 cores: 283 s vs 326 s).
-    threads: 1
+    # One thread feeds a GPU (batches are tokenised in the main process), plus one per process
+    # tokenising beside it (train.dataloader_workers): what SLURM is asked for (cpus_per_task). On
+    # CPU, single-threaded jobs side by side beat fewer multi-threaded ones (tiny test config on 2
+    # cores: 283 s vs 326 s).
+    threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         gpu=1,
         mem_mb=lambda wc, attempt: 8000 * attempt,

@@ -4,11 +4,13 @@ README's `make slurm-profile`; and by its path in the checkout (`--profile profi
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import REPO, SNAKEMAKE, job_counts
 
 pytestmark = pytest.mark.workflow
@@ -54,3 +56,25 @@ def test_both_spellings_of_the_cluster_profile_dry_run(tmp_path, profile):
     assert job_counts(result.stdout)["total"] == 45
     # The cluster profile's settings reached the jobs: the partition to submit to.
     assert "slurm_partition=gpu" in result.stdout
+
+
+def test_cluster_jobs_ask_for_the_cpus_they_use(tmp_path):
+    """The probe: every SLURM job had cpus_per_task=1, training with dataloader workers too."""
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+    config["experiments"]["tiny-sts"]["train"]["dataloader_workers"] = 3
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    # --cores: on a cluster, Snakemake caps every job's threads at it (profiles/default: the
+    # machine's cores, 2 here; a login node has more).
+    result = subprocess.run([*SNAKEMAKE, "--profile", "profiles/slurm", "--directory", str(tmp_path), "-n",
+                             "--cores", "16"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    cpus = {}
+    for block in result.stdout.split("\n\n"):
+        rule = re.search(r"^rule (\w+):", block, flags=re.MULTILINE)
+        wildcards = re.search(r"wildcards: experiment=([\w-]+)", block)
+        asked = re.search(r"cpus_per_task=(\d+)", block)
+        if rule and wildcards and asked:
+            cpus.setdefault((rule.group(1), wildcards.group(1)), set()).add(int(asked.group(1)))
+    # Training: its own process and the three tokenising beside it; the other experiment, one.
+    assert cpus[("train_model", "tiny-sts")] == {4} and cpus[("train_model", "tiny-sts-v2")] == {1}
+    assert cpus[("encode_texts", "tiny-sts")] == {1}
