@@ -58,6 +58,7 @@ rule sts_figure:
         dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
         metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
+        depth=lambda wc: experiment(wc)["_depth"],
     script:
         "../scripts/sts_figure.py"
 
