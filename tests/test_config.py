@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -285,3 +287,20 @@ def test_config_yaml_is_read_only_without_configfiles_and_configfiles_merge_in_o
     (tmp_path / "config.yaml").unlink()
     with pytest.raises(ConfigError, match=r"no config: 'config.yaml' is not in the working directory"):
         tb_config.load_config([])
+
+
+def test_the_config_checker_names_file_and_line_of_a_configfile(tmp_path, monkeypatch, capsys):
+    """Snakemake reads --configfile files itself ("Config file is not valid JSON or YAML", no file
+    or line); `python -m trimbench.config FILE` reads them as a run does."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "preset.yaml").write_text((REPO / "configs" / "splade.yaml").read_text().replace(
+        "lambda_q: 0.0008", "lambda_q: -1", 1))
+    (tmp_path / "broken.yaml").write_text("experiments:\n  x: [1, 2\n")
+    assert tb_config.main(["broken.yaml"]) == 1
+    assert "config file 'broken.yaml', line 3, column 1: not valid YAML" in capsys.readouterr().out
+    # A track module's check, through `python -m` (whose __main__ is a second copy of the module).
+    checked = subprocess.run([sys.executable, "-m", "trimbench.config", "preset.yaml"], capture_output=True,
+                             text=True, cwd=tmp_path, timeout=120)
+    assert checked.returncode == 1 and "Invalid configuration: config key experiments.splade" in checked.stdout
+    assert tb_config.main([str(REPO / "configs" / "splade.yaml")]) == 0
+    assert capsys.readouterr().out == "valid: experiments splade\n"

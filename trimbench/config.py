@@ -535,3 +535,28 @@ def canonical(obj):
 def load_file(path: str | Path, overrides: dict | None = None, workdir: str | Path = ".") -> dict:
     """Load a YAML config as ``snakemake --configfile`` would, then :func:`prepare` it."""
     return prepare(load_config([path], overrides), workdir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m trimbench.config [FILE ...]``: check config files as a run reads them (FILE as
+    ``--configfile``; none: config.yaml), naming the file and line of a YAML problem. Snakemake
+    reads ``--configfile`` files itself first, and reports a malformed one without file or line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m trimbench.config", description=main.__doc__)
+    parser.add_argument("files", nargs="*", help="config files, merged in order (default: config.yaml)")
+    args = parser.parse_args(argv)
+    try:
+        config = prepare(load_config(args.files), Path.cwd())
+    except ConfigError as error:
+        print(f"Invalid configuration: {error}")
+        return 1
+    print(f"valid: experiments {', '.join(config['experiments'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    # The module's own copy, not __main__'s: the track modules raise trimbench.config.ConfigError.
+    from trimbench.config import main as module_main
+
+    raise SystemExit(module_main())
