@@ -13,14 +13,21 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, held_pid, held_run, job_counts, kill_held_job, run_snakemake, snakemake_command
+from conftest import (
+    REPO,
+    held_pid,
+    held_run,
+    job_counts,
+    kill_held_job,
+    run_snakemake,
+    snakemake_command,
+    warm_server_at,
+)
 
 from trimbench import warm
 from trimbench.artifacts import ArtifactError, describe, producer, reading
@@ -233,16 +240,8 @@ def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path)
 
 @pytest.fixture(scope="module")
 def warm_server(tmp_path_factory):
-    """A warm interpreter preloading nothing but trimbench (the jobs here need nothing else)."""
-    path = tmp_path_factory.mktemp("warm") / "socket"
-    process = subprocess.Popen([sys.executable, "-m", "trimbench.warm", "--serve", str(path), "json"])
-    deadline = time.monotonic() + 60
-    while not path.exists():
-        assert process.poll() is None and time.monotonic() < deadline, "the warm server did not start"
-        time.sleep(0.05)
-    yield path
-    process.terminate()
-    process.wait(timeout=30)
+    with warm_server_at(tmp_path_factory.mktemp("warm") / "socket") as path:
+        yield path
 
 
 def local_sts_config(workdir: Path, csv: str) -> Path:
