@@ -304,3 +304,20 @@ def test_the_config_checker_names_file_and_line_of_a_configfile(tmp_path, monkey
     assert checked.returncode == 1 and "Invalid configuration: config key experiments.splade" in checked.stdout
     assert tb_config.main([str(REPO / "configs" / "splade.yaml")]) == 0
     assert capsys.readouterr().out == "valid: experiments splade\n"
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    # The probe's "partly" messages: a regex, jsonschema's "should not be valid under", no hint for 5e-5.
+    (lambda c: c["experiments"].update({"sts v1": c["experiments"].pop("sts-v1")}),
+     "config key experiments: name 'sts v1' is not allowed: names are letters, digits, '.', '_' and '-'"),
+    (lambda c: c["experiments"].update(data=c["experiments"].pop("sts-v1")),
+     "config key experiments: the name 'data' is reserved (results/data/ holds shared outputs"),
+    (lambda c: c["experiments"]["sts-v1"]["train"].update(lr="5e-5"),
+     "config key experiments.sts-v1.train.lr: '5e-5' is not of type 'number' (YAML reads 5e-5 as text: write it "
+     "with a decimal point, e.g. 5.0e-5)"),
+])
+def test_name_and_number_messages_say_what_to_write(default, edit, message):
+    edit(default)
+    with pytest.raises(ConfigError) as error:
+        prepare(default)
+    assert str(error.value).startswith(message), str(error.value)

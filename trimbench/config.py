@@ -214,7 +214,34 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"config key {where}: unknown key {', '.join(hints)}"
     if error.validator == "enum":
         return f"config key {where}: {error.instance!r} is not one of {error.validator_value}"
+    if error.validator == "pattern" and error.validator_value == NAME_PATTERN:
+        return (f"config key {where}: name {error.instance!r} is not allowed: names are letters, digits, '.', '_' "
+                "and '-', starting with a letter or digit (they become folder names)")
+    if error.validator == "not" and "enum" in error.validator_value:
+        return (f"config key {where}: the name {error.instance!r} is reserved (results/{error.instance}/ holds "
+                f"shared outputs; reserved: {', '.join(error.validator_value['enum'])}): choose another")
+    if error.validator == "type" and _reads_as_number(error.instance) and "number" in str(error.validator_value):
+        return (f"config key {where}: {error.message} (YAML reads {error.instance} as text: write it with a "
+                f"decimal point, e.g. {_with_decimal_point(error.instance)})")
     return f"config key {where}: {error.message}"
+
+
+#: the pattern the schema gives names (experiments, datasets, models)
+NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+def _reads_as_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
+
+
+def _with_decimal_point(text: str) -> str:
+    """'5e-5' -> '5.0e-5': YAML 1.1 (PyYAML) reads a float only with a dot in its mantissa."""
+    mantissa, _, exponent = text.lower().partition("e")
+    return (mantissa if "." in mantissa else f"{mantissa}.0") + (f"e{exponent}" if exponent else "")
 
 
 def validate_schema(config: dict) -> dict:
