@@ -109,6 +109,14 @@ def test_missing_local_model_folder(default, tmp_path):
         prepare(default)
 
 
+def test_a_local_models_broken_config_json_is_named(default, tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "bert", "num_hidden_layers": 3, garbage')
+    default["models"]["minilm"] = {"source": "local", "path": str(tmp_path)}
+    with pytest.raises(ConfigError, match=rf"config key models\.minilm: '{tmp_path}/config.json' is not valid JSON: "
+                                          r"Expecting property name"):
+        prepare(default)
+
+
 def test_source_requires_its_key(default):
     default["datasets"]["lee-sim"] = {"source": "hub", "kind": "sts"}
     with pytest.raises(ConfigError, match=r"datasets\.lee-sim: 'id' is a required property"):

@@ -50,7 +50,7 @@ def test_local_missing_split_and_column_name_the_culprit(tmp_path):
     (tmp_path / "train.jsonl").write_text(json.dumps({"sentence1": "a", "sentence2": "b"}))
     entry = {"source": "local", "path": str(tmp_path), "kind": "sts", "splits": {}, "columns": {},
              "score_range": [0, 1]}
-    with pytest.raises(DataError, match="no file for split 'test'.*found: train.jsonl"):
+    with pytest.raises(DataError, match="^dataset 'mine': no file for split 'test'.*found: train.jsonl"):
         load_split("mine", entry, "test")
     with pytest.raises(DataError, match=r"dataset 'mine' \(file '.*train.jsonl'\): columns score \(for score\) "
                                         r"not found"):

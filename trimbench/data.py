@@ -321,7 +321,10 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
     if source == "standin":
         return normalise(_standin(entry, source_split), entry, name, "the smoke-mode stand-in")
     if source == "local":
-        path = _local_file(entry, source_split, Path(workdir))
+        try:
+            path = _local_file(entry, source_split, Path(workdir))
+        except DataError as error:
+            raise DataError(f"dataset '{name}': {error}") from None
         return normalise(read_table(path, name), entry, name, f"file '{path}'")
     return normalise(_hub(entry, source_split), entry, name, f"hub dataset '{entry['id']}' split '{source_split}'")
 
