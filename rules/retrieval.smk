@@ -228,6 +228,7 @@ rule retrieval_figure:
         dataset=lambda wc: wc.view,
         metric=lambda wc: retrieval_view_metric(wc),
         title=lambda wc: f"{wc.experiment} ({wc.view}): {experiment(wc)['description']}",
+        depth=lambda wc: experiment(wc)["_depth"],
     script:
         "../scripts/sts_figure.py"
 
