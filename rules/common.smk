@@ -350,37 +350,6 @@ def retrieval_data(dataset, split):
     return f"{RESULTS}/data/{dataset}/beir-{split}"
 
 
-#: where fetch_trec_file puts a TREC topics or qrels file given by URL
-TREC_FILES = f"{RESULTS}/data/trec"
-# file name -> URL of every TREC file a dataset names by URL
-TREC_URLS = {
-    Path(entry[key]).name: entry[key]
-    for entry in DATASETS.values()
-    for key in ("topics", "qrels")
-    if entry.get(key) and tb_config.is_url(entry[key])
-}
-
-
-def downloaded_trec_files(wildcards):
-    """The TREC files of a retrieval dataset that fetch_trec_file downloads (local ones are not
-    inputs: they are the user's, as before)."""
-    entry = DATASETS[wildcards.dataset]
-    return [
-        f"{TREC_FILES}/{Path(entry[key]).name}"
-        for key in ("topics", "qrels")
-        if entry.get(key) and tb_config.is_url(entry[key])
-    ]
-
-
-def retrieval_entry(wildcards):
-    """A retrieval dataset's entry, its TREC files by URL replaced by their downloaded copies."""
-    entry = dict(DATASETS[wildcards.dataset])
-    for key in ("topics", "qrels"):
-        if entry.get(key) and tb_config.is_url(entry[key]):
-            entry[key] = f"{TREC_FILES}/{Path(entry[key]).name}"
-    return entry
-
-
 def miner_key(negatives):
     """The cached mining stage's name: the miner and every setting that changes its output."""
     key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"

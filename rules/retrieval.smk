@@ -9,25 +9,7 @@ ruleorder: encode_corpus > encode_texts
 ruleorder: retrieval_scores > evaluate_sts
 
 
-rule fetch_trec_file:
-    output:
-        file=f"{TREC_FILES}/{{file}}",
-    log:
-        f"{RESULTS}/logs/fetch_trec_file/{{file}}.log",
-    wildcard_constraints:
-        file="|".join(map(re.escape, TREC_URLS)) or "NONE",
-    localrule: True
-    conda:
-        "../envs/retrieval.yaml"
-    params:
-        url=lambda wc: TREC_URLS[wc.file],
-    script:
-        "../scripts/fetch_trec_file.py"
-
-
 rule prepare_retrieval:
-    input:
-        trec=downloaded_trec_files,
     output:
         folder=directory(retrieval_data("{dataset}", "{split}")),
     log:
@@ -39,7 +21,7 @@ rule prepare_retrieval:
         runtime=lambda wc, attempt: 60 * attempt,
     params:
         name=lambda wc: wc.dataset,
-        entry=retrieval_entry,
+        entry=lambda wc: DATASETS[wc.dataset],
     script:
         "../scripts/prepare_retrieval.py"
 

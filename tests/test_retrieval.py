@@ -150,30 +150,3 @@ def test_dense_miner_excludes_positives(tiny_bert_dir):
     for row in rows:
         negatives = [n["doc_id"] for n in row["negatives"]]
         assert len(negatives) == 4 and not set(negatives) & relevant[row["query_id"]]
-
-
-@pytest.mark.workflow
-def test_trec_files_given_by_url_are_downloaded_and_replace_the_judgements(tmp_path):
-    """A preset starts on first contact: TREC topics and qrels by URL (the SPLADE preset's DL19 /
-    DL20), fetched by rule fetch_trec_file; the probe's README dry run failed on a missing file."""
-    import yaml
-    from conftest import REPO, job_counts, run_snakemake
-
-    files = tmp_path / "published"
-    files.mkdir()
-    (files / "topics.tiny.txt").write_text("q1\twhat did the minister say\nq2\twho won the match\n")
-    (files / "qrels.tiny.txt").write_text("q1 0 d7 2\nq2 0 d9 1\n")
-    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny_splade.yaml").read_text())
-    config["datasets"]["lee-ict-retrieval"].update(topics=(files / "topics.tiny.txt").as_uri(),
-                                                   qrels=(files / "qrels.tiny.txt").as_uri())
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    target = "results/data/lee-ict-retrieval/beir-heldout"
-    result = run_snakemake(workdir, target)
-    assert job_counts(result.stdout + result.stderr) == {"fetch_trec_file": 2, "prepare_retrieval": 1, "total": 3}
-    assert (workdir / "results/data/trec/topics.tiny.txt").read_bytes() == (files / "topics.tiny.txt").read_bytes()
-    queries = RetrievalSplit.read(workdir / target, "queries")
-    assert dict(zip(queries["query_id"], queries["text"], strict=True)) == {
-        "q1": "what did the minister say", "q2": "who won the match"}
-    assert "Nothing to be done" in run_snakemake(workdir, "-n", target).stdout

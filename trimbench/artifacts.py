@@ -16,7 +16,6 @@ PRODUCERS = (
     # before results/data/*/*.parquet, which would match the converted scores too
     ("results/data/msmarco-hard-negatives/ce-scores.parquet", "convert_ce_scores"),
     ("results/data/msmarco-hard-negatives/*.gz", "fetch_hard_negatives"),
-    ("results/data/trec/*", "fetch_trec_file"),
     ("results/models/*", "fetch_model"),
     ("results/data/*/*.parquet", "prepare_data"),
     ("results/data/*/beir-*", "prepare_retrieval"),

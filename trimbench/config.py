@@ -313,14 +313,6 @@ def _retrieval_separate_variants(experiment: dict, depth: int) -> list[Variant]:
     return out
 
 
-#: schemes a data file (a dataset's TREC topics or qrels) may be given by: downloaded by a rule
-URL_SCHEMES = ("https://", "http://", "file://")
-
-
-def is_url(value: str) -> bool:
-    return str(value).startswith(URL_SCHEMES)
-
-
 def resolve_path(path: str, workdir: Path) -> Path:
     p = Path(path).expanduser()
     return p if p.is_absolute() else (workdir / p)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trimbench.config import RETRIEVAL_METRICS, ConfigError, _unknown, is_url, model_shape, resolve_path
+from trimbench.config import RETRIEVAL_METRICS, ConfigError, _unknown, model_shape, resolve_path
 from trimbench.models import local_folder
 
 #: the seed's max_seq_length per script (train_max.py 300, train_distill.py 256)
@@ -100,10 +100,8 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
                 raise ConfigError(f"config key datasets.{ds}.path: local dataset folder '{datasets[ds]['path']}' "
                                   "does not exist")
             for key in ("topics", "qrels"):
-                value = datasets[ds].get(key)
-                if value and not is_url(value) and not resolve_path(value, workdir).is_file():
-                    raise ConfigError(f"config key datasets.{ds}.{key}: file '{value}' does not exist (give a "
-                                      "file, or a URL the workflow downloads it from)")
+                if datasets[ds].get(key) and not resolve_path(datasets[ds][key], workdir).is_file():
+                    raise ConfigError(f"config key datasets.{ds}.{key}: file '{datasets[ds][key]}' does not exist")
     negatives = train["negatives"]
     for key in ("model", "cross_encoder"):
         if negatives[key] is not None and negatives[key] not in models:

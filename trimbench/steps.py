@@ -446,14 +446,6 @@ def fetch_hard_negatives(job) -> None:
         shutil.rmtree(download, ignore_errors=True)
 
 
-def fetch_trec_file(job) -> None:
-    import urllib.request
-
-    with atomic_path(job.output.file) as tmp, urllib.request.urlopen(job.params.url, timeout=300) as response:
-        Path(tmp).write_bytes(response.read())
-    log.info("%s: %d bytes from %s", job.output.file, Path(job.output.file).stat().st_size, job.params.url)
-
-
 def convert_ce_scores(job) -> None:
     from trimbench.hard_negatives import convert_ce_scores as convert
 
