@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
 
-.PHONY: demo test env lint report bench clean
+.PHONY: demo test env lint report bench clean slurm-profile
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,28 @@ lint: env
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check .
 	$(BIN)/ruff check .
+
+# `snakemake --profile slurm`, as Snakemake users write it: profiles/slurm linked where Snakemake
+# looks for a named profile ($XDG_CONFIG_HOME/snakemake, else ~/.config/snakemake). Idempotent; a
+# profile of that name that is not this checkout's is left alone (exit 1, saying so), a link left
+# dangling by a moved checkout is replaced (saying so). PROFILE_NAME=... installs another name.
+PROFILE_NAME ?= slurm
+
+slurm-profile:
+	@dir="$${XDG_CONFIG_HOME:-$$HOME/.config}/snakemake"; link="$$dir/$(PROFILE_NAME)"; \
+	target="$(CURDIR)/profiles/slurm"; \
+	if [ -L "$$link" ] && [ "$$(readlink "$$link")" = "$$target" ]; then \
+		echo "slurm-profile: $$link links $$target already; snakemake --profile $(PROFILE_NAME) works"; \
+	elif [ -L "$$link" ] && [ ! -e "$$link" ]; then \
+		old="$$(readlink "$$link")"; ln -sfn "$$target" "$$link" && \
+		echo "slurm-profile: $$link pointed to $$old, which no longer exists; it links $$target now"; \
+	elif [ -e "$$link" ] || [ -L "$$link" ]; then \
+		echo "slurm-profile: $$link exists and is not this checkout's profile: left as it is. Remove it, or" \
+			"install under another name: make slurm-profile PROFILE_NAME=trimbench-slurm" >&2; exit 1; \
+	else \
+		mkdir -p "$$dir" && ln -s "$$target" "$$link" && \
+		echo "slurm-profile: linked $$link -> $$target; snakemake --profile $(PROFILE_NAME) works"; \
+	fi
 
 report: env
 	$(BIN)/snakemake --report results/report.html

@@ -3,7 +3,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# No `configfile:`: rules/common.smk reads config.yaml, or the --configfile files instead.
 
 
 report: "report/workflow.rst"

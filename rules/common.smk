@@ -12,10 +12,24 @@ from trimbench import truncation as tb_truncation
 from trimbench.ablations import TITLES as ABLATION_TITLES, ablation_groups
 from trimbench.models import local_folder
 
+# The config is read here, not by a `configfile:` directive: config.yaml (the embedded default)
+# only when no --configfile is given, so that a preset runs alone (several --configfile files are
+# merged in order, as Snakemake does), and every file through trimbench's reader, which names the
+# file and line of a YAML error and rejects a key given twice. Snakemake has read the --configfile
+# files already (into `config`); they are read again for those checks.
 try:
-    CONFIG = tb_config.prepare(config, Path.cwd())
+    RAW_CONFIG = tb_config.load_config(
+        workflow.config_settings.configfiles, workflow.config_settings.config
+    )
+    CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
 except tb_config.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
+# `config` as the run sees it (the report's front page lists its experiments), and config.yaml
+# among the run's config files (the report's and --archive's list) where it was read.
+config.clear()
+config.update(RAW_CONFIG)
+if not workflow.config_settings.configfiles:
+    workflow.configfiles.append(tb_config.DEFAULT_CONFIG_FILE)
 
 RESULTS = "results"
 DATASETS = CONFIG["datasets"]
@@ -38,10 +52,20 @@ wildcard_constraints:
     track="[^/]+",
 
 
+def in_workdir(path):
+    """``path`` relative to the working directory where it lies inside it: a checkout or working
+    directory moved elsewhere then names the same input files, and Snakemake re-runs nothing.
+    """
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def model_dir(name):
     """Where a registry model's folder is: shipped (package, local) or made by fetch_model."""
     folder = local_folder(MODELS[name], Path.cwd())
-    return str(folder) if folder is not None else f"{RESULTS}/models/{name}"
+    return in_workdir(folder) if folder is not None else f"{RESULTS}/models/{name}"
 
 
 def data_table(dataset, split):
@@ -50,6 +74,12 @@ def data_table(dataset, split):
 
 def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
+
+
+def experiment_settings(wildcards):
+    """The experiment's config as a view's param: without the logging-only settings, so that
+    changing those re-runs nothing (trimbench.config.tracked)."""
+    return tb_config.tracked(experiment(wildcards))
 
 
 def experiment_track(wildcards):
@@ -86,7 +116,7 @@ def encoded_variants(name):
 def reference_path(name):
     """Published numbers; a relative path is relative to the workflow, not the working directory."""
     path = Path(EXPERIMENTS[name]["reference"]["file"])
-    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+    return in_workdir(path if path.is_absolute() else Path(workflow.basedir) / path)
 
 
 def reference_file(wildcards):
@@ -161,6 +191,11 @@ def retriever_settings(wildcards):
     return {
         k: v for k, v in experiment(wildcards)["retrieval"].items() if k not in unused
     }
+
+
+def training_threads(train):
+    """CPUs a training job uses: its own process and each process tokenising batches beside it."""
+    return 1 + train.get("dataloader_workers", 0)
 
 
 def train_data(wildcards):

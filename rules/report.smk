@@ -58,6 +58,7 @@ rule sts_figure:
         dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
         metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
+        depth=lambda wc: experiment(wc)["_depth"],
     script:
         "../scripts/sts_figure.py"
 
@@ -111,7 +112,7 @@ rule scoreboard:
     output:
         csv=f"{RESULTS}/scoreboard/status.csv",
         markdown=f"{RESULTS}/scoreboard/status.md",
-        # Included at the top of the report's front page (report/workflow.rst).
+        # The report's first result (its front page, report/workflow.rst, points to it).
         html=report(
             f"{RESULTS}/scoreboard/status.html",
             caption="../report/status.rst",
@@ -131,7 +132,7 @@ rule scoreboard:
         "../envs/report.yaml"
     params:
         names=list(EXPERIMENTS),
-        configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
         figure_caption="Quality against cost on {}, every variant of every experiment; the "
         "Pareto front in black ({}).".format(*HEADLINE_PARETO),
@@ -165,7 +166,7 @@ rule pareto:
     params:
         figures=PARETO_FIGURES,
         names=list(EXPERIMENTS),
-        configs=[EXPERIMENTS[name] for name in EXPERIMENTS],
+        configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
     script:
         "../scripts/pareto.py"

@@ -74,8 +74,8 @@ rule train_retriever:
         experiment=names_regex(GROUP_TRAINED_EXPERIMENTS),
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
-    threads: 1
+    # As train_model: one thread feeds a GPU, one more per dataloader worker.
+    threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         gpu=1,
         # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
@@ -86,8 +86,9 @@ rule train_retriever:
         cut_layers=lambda wc: variant(wc).cut_layers,
         cut_dim=lambda wc: variant(wc).cut_dim,
         pooling=lambda wc: experiment(wc)["pooling"],
-        train=train_settings,
+        train=lambda wc: tb_config.tracked(train_settings(wc)),
         settings=retriever_settings,
+        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
     script:
         "../scripts/train_retriever.py"
 
@@ -212,6 +213,7 @@ rule retrieval_figure:
         dataset=lambda wc: wc.view,
         metric=lambda wc: retrieval_view_metric(wc),
         title=lambda wc: f"{wc.experiment} ({wc.view}): {experiment(wc)['description']}",
+        depth=lambda wc: experiment(wc)["_depth"],
     script:
         "../scripts/sts_figure.py"
 
@@ -243,7 +245,7 @@ rule homedepot_table:
     conda:
         "../envs/report.yaml"
     params:
-        config=experiment,
+        config=experiment_settings,
     script:
         "../scripts/homedepot_table.py"
 
@@ -269,7 +271,7 @@ rule homedepot_figure:
     conda:
         "../envs/report.yaml"
     params:
-        config=experiment,
+        config=experiment_settings,
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
         "../scripts/homedepot_figure.py"
@@ -299,7 +301,8 @@ rule retrieval_ablation:
         "../envs/report.yaml"
     params:
         configs=lambda wc: [
-            EXPERIMENTS[name] for name in retrieval_ablation_groups(wc.track)[wc.group]
+            tb_config.tracked(EXPERIMENTS[name])
+            for name in retrieval_ablation_groups(wc.track)[wc.group]
         ],
         dataset=lambda wc: ablation_base(wc)["reference"]["dataset"]
         or ablation_base(wc)["evaluation"]["datasets"][0],

@@ -94,9 +94,10 @@ rule train_splade:
         semantics=lambda wc: experiment(wc)["semantics"],
         train=lambda wc: {
             k: v
-            for k, v in experiment(wc)["train"].items()
+            for k, v in tb_config.tracked(experiment(wc)["train"]).items()
             if k not in ("negatives", "hard_negatives")
         },
+        untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
         ),
@@ -251,6 +252,6 @@ rule splade_table:
     conda:
         "../envs/report.yaml"
     params:
-        config=experiment,
+        config=experiment_settings,
     script:
         "../scripts/splade_table.py"

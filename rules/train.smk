@@ -14,9 +14,11 @@ rule train_model:
         experiment=names_regex(VARIANTS),
     conda:
         "../envs/train.yaml"
-    # One thread feeds a GPU (batches are tokenised in the main process); on CPU, single-threaded
-    # jobs side by side beat fewer multi-threaded ones (tiny test config on 2 cores: 283 s vs 326 s).
-    threads: 1
+    # One thread feeds a GPU (batches are tokenised in the main process), plus one per process
+    # tokenising beside it (train.dataloader_workers): what SLURM is asked for (cpus_per_task). On
+    # CPU, single-threaded jobs side by side beat fewer multi-threaded ones (tiny test config on 2
+    # cores: 283 s vs 326 s).
+    threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         gpu=1,
         mem_mb=lambda wc, attempt: 8000 * attempt,
@@ -28,8 +30,9 @@ rule train_model:
         objective=lambda wc: experiment(wc)["objective"],
         semantics=lambda wc: experiment(wc)["semantics"],
         dims=lambda wc: experiment(wc)["grid"]["dims"],
-        train=train_settings,
+        train=lambda wc: tb_config.tracked(train_settings(wc)),
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
+        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
     script:
         "../scripts/train_model.py"
 

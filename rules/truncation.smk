@@ -21,8 +21,11 @@ rule adapt_domain:
         mem_mb=lambda wc, attempt: 16000 * attempt,
         runtime=lambda wc, attempt: 720 * attempt,
     params:
-        stage=lambda wc: experiment(wc)["domain_adaptation"],
+        stage=lambda wc: tb_config.tracked(experiment(wc)["domain_adaptation"]),
         kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
+        untracked=lambda wc: tb_config.untracked(
+            stage=experiment(wc)["domain_adaptation"]
+        ),
     script:
         "../scripts/adapt_domain.py"
 
@@ -48,9 +51,12 @@ rule pretune_word_similarity:
         runtime=lambda wc, attempt: 120 * attempt,
     params:
         k=lambda wc: int(wc.k),
-        stage=lambda wc: experiment(wc)["word_similarity"],
+        stage=lambda wc: tb_config.tracked(experiment(wc)["word_similarity"]),
         pooling=lambda wc: experiment(wc)["pooling"],
         eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        untracked=lambda wc: tb_config.untracked(
+            stage=experiment(wc)["word_similarity"]
+        ),
     script:
         "../scripts/pretune_word_similarity.py"
 
@@ -85,10 +91,11 @@ rule train_truncated:
         objective=lambda wc: tb_truncation.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
         kind=lambda wc: DATASETS[wc.task]["kind"],
-        train=lambda wc: experiment(wc)["train"],
+        train=lambda wc: tb_config.tracked(experiment(wc)["train"]),
         pooling=lambda wc: experiment(wc)["pooling"],
         eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
         meta=run_meta,
+        untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
     script:
         "../scripts/train_truncated.py"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -125,3 +126,19 @@ def kill_held_job(run: subprocess.Popen, log: Path) -> str:
     output, _ = run.communicate(timeout=120)
     assert run.returncode != 0, output
     return output
+
+
+@contextlib.contextmanager
+def warm_server_at(path: Path, modules: str = "json"):
+    """A warm interpreter (trimbench.warm) serving jobs on the socket ``path``, preloading only
+    ``modules`` and trimbench itself (enough for jobs that need nothing else)."""
+    process = subprocess.Popen([sys.executable, "-m", "trimbench.warm", "--serve", str(path), modules])
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the warm server did not start"
+        time.sleep(0.05)
+    try:
+        yield path
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

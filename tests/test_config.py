@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,14 @@ def test_missing_local_dataset_folder(default, tmp_path):
 def test_missing_local_model_folder(default, tmp_path):
     default["models"]["minilm"] = {"source": "local", "path": str(tmp_path)}
     with pytest.raises(ConfigError, match=r"models\.minilm\.path: '.*' is not a model directory"):
+        prepare(default)
+
+
+def test_a_local_models_broken_config_json_is_named(default, tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "bert", "num_hidden_layers": 3, garbage')
+    default["models"]["minilm"] = {"source": "local", "path": str(tmp_path)}
+    with pytest.raises(ConfigError, match=rf"config key models\.minilm: '{tmp_path}/config.json' is not valid JSON: "
+                                          r"Expecting property name"):
         prepare(default)
 
 
@@ -243,3 +253,115 @@ def test_paper_presets_train_with_the_seeds_settings(tmp_path):
     assert homedepot["train"]["max_seq_length"] == 256
     # 9,202 pairs at 16 a batch: 576 steps an epoch, 17,280 in 30 epochs
     assert training_arguments(homedepot["train"], tmp_path).get_warmup_steps(17280) == 1728
+# --- reading config files: duplicate keys, malformed YAML, which files make a run's config ------
+
+
+DUPLICATE_EXPERIMENT = """\
+experiments:
+  tiny-sts:
+    track: 2dmse-sts
+    model: tiny
+  tiny-sts:
+    track: 2dmse-sts
+    model: minilm
+"""
+
+
+@pytest.mark.parametrize(("text", "key", "lines"), [
+    (DUPLICATE_EXPERIMENT, "experiments.tiny-sts", (2, 5)),
+    ("datasets:\n  a: {kind: sts}\n  a: {kind: pairs}\n", "datasets.a", (2, 3)),
+    ("models:\n  m:\n    source: tiny\n    layers: 2\n    layers: 3\n", "models.m.layers", (4, 5)),
+    ("smoke: true\nexperiments: {}\nsmoke: false\n", "smoke", (1, 3)),
+    ("experiments:\n  x:\n    grid: {layers: [1], layers: [2]}\n", "experiments.x.grid.layers", (3, 3)),
+    ("datasets:\n  - {kind: sts, kind: pairs}\n", "datasets.0.kind", (2, 2)),
+])
+def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(tmp_path, text, key, lines):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        tb_config.read_config_file(path)
+    assert str(error.value).startswith(f"config file '{path}': key '{key}' is given twice, "
+                                       f"on lines {lines[0]} and {lines[1]}")
+
+
+def test_keys_that_only_look_alike_and_aliases_are_not_duplicates(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("a: &x {k: 1}\nb: *x\nc: {1: one, '1': string}\n")
+    assert tb_config.read_config_file(path) == {"a": {"k": 1}, "b": {"k": 1}, "c": {1: "one", "1": "string"}}
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    ("experiments:\n  x: [1, 2\n", "line 3, column 1",
+     "not valid YAML: while parsing a flow sequence; did not find expected ','"),
+    ("experiments:\n\tx: 1\n", "line 2, column 1", "(a tab: YAML indents with spaces, never tabs)"),
+    ("experiments:\n  x: 1\n y: 2\n", "line 3, column 2", "not valid YAML"),
+    ("smoke: true\n# caf\xe9\n", "line 2", "not UTF-8 text (byte 0xe9); save it as UTF-8"),
+])
+def test_malformed_config_names_the_file_and_the_line(tmp_path, text, where, what):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ConfigError) as error:
+        tb_config.read_config_file(path)
+    message = str(error.value)
+    assert message.startswith(f"config file '{path}', {where}:"), message
+    assert what in message
+
+
+def test_a_config_that_is_not_a_mapping_or_missing_is_named(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match=r"config file '.*list.yaml': the top level must be a mapping"):
+        tb_config.read_config_file(path)
+    with pytest.raises(ConfigError, match=r"config file '.*absent.yaml' cannot be read: No such file"):
+        tb_config.read_config_file(tmp_path / "absent.yaml")
+
+
+def test_config_yaml_is_read_only_without_configfiles_and_configfiles_merge_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("experiments: {toy: {model: a}}\nsmoke: false\n")
+    (tmp_path / "one.yaml").write_text("experiments: {paper: {model: b, grid: {layers: [1], dims: [8]}}}\n")
+    (tmp_path / "two.yaml").write_text("experiments: {paper: {grid: {dims: [4]}}, other: {model: c}}\n")
+    assert tb_config.load_config([]) == {"experiments": {"toy": {"model": "a"}}, "smoke": False}
+    # A preset alone: config.yaml is not merged in.
+    assert tb_config.load_config(["one.yaml"], {"smoke": True}) == {
+        "experiments": {"paper": {"model": "b", "grid": {"layers": [1], "dims": [8]}}}, "smoke": True}
+    # Several files on purpose: merged key by key, later files win, as Snakemake merges them.
+    assert tb_config.load_config(["one.yaml", "two.yaml"]) == {
+        "experiments": {"paper": {"model": "b", "grid": {"layers": [1], "dims": [4]}}, "other": {"model": "c"}}}
+    (tmp_path / "config.yaml").unlink()
+    with pytest.raises(ConfigError, match=r"no config: 'config.yaml' is not in the working directory"):
+        tb_config.load_config([])
+
+
+def test_the_config_checker_names_file_and_line_of_a_configfile(tmp_path, monkeypatch, capsys):
+    """Snakemake reads --configfile files itself ("Config file is not valid JSON or YAML", no file
+    or line); `python -m trimbench.config FILE` reads them as a run does."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "preset.yaml").write_text((REPO / "configs" / "splade.yaml").read_text().replace(
+        "lambda_q: 0.0008", "lambda_q: -1", 1))
+    (tmp_path / "broken.yaml").write_text("experiments:\n  x: [1, 2\n")
+    assert tb_config.main(["broken.yaml"]) == 1
+    assert "config file 'broken.yaml', line 3, column 1: not valid YAML" in capsys.readouterr().out
+    # A track module's check, through `python -m` (whose __main__ is a second copy of the module).
+    checked = subprocess.run([sys.executable, "-m", "trimbench.config", "preset.yaml"], capture_output=True,
+                             text=True, cwd=tmp_path, timeout=120)
+    assert checked.returncode == 1 and "Invalid configuration: config key experiments.splade" in checked.stdout
+    assert tb_config.main([str(REPO / "configs" / "splade.yaml")]) == 0
+    assert capsys.readouterr().out == "valid: experiments splade\n"
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    # The probe's "partly" messages: a regex, jsonschema's "should not be valid under", no hint for 5e-5.
+    (lambda c: c["experiments"].update({"sts v1": c["experiments"].pop("sts-v1")}),
+     "config key experiments: name 'sts v1' is not allowed: names are letters, digits, '.', '_' and '-'"),
+    (lambda c: c["experiments"].update(data=c["experiments"].pop("sts-v1")),
+     "config key experiments: the name 'data' is reserved (results/data/ holds shared outputs"),
+    (lambda c: c["experiments"]["sts-v1"]["train"].update(lr="5e-5"),
+     "config key experiments.sts-v1.train.lr: '5e-5' is not of type 'number' (YAML reads 5e-5 as text: write it "
+     "with a decimal point, e.g. 5.0e-5)"),
+])
+def test_name_and_number_messages_say_what_to_write(default, edit, message):
+    edit(default)
+    with pytest.raises(ConfigError) as error:
+        prepare(default)
+    assert str(error.value).startswith(message), str(error.value)

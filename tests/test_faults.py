@@ -11,13 +11,25 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, held_pid, held_run, job_counts, kill_held_job, run_snakemake
+from conftest import (
+    REPO,
+    held_pid,
+    held_run,
+    job_counts,
+    kill_held_job,
+    run_snakemake,
+    snakemake_command,
+    warm_server_at,
+)
 
+from trimbench import warm
 from trimbench.artifacts import ArtifactError, describe, producer, reading
 from trimbench.training import (
     CHECKPOINT_FILES,
@@ -221,3 +233,89 @@ def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path)
            "train_splade for SPLADE); " \
            f"delete '{MODEL}' and re-run snakemake to rebuild it)" in output
     assert "Traceback" not in output
+
+
+# --- a failed job explains itself in its own log (Snakemake prints it; a cluster keeps it) -------
+
+
+@pytest.fixture(scope="module")
+def warm_server(tmp_path_factory):
+    with warm_server_at(tmp_path_factory.mktemp("warm") / "socket") as path:
+        yield path
+
+
+def local_sts_config(workdir: Path, csv: str) -> Path:
+    """The tiny config with a local STS dataset (``csv`` as its test split) evaluated by tiny-sts."""
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+    (workdir / "local-sts").mkdir(parents=True)
+    (workdir / "local-sts" / "test.csv").write_text(csv)
+    config["datasets"]["local-sts"] = {"source": "local", "path": "local-sts", "kind": "sts", "score_range": [0, 5]}
+    config["experiments"]["tiny-sts"]["evaluation"]["datasets"] = ["lee-sim", "local-sts"]
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    return workdir
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("interpreter", ["cold", "warm"])
+def test_a_failed_jobs_log_holds_its_traceback(tmp_path, interpreter, request):
+    env = {**os.environ, "TRIMBENCH_TEST_FAIL_ONCE": "prepare_data"}
+    if interpreter == "warm":
+        env[warm.WARM] = str(request.getfixturevalue("warm_server"))
+    workdir = tiny_config(tmp_path)
+    result = subprocess.run(snakemake_command(workdir, "results/data/lee-sim/test.parquet"), cwd=workdir, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    log = (workdir / "results/logs/prepare_data/lee-sim/test.log").read_text()
+    assert ("forked by the warm interpreter" in log) == (interpreter == "warm"), log
+    fault = "InjectedFault: TRIMBENCH_TEST_FAIL_ONCE: rule prepare_data fails on its first attempt"
+    assert "Traceback (most recent call last):" in log and log.rstrip().endswith(fault), log
+    console = result.stdout + result.stderr
+    assert f"rule prepare_data: {fault} (traceback in results/logs/prepare_data/lee-sim/test.log)" in console
+    assert "Traceback (most recent call last):" in console  # Snakemake prints the failed job's log
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("interpreter", ["cold", "warm"])
+def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_row(tmp_path, interpreter, request):
+    """The probe's A17: three empty scores of 40 went through as an all-NaN score table."""
+    env = dict(os.environ)
+    if interpreter == "warm":
+        env[warm.WARM] = str(request.getfixturevalue("warm_server"))
+    rows = [f"text {i},other {i},{'' if i in (6, 19, 32) else i % 6}" for i in range(40)]
+    workdir = local_sts_config(tmp_path, "sentence1,sentence2,score\n" + "\n".join(rows) + "\n")
+    result = subprocess.run(snakemake_command(workdir, "results/tiny-sts/scores/pretrained.parquet"), cwd=workdir,
+                            env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    message = (f"dataset 'local-sts' (file '{workdir}/local-sts/test.csv'): 3 of 40 rows have a missing, "
+               "non-numeric or out-of-range score (each must be a number in [0, 5]; datasets.local-sts.score_range); "
+               "the first is row 7: score missing")
+    log = (workdir / "results/logs/prepare_data/local-sts/test.log").read_text()
+    assert message in log and "Traceback" not in log, log
+    assert f"rule prepare_data: {message}" in result.stdout + result.stderr
+    assert not (workdir / "results/data/local-sts").exists() and not (workdir / "results/tiny-sts/scores").exists()
+
+
+# --- recovering from a killed snakemake: the steps README "Surviving faults" gives -----------------
+
+
+@pytest.mark.workflow
+def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
+    """SIGKILL to snakemake and its job (a login session lost) just after the job renamed its
+    complete output into place: the lock is left, and Snakemake's marker calls the output
+    incomplete. The README's recovery, `snakemake --unlock` then the same command again, must
+    finish the run (the probe's kills 5-7 needed --rerun-incomplete as well)."""
+    workdir = tiny_config(tmp_path)
+    target = "results/tiny-sts/scores/pretrained.parquet"
+    run = held_run(workdir, "encode_texts:committed", target)
+    held_pid(run, workdir / "results/logs/encode_texts/tiny-sts/pretrained.log")
+    os.killpg(run.pid, signal.SIGKILL)
+    run.communicate(timeout=60)
+    assert list((workdir / ".snakemake" / "locks").iterdir()), "the kill left no lock"
+    assert any((workdir / ".snakemake" / "incomplete").rglob("*")), "the kill left no incomplete marker"
+    locked = run_snakemake(workdir, target, check=False)
+    assert locked.returncode != 0 and "Directory cannot be locked" in locked.stdout + locked.stderr
+    run_snakemake(workdir, "--unlock")
+    result = run_snakemake(workdir, target, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert (workdir / target).is_file()
+    assert [p.name for p in (workdir / "results/tiny-sts/embeddings").iterdir()] == ["pretrained"]

@@ -421,8 +421,10 @@ def test_ablation_groups_are_found_from_the_preset():
     from trimbench.ablations import ablation_groups, label
 
     config = load_file(REPO / "configs" / "2dmse-retrieval-ablations.yaml", {"smoke": True}, REPO)
-    toy = load_file(REPO / "config.yaml", workdir=REPO)["experiments"]["retrieval"]  # merged in a real run
-    groups = ablation_groups({**config["experiments"], "retrieval": toy})
+    toy = load_file(REPO / "config.yaml", workdir=REPO)["experiments"]["retrieval"]
+    groups = ablation_groups(config["experiments"])
+    # The toy experiment of another model and grid joins no group when the configs are combined.
+    assert ablation_groups({**config["experiments"], "retrieval": toy}) == groups
     # members in the validated config's (sorted) order
     assert groups == {
         "loss": ["ablation-base", "ablation-align-last", "ablation-score-align", "ablation-sub-full"],

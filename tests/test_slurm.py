@@ -26,7 +26,12 @@ SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(l
 
 
 @pytest.fixture(scope="module")
-def local_slurm():
+def local_slurm(tmp_path_factory) -> dict:
+    """The cluster up, and the environment in which `--profile slurm` finds the cluster profile
+    (installed by the README's `make slurm-profile` into a temporary XDG_CONFIG_HOME)."""
+    config_home = tmp_path_factory.mktemp("config-home")
+    environment = {**os.environ, "XDG_CONFIG_HOME": str(config_home)}
+    subprocess.run(["make", "-s", "-C", str(REPO), "slurm-profile"], env=environment, check=True, timeout=60)
     if os.geteuid() != 0:
         pytest.skip("the local SLURM cluster (cluster/start-local-slurm.sh) needs root")
     started = subprocess.run([str(CLUSTER / "start-local-slurm.sh"), "--install"], capture_output=True, text=True,
@@ -34,20 +39,21 @@ def local_slurm():
     if started.returncode == NO_PACKAGES:
         pytest.skip(f"no local SLURM cluster: {started.stderr.strip()}")
     assert started.returncode == 0, started.stderr
-    yield
+    yield environment
     if "already running" not in started.stderr:
         subprocess.run([str(CLUSTER / "stop-local-slurm.sh")], check=True, timeout=300)
 
 
 def cluster_command(workdir: Path, *args: str, limit_s: int = 1500) -> list[str]:
-    """`snakemake --profile profiles/slurm --profile profiles/local-slurm` on ``workdir``, stopped
-    with SIGINT after ``limit_s`` (snakemake ignores SIGTERM while jobs run)."""
+    """`snakemake --profile slurm --profile profiles/local-slurm` on ``workdir`` (the named profile:
+    run it in the environment of the local_slurm fixture), stopped with SIGINT after ``limit_s``
+    (snakemake ignores SIGTERM while jobs run)."""
     return ["timeout", "-s", "INT", str(limit_s), *SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"),
-            "--directory", str(workdir), "--profile", str(REPO / "profiles" / "slurm"),
+            "--directory", str(workdir), "--profile", "slurm",
             "--profile", str(REPO / "profiles" / "local-slurm"), *args]
 
 
-def run_on_cluster(workdir: Path, *args: str, env: dict | None = None) -> str:
+def run_on_cluster(workdir: Path, *args: str, env: dict) -> str:
     result = subprocess.run(cluster_command(workdir, *args), capture_output=True, text=True, cwd=workdir, env=env)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-8000:]
@@ -71,7 +77,7 @@ def accounting(slurm_ids) -> dict[str, dict[str, str]]:
 @pytest.fixture(scope="module")
 def cluster_run(local_slurm, workdir_factory) -> tuple[Path, str]:
     workdir = workdir_factory("cluster")
-    return workdir, run_on_cluster(workdir)
+    return workdir, run_on_cluster(workdir, env=local_slurm)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +115,7 @@ def test_cluster_gives_the_local_score_table(cluster_run, workdir_factory):
 
 def test_failed_job_is_retried_with_more_memory_and_the_run_completes(local_slurm, workdir_factory):
     workdir = workdir_factory("retried")
-    env = {**os.environ, "TRIMBENCH_TEST_FAIL_ONCE": "encode_texts"}
+    env = {**local_slurm, "TRIMBENCH_TEST_FAIL_ONCE": "encode_texts"}
     output = run_on_cluster(workdir, "results/tiny-sts/scores/pretrained.parquet", env=env)
     assert (workdir / "results/tiny-sts/scores/pretrained.parquet").is_file()
     encodings = [slurm_id for slurm_id, rule in submissions(output).items() if rule == "encode_texts"]
@@ -127,7 +133,7 @@ def test_requeued_training_resumes_from_its_checkpoint(local_slurm, workdir_fact
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     train_log = workdir / "results/logs/train_model/tiny-sts/full.log"
     output_file = workdir / "snakemake.out"
-    env = {**os.environ, "TRIMBENCH_TEST_HOLD": "train_model:checkpoint"}  # held once, after checkpoint-1
+    env = {**local_slurm, "TRIMBENCH_TEST_HOLD": "train_model:checkpoint"}  # held once, after checkpoint-1
     with output_file.open("w") as output:
         run = subprocess.Popen(cluster_command(workdir, "results/tiny-sts/models/full"), cwd=workdir, env=env,
                                stdout=output, stderr=subprocess.STDOUT)

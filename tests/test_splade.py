@@ -4,7 +4,9 @@ against a direct sparse dot product, ensembles on hand-made runs, empty vectors,
 from __future__ import annotations
 
 import json
+import logging
 import re
+import sys
 
 import numpy as np
 import pandas as pd
@@ -152,6 +154,32 @@ def small_index(tmp_path_factory):
     sparse.write_vector_collection(doc_ids, docs, VOCAB, folder / "collection")
     sparse.build_impact_index(folder / "collection", folder / "index")
     return folder / "index", doc_ids, docs
+
+
+def test_indexer_output_is_logged_line_by_line_as_it_comes(tmp_path, caplog):
+    """The probe: index_sparse logged Lucene's output only once indexing had ended (hours, at paper
+    scale). The child prints a line, then waits until that line is in the log."""
+    go = tmp_path / "go"
+
+    class ReleaseOnFirstLine(logging.Handler):
+        def emit(self, record):
+            if "progress 1" in record.getMessage():
+                go.touch()
+
+    child = ("import pathlib, sys, time\nprint('progress 1', flush=True)\ndeadline = time.time() + 60\n"
+             f"while not pathlib.Path({str(go)!r}).exists():\n"
+             "    if time.time() > deadline: sys.exit('the first line was never logged')\n    time.sleep(0.05)\n"
+             "print('progress 2')")
+    handler = ReleaseOnFirstLine()
+    logging.getLogger("trimbench").addHandler(handler)
+    try:
+        with caplog.at_level("INFO", logger="trimbench"):
+            code, tail = sparse.run_logged([sys.executable, "-c", child], "indexer")
+    finally:
+        logging.getLogger("trimbench").removeHandler(handler)
+    assert code == 0, tail
+    assert [r.getMessage() for r in caplog.records] == ["indexer: progress 1", "indexer: progress 2"]
+    assert tail == "progress 1\nprogress 2\n"
 
 
 def test_impact_search_top_document_and_score_are_the_sparse_dot_product(small_index):

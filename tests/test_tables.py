@@ -90,3 +90,59 @@ def test_versions_figure_is_byte_reproducible(tmp_path):
         sts_versions_figure(version_blocks(), "t", p)
     assert paths[0]["png"].read_bytes() == paths[1]["png"].read_bytes()
     assert paths[0]["svg"].read_bytes() == paths[1]["svg"].read_bytes()
+
+
+def drawn(monkeypatch, *args, **kwargs):
+    """The figure sts_layer_figure draws (kept from being saved and closed)."""
+    from trimbench import figures
+
+    kept = {}
+    monkeypatch.setattr(figures, "save", lambda figure, paths: kept.setdefault("figure", figure))
+    figures.sts_layer_figure(*args, **kwargs)
+    return kept["figure"]
+
+
+def paper_grid(layers=(6, 12), dims=(768, 512, 256, 8)):
+    return pd.DataFrame([{"source": "s", "track": "2dmse-sts", "variant": "v1", "method": method, "layer": layer,
+                          "dim": dim, "dataset": "sts-avg7", "metric": "spearman_cosine", "value": 0.5 + layer / 100}
+                         for method in ("BERT", "2DMSE") for layer in layers for dim in dims])
+
+
+def test_a_toy_figure_shows_the_published_curves_in_a_row_of_their_own(monkeypatch):
+    """The probe: the toy demo showed no published line anywhere (no cell in common)."""
+    toy = score_rows().assign(dataset="lee-sim")
+    figure = drawn(monkeypatch, toy, paper_grid(), "v1", "lee-sim", "spearman_cosine", "t", {}, depth=4)
+    titles = sorted(ax.get_title() for ax in figure.axes if ax.get_title())
+    # Our layers 2 and 4 of 4 beside the paper's 6 and 12 of 12: the same fractions of the depth.
+    assert titles == ["ours · layer 2 of 4", "ours · layer 4 of 4", "published · layer 12 of 12",
+                      "published · layer 6 of 12"]
+    assert "no cell in common with ours" in figure._suptitle.get_text()
+    rows = {ax.get_ylabel().split("\n")[0] for ax in figure.axes if ax.get_ylabel()}
+    assert rows == {"ours (lee-sim)", "published v1 (sts-avg7)"}
+    # Each row its own y axis: the scales are not comparable.
+    ours_axis, paper_axis = (next(ax for ax in figure.axes if ax.get_title().startswith(side))
+                             for side in ("ours", "published"))
+    assert ours_axis.get_ylim() != paper_axis.get_ylim()
+
+
+def test_a_figure_sharing_cells_with_the_published_grid_keeps_one_row(monkeypatch):
+    figure = drawn(monkeypatch, score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine", "t", {}, depth=4)
+    assert sorted(ax.get_title() for ax in figure.axes if ax.get_title()) == ["layer 2", "layer 4"]
+
+
+def test_tick_labels_never_run_together(monkeypatch):
+    """The probe: in the smoke figure the labels 512 and 768 ran together ("512768": 1 px apart)."""
+    rows = [{**row, "layer": layer, "dim": dim} for row in score_rows().to_dict("records")
+            for layer in (2, 4, 6, 8, 10, 12) for dim in (768, 512, 256, 128, 64, 32, 16, 8)]
+    figure = drawn(monkeypatch, scores.frame(rows), paper_grid(), "v1", "sts-avg7", "spearman_cosine", "t", {})
+    renderer = figure.canvas.get_renderer()
+    labelled = 0
+    for ax in figure.axes:
+        shown = [label for label in ax.get_xticklabels() if label.get_visible() and label.get_text()]
+        labelled += bool(shown)
+        boxes = sorted((label.get_window_extent(renderer) for label in shown), key=lambda box: box.x0)
+        # At least a quarter of the labels' font size (7 pt) between neighbours.
+        assert all(right.x0 - left.x1 >= 7 * figure.dpi / 72 / 4 for left, right in zip(boxes, boxes[1:],
+                                                                                       strict=False)), ax.get_title()
+        assert not shown or "768" in [label.get_text() for label in shown]  # the full width keeps its label
+    assert labelled >= 4

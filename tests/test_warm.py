@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pytest
-from conftest import REPO, kill_held_job, run_snakemake, snakemake_command
+from conftest import REPO, kill_held_job, run_snakemake, snakemake_command, warm_server_at
 
 from trimbench import warm
 
@@ -23,15 +23,8 @@ SCORES = "results/tiny-sts/scores/full.parquet"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A server that preloads only trimbench itself (the jobs here need nothing else)."""
-    path = tmp_path_factory.mktemp("warm") / "socket"
-    process = subprocess.Popen([sys.executable, "-m", "trimbench.warm", "--serve", str(path), "json"])
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield path
-    process.terminate()
-    process.wait(timeout=30)
+    with warm_server_at(tmp_path_factory.mktemp("warm") / "socket") as path:
+        yield path
 
 
 def client(path: Path, code: str, **env) -> subprocess.Popen:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import html
+import json
 import re
 import shutil
 import subprocess
@@ -11,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, job_counts, run_snakemake
+from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -92,6 +94,22 @@ def test_changed_evaluation_settings_rerun_evaluation_not_training(finished, tmp
     assert "train_model" not in counts and "encode_texts" not in counts
 
 
+def test_changed_logging_settings_rerun_nothing_and_reach_the_job(finished, tmp_path):
+    """The probe: logging_steps 1 -> 2 (what the trainer logs) re-ran all five train_model jobs."""
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    config["experiments"]["tiny-sts"]["train"]["logging_steps"] = 2
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    assert "Nothing to be done" in run_snakemake(finished, "-n", "--configfile", str(changed)).stdout
+    # ... and the trainer still gets it: retrained (in a copy), the model logs every second step.
+    copy = tmp_path / "copy"
+    shutil.copytree(finished, copy, symlinks=True)
+    forced = run_snakemake(copy, "--configfile", str(changed), "-f", "results/tiny-sts/models/full")
+    assert job_counts(forced.stdout + forced.stderr) == {"train_model": 1, "total": 1}
+    log = (copy / "results/logs/train_model/tiny-sts/full.log").read_text().split("rule train_model started")[-1]
+    assert log.count("'loss':") == 1, log  # 3 steps: logged at step 2 only
+
+
 def test_no_op_rerun(finished):
     assert "Nothing to be done" in run_snakemake(finished, "-n").stdout
 
@@ -121,26 +139,60 @@ def test_views_rebuild_byte_identical(finished):
     assert view_files(finished) == before
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_report_renders_status_table_and_figure_in_chromium(finished, tmp_path):
-    run_snakemake(finished, "--report", "results/report.html")
-    chromium = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000", "--window-size=1400,1000"]
-    page = (finished / "results" / "report.html").as_uri()
-    screenshot = tmp_path / "report.png"
-    subprocess.run([*chromium, f"--screenshot={screenshot}", page], check=True, capture_output=True, timeout=120)
-    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
-    dom = subprocess.run([*chromium, "--dump-dom", page], check=True, capture_output=True, text=True,
+CHROMIUM = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--virtual-time-budget=20000"]
+#: appended to a copy of the report: once the page's scripts have rendered it, the viewport and
+#: where the front page's title and text are, written into the DOM that --dump-dom prints
+MEASURE_FRONT_PAGE = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const box = (selector) => { const el = document.querySelector(selector);
+    if (!el) return null; const r = el.getBoundingClientRect(); return [r.top, r.bottom, r.left, r.right]; };
+  const pre = document.createElement("pre");
+  pre.id = "trimbench-measure";
+  pre.textContent = JSON.stringify({width: innerWidth, height: innerHeight,
+                                    title: box("#app .prose h1"), text: box("#app .prose")});
+  document.body.appendChild(pre);
+}, 5000));
+</script>"""
+
+
+def front_page_boxes(report: Path, size: tuple[int, int], profile: Path) -> dict:
+    page = report.read_text()
+    end = page.rindex("</body>")
+    measured = report.with_name("report-measured.html")
+    measured.write_text(page[:end] + MEASURE_FRONT_PAGE + page[end:])
+    dom = subprocess.run([*CHROMIUM, f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
+                          "--dump-dom", measured.as_uri()], check=True, capture_output=True, text=True,
                          timeout=120).stdout
-    # What the page's scripts rendered into #app (the raw data is also in the page, but escaped).
-    app = dom[dom.index('<div id="app">'):]
-    status = app[app.index('<div id="reproduction-status">'):]
-    status = status[:status.index("</table>")]
+    found = re.search(r'<pre id="trimbench-measure">(.*?)</pre>', dom)
+    assert found, "the measuring script did not run"
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_report_front_page_fits_the_screen_and_status_renders_in_chromium(finished, tmp_path, size):
+    """The probe: at 1400x1000 the front page's top sat at -438 px, above a scroll container that
+    cannot scroll there (Snakemake's template centres the page vertically)."""
+    run_snakemake(finished, "--report", "results/report.html")
+    boxes = front_page_boxes(finished / "results" / "report.html", size, tmp_path / "profile")
+    assert boxes["title"] and boxes["text"], boxes
+    for name in ("title", "text"):
+        top, bottom, left, right = boxes[name]
+        assert 0 <= top < bottom <= boxes["height"] and 0 <= left < right <= boxes["width"], (name, boxes)
+    # The status table and its figure: the report's first result, a page of its own.
+    status = finished / "results" / "scoreboard" / "status.html"
+    assert "status.html" in (finished / "results" / "report.html").read_text(errors="replace")
+    dom = subprocess.run([*CHROMIUM, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1366,768",
+                          "--dump-dom", status.as_uri()], check=True, capture_output=True, text=True,
+                         timeout=120).stdout
+    table = dom[dom.index('<div id="reproduction-status">'):]
+    table = table[:table.index("</table>")]
     for expected in ("<th>within ±tolerance</th>", "<td>tiny-sts</td>", "<td>tiny-sts-v2</td>",
                      "<td>2DMSE STS v2</td>"):
-        assert expected in status
-    assert re.search(r'<img id="status-figure" [^>]*src="data:image/png;base64,', app)
+        assert expected in table
+    assert re.search(r'<img id="status-figure" [^>]*src="data:image/png;base64,', dom)
 
 
 def test_bad_config_fails_before_any_job(workdir):
@@ -153,6 +205,62 @@ def test_bad_config_fails_before_any_job(workdir):
     assert "Invalid configuration: config key experiments.tiny-sts.grid.dims: dim 64 is larger than model " \
            "'tiny''s width 32" in output
     assert not (workdir / "results").exists()
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    # The probe's A12: a second experiment block of the same name replaced the first, silently.
+    (lambda text: text + "  tiny-sts:\n    track: 2dmse-sts\n    model: minilm\n",
+     r"config.yaml': key 'experiments.tiny-sts' is given twice, on lines 29 and \d+"),
+    # A13: malformed YAML named neither the file nor the line.
+    (lambda text: text.replace("dims: [32, 16, 8]", "dims: [32, 16, 8", 1), r"config.yaml', line \d+, column \d+: "
+                                                                            r"not valid YAML"),
+    (lambda text: text.replace("    model: tiny", "\tmodel: tiny", 1), r"config.yaml', line 32, column 1: not valid "
+                                                                      r"YAML: .*\(a tab: YAML indents with spaces"),
+])
+def test_bad_config_file_fails_before_any_job_naming_file_and_line(workdir, edit, message):
+    config = workdir / "config.yaml"
+    config.write_text(edit(config.read_text()))
+    result = run_snakemake(workdir, check=False)
+    assert result.returncode != 0
+    assert re.search(r"Invalid configuration: config file '" + message, result.stdout + result.stderr), \
+        result.stdout + result.stderr
+    assert not (workdir / "results").exists()
+
+
+def test_a_preset_runs_alone_and_configs_combine_when_listed(tmp_path):
+    """--configfile replaces config.yaml (the probe: the tiny config planned 115 jobs, not 45)."""
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    tiny = str(REPO / "tests" / "configs" / "tiny.yaml")
+
+    def planned(*args):
+        output = run_snakemake(tmp_path, "-n", *args).stdout
+        return job_counts(output)["total"], set(re.findall(r"experiment=([\w.-]+)", output))
+
+    default = planned()
+    assert planned("--configfile", tiny) == (45, {"tiny-sts", "tiny-sts-v2"})
+    jobs, experiments = planned("--configfile", str(tmp_path / "config.yaml"), tiny)
+    assert experiments == default[1] | {"tiny-sts", "tiny-sts-v2"} and jobs > default[0] + 30
+
+
+def test_a_moved_checkout_names_the_same_inputs(tmp_path):
+    """The probe: a moved checkout re-ran 14 view jobs, their inputs naming reference/*.csv by
+    absolute path ("Set of input files has changed since last execution")."""
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+
+    def planned_inputs(checkout: Path) -> set[str]:
+        for name in files:
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            if (REPO / name).is_file():
+                shutil.copy(REPO / name, checkout / name)
+        shutil.copy(REPO / "tests" / "configs" / "tiny.yaml", checkout / "config.yaml")
+        result = subprocess.run([*SNAKEMAKE, "-n", "-p", "--cores", "1"], cwd=checkout, capture_output=True,
+                                text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return set(re.findall(r"^\s+input: (.*)$", result.stdout, flags=re.MULTILINE))
+
+    first, moved = planned_inputs(tmp_path / "checkout"), planned_inputs(tmp_path / "moved" / "checkout")
+    assert any("reference/2dmse_sts.csv" in line for line in first)
+    assert first == moved
 
 
 def test_paper_preset_dry_run_shows_full_dag(tmp_path):

@@ -40,3 +40,4 @@ def atomic_path(path: str | Path):
     if path.exists() and path.is_dir():
         shutil.rmtree(path)
     os.replace(tmp, path)
+    faults.hold("committed")

@@ -11,6 +11,7 @@ import difflib
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 import yaml
@@ -62,6 +63,34 @@ def variant_train_settings(exp: dict, method: str) -> dict:
     return settings
 
 
+#: settings that change what a job logs, never what it makes: kept out of the params Snakemake
+#: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
+LOGGING_ONLY_SETTINGS = ("logging_steps",)
+
+
+def untracked(**sections: dict) -> SimpleNamespace:
+    """The rule param ``untracked``, which Snakemake's params trigger does not compare:
+    ``{param: {setting: value}}`` for the :data:`LOGGING_ONLY_SETTINGS` of each named param's
+    settings; :func:`trimbench.rules.job_from_snakemake` merges them back into those params.
+
+    The trigger compares params of plain Python types only (snakemake/persistence/__init__.py,
+    ``_serialize_param_builtin``: any other value is UNREPRESENTABLE and skipped); a SimpleNamespace
+    pickles into the job's script without trimbench (a ``conda:`` env lacks it).
+    """
+    return SimpleNamespace(**{name: {key: settings[key] for key in LOGGING_ONLY_SETTINGS if key in settings}
+                              for name, settings in sections.items()})
+
+
+def tracked(settings):
+    """``settings`` without the :data:`LOGGING_ONLY_SETTINGS`, at any depth (a whole experiment's
+    config as a param too); a job that needs them gets them through :func:`untracked`."""
+    if isinstance(settings, dict):
+        return {key: tracked(value) for key, value in settings.items() if key not in LOGGING_ONLY_SETTINGS}
+    if isinstance(settings, list):
+        return [tracked(item) for item in settings]
+    return settings
+
+
 class ConfigError(ValueError):
     """A problem with the configuration, the registries or a file they name."""
 
@@ -86,13 +115,109 @@ _SCHEMA_CACHE: dict = {}
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_yaml(text: str):
-    return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader: plain data only
+def read_yaml(text: str, source: str = "YAML"):
+    """Plain data from YAML text (a safe loader); a key given twice in one mapping is a
+    :class:`ConfigError` naming it and both lines (PyYAML would silently keep the last one)."""
+    loader = _YAML_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _reject_duplicate_keys(node, [], source, set())
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _reject_duplicate_keys(node, path: list, source: str, seen_nodes: set) -> None:
+    if id(node) in seen_nodes:  # an alias of a node checked already
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        lines = {}
+        for key_node, value_node in node.value:
+            key = (key_node.tag, key_node.value) if isinstance(key_node, yaml.ScalarNode) else None
+            if key is not None and key[1] != "<<":
+                line = key_node.start_mark.line + 1
+                if key in lines:
+                    raise ConfigError(
+                        f"{source}: key '{_key_path([*path, key[1]])}' is given twice, on lines {lines[key]} "
+                        f"and {line} (YAML would silently keep only the last one); remove or rename one"
+                    )
+                lines[key] = line
+            _reject_duplicate_keys(value_node, [*path, key[1] if key else "?"], source, seen_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _reject_duplicate_keys(item, [*path, index], source, seen_nodes)
+
+
+def read_config_file(path: str | Path) -> dict:
+    """A config file as a dict; every problem a :class:`ConfigError` naming the file (and the line)."""
+    source = f"config file '{path}'"
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{source} cannot be read: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{source}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
+                          "save it as UTF-8") from None
+    try:
+        config = read_yaml(text, source)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        line_text = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+        hint = " (a tab: YAML indents with spaces, never tabs)" if "\t" in line_text[:mark.column + 1] else ""
+        what = "; ".join(part for part in (error.context, error.problem) if part)
+        raise ConfigError(f"{source}{where}: not valid YAML: {what}{hint}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys (datasets, models, experiments, ...), "
+                          f"not a {type(config).__name__}")
+    return config
+
+
+def merge_configs(base: dict, update: dict) -> dict:
+    """``update`` merged into a copy of ``base`` key by key, nested mappings too: how Snakemake
+    combines several ``--configfile``s (``snakemake.utils.update_config``)."""
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_configs(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+#: the embedded default: the config of a run given no ``--configfile``
+DEFAULT_CONFIG_FILE = "config.yaml"
+
+
+def load_config(files, overrides=None) -> dict:
+    """The raw config of a run: the ``--configfile`` files merged in order, or config.yaml (the
+    embedded default) when none is given, then the ``--config`` key=value overrides.
+
+    A preset therefore runs alone; combining configs is asked for by listing them all.
+    """
+    files = [str(f) for f in files] or [DEFAULT_CONFIG_FILE]
+    if files == [DEFAULT_CONFIG_FILE] and not Path(DEFAULT_CONFIG_FILE).is_file():
+        raise ConfigError(f"no config: '{DEFAULT_CONFIG_FILE}' is not in the working directory {Path.cwd()}; "
+                          "run from the checkout or give one with --configfile")
+    config: dict = {}
+    for path in files:
+        config = merge_configs(config, read_config_file(path))
+    return merge_configs(config, dict(overrides or {}))
 
 
 def load_schema() -> dict:
     if "schema" not in _SCHEMA_CACHE:
-        _SCHEMA_CACHE["schema"] = read_yaml(SCHEMA_PATH.read_text())
+        _SCHEMA_CACHE["schema"] = read_yaml(SCHEMA_PATH.read_text(), str(SCHEMA_PATH))
     return _SCHEMA_CACHE["schema"]
 
 
@@ -114,7 +239,34 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"config key {where}: unknown key {', '.join(hints)}"
     if error.validator == "enum":
         return f"config key {where}: {error.instance!r} is not one of {error.validator_value}"
+    if error.validator == "pattern" and error.validator_value == NAME_PATTERN:
+        return (f"config key {where}: name {error.instance!r} is not allowed: names are letters, digits, '.', '_' "
+                "and '-', starting with a letter or digit (they become folder names)")
+    if error.validator == "not" and "enum" in error.validator_value:
+        return (f"config key {where}: the name {error.instance!r} is reserved (results/{error.instance}/ holds "
+                f"shared outputs; reserved: {', '.join(error.validator_value['enum'])}): choose another")
+    if error.validator == "type" and _reads_as_number(error.instance) and "number" in str(error.validator_value):
+        return (f"config key {where}: {error.message} (YAML reads {error.instance} as text: write it with a "
+                f"decimal point, e.g. {_with_decimal_point(error.instance)})")
     return f"config key {where}: {error.message}"
+
+
+#: the pattern the schema gives names (experiments, datasets, models)
+NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+def _reads_as_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
+
+
+def _with_decimal_point(text: str) -> str:
+    """'5e-5' -> '5.0e-5': YAML 1.1 (PyYAML) reads a float only with a dot in its mantissa."""
+    mantissa, _, exponent = text.lower().partition("e")
+    return (mantissa if "." in mantissa else f"{mantissa}.0") + (f"e{exponent}" if exponent else "")
 
 
 def validate_schema(config: dict) -> dict:
@@ -437,8 +589,8 @@ def _coerce_switches(config: dict) -> dict:
 def _select_experiments(config: dict) -> dict:
     """Keep only the experiments named in ``only`` (all when it is null).
 
-    A preset run beside the embedded default (config.yaml is always loaded) can leave the toy
-    experiments out; their results on disk are untouched.
+    A run of several configs (or a preset with many experiments) can run some of them; the others'
+    results on disk are untouched.
     """
     if config["only"] is None:
         return config
@@ -554,7 +706,29 @@ def canonical(obj):
 
 def load_file(path: str | Path, overrides: dict | None = None, workdir: str | Path = ".") -> dict:
     """Load a YAML config as ``snakemake --configfile`` would, then :func:`prepare` it."""
-    config = read_yaml(Path(path).read_text())
-    for key, value in (overrides or {}).items():
-        config[key] = value
-    return prepare(config, workdir)
+    return prepare(load_config([path], overrides), workdir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m trimbench.config [FILE ...]``: check config files as a run reads them (FILE as
+    ``--configfile``; none: config.yaml), naming the file and line of a YAML problem. Snakemake
+    reads ``--configfile`` files itself first, and reports a malformed one without file or line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m trimbench.config", description=main.__doc__)
+    parser.add_argument("files", nargs="*", help="config files, merged in order (default: config.yaml)")
+    args = parser.parse_args(argv)
+    try:
+        config = prepare(load_config(args.files), Path.cwd())
+    except ConfigError as error:
+        print(f"Invalid configuration: {error}")
+        return 1
+    print(f"valid: experiments {', '.join(config['experiments'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    # The module's own copy, not __main__'s: the track modules raise trimbench.config.ConfigError.
+    from trimbench.config import main as module_main
+
+    raise SystemExit(module_main())

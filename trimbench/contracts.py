@@ -92,11 +92,6 @@ def value_range(spec) -> list[float] | None:
     return list(spec["range"]) if isinstance(spec, dict) and "range" in spec else None
 
 
-def text_values(spec) -> list[str] | None:
-    """The values a text feature takes, where the contract lists them (e.g. SICK's entailment_AB)."""
-    return list(spec["values"]) if isinstance(spec, dict) and "values" in spec else None
-
-
 def is_text(spec) -> bool:
     return dtype(spec) in TEXT_DTYPES
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import logging
 import random
 import re
 from pathlib import Path
@@ -23,6 +24,9 @@ GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",),
                  "wordsim353": ("train",)}
 #: lee_similarity_split: documents per split (of 50), so no document is in two splits
 LEE_DOCUMENT_SPLITS = {"train": 30, "validation": 10, "test": 10}
+
+
+log = logging.getLogger("trimbench")
 
 
 class DataError(ValueError):
@@ -154,22 +158,41 @@ def local_split_file(folder: Path, split: str) -> Path:
                     f"found: {', '.join(found) or 'nothing'}")
 
 
-def read_table(path: Path, quoting: str = "minimal", suffix: str | None = None) -> pd.DataFrame:
-    """A table by its suffix (``suffix`` where the file's name has none: a download).
-    ``quoting``: ``none`` reads quote characters in csv/tsv cells as text (``csv.QUOTE_NONE``)."""
+def read_table(path: Path, dataset: str | None = None, quoting: str = "minimal", suffix: str | None = None
+               ) -> pd.DataFrame:
+    """A data file as a table, by its suffix (``suffix`` where the file's name has none: a download);
+    ``quoting``: ``none`` reads quote characters in csv/tsv cells as text (``csv.QUOTE_NONE``). A
+    file that cannot be read is one :class:`DataError` naming it (and the dataset), never a bare
+    pandas or codec error."""
+    import pyarrow
+
+    whose = f"dataset '{dataset}': " if dataset else ""
     suffix = suffix or path.suffix
-    if suffix in (".jsonl", ".json"):
-        return pd.read_json(path, lines=suffix == ".jsonl")
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",",
-                       quoting=csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL)
+    try:
+        if suffix in (".jsonl", ".json"):
+            return pd.read_json(path, lines=suffix == ".jsonl")
+        if suffix == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",",
+                           quoting=csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{whose}file '{path}' is empty") from None
+    except UnicodeDecodeError:
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+            raise
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            raise DataError(f"{whose}file '{path}' is not UTF-8 text (byte 0x{data[error.start]:02x} on line {line}); "
+                            "save it as UTF-8") from None
+    except (ValueError, pyarrow.ArrowException) as error:  # pandas' ParserError is a ValueError
+        raise DataError(f"{whose}cannot read '{path}' as a {suffix[1:]} table: {error}") from None
 
 
-def _local(entry: dict, split: str, workdir: Path) -> pd.DataFrame:
+def _local_file(entry: dict, split: str, workdir: Path) -> Path:
     folder = Path(entry["path"]).expanduser()
-    folder = folder if folder.is_absolute() else workdir / folder
-    return read_table(local_split_file(folder, split), entry.get("quoting", "minimal"))
+    return local_split_file(folder if folder.is_absolute() else workdir / folder, split)
 
 
 def is_url(location: str) -> bool:
@@ -197,7 +220,7 @@ def _url(entry: dict, split: str, name: str, workdir: Path) -> pd.DataFrame:
                         f"(it has {sorted(entry['urls'])})")
     location = entry["urls"][split]
     suffix = Path(location.split("?")[0]).suffix
-    return read_table(fetched(location, workdir), entry["quoting"], suffix)
+    return read_table(fetched(location, workdir), name, entry["quoting"], suffix)
 
 
 # --- the ELECTRA paper's word-similarity set (preprocess_word_sim_data.py) ----------------------
@@ -256,32 +279,74 @@ def _hub(entry: dict, split: str) -> pd.DataFrame:
 # --- normalisation -------------------------------------------------------------------------------
 
 
-def normalise(raw: pd.DataFrame, entry: dict, name: str) -> pd.DataFrame:
-    """Map source columns to ours, rescale STS scores to 0..1, drop rows without text."""
+def normalise(raw: pd.DataFrame, entry: dict, name: str, origin: str = "") -> pd.DataFrame:
+    """Map source columns to ours, check scores and labels, rescale STS scores to 0..1, drop rows
+    without text (counted in the log).
+
+    A missing or non-numeric score or label, a score outside ``score_range`` or a label outside
+    ``0..num_labels-1`` is a :class:`DataError` naming the dataset, ``origin`` (the file, or the hub
+    split) and the first bad row: such a row would otherwise become NaN scores taken as results.
+    """
+    where = f"dataset '{name}'" + (f" ({origin})" if origin else "")
+    if raw.empty:
+        raise DataError(f"{where}: no rows")
     wanted = KIND_COLUMNS[entry["kind"]]
     mapping = {ours: entry["columns"].get(ours, ours) for ours in wanted}
     missing = [f"{theirs} (for {ours})" for ours, theirs in mapping.items() if theirs not in raw.columns]
     if missing:
-        raise DataError(f"dataset '{name}': columns {', '.join(missing)} not found; it has {list(raw.columns)}. "
+        raise DataError(f"{where}: columns {', '.join(missing)} not found; it has {list(raw.columns)}. "
                         f"Map them with datasets.{name}.columns")
     extra = [c for c in raw.columns if c not in mapping.values() and c in ("article_id",)]
     frame = raw[list(mapping.values()) + extra].rename(columns={v: k for k, v in mapping.items()})
     text_columns = [c for c in wanted if c not in NUMERIC_COLUMNS]
-    frame = frame.dropna(subset=text_columns)
+    without_text = frame[text_columns].isna().any(axis=1)
+    if without_text.all():
+        raise DataError(f"{where}: no row has text in every one of {text_columns}")
+    if without_text.any():
+        log.warning("%s: %d of %d rows without text in %s dropped (the first: %s)", where, without_text.sum(),
+                    len(frame), text_columns, _row_name(frame.index[without_text.to_numpy()][0], raw))
+        frame = frame[~without_text.to_numpy()]
+    frame = frame.copy()
     for column in text_columns:
         frame[column] = frame[column].astype(str)
     if entry["kind"] == "sts":
         low, high = entry["score_range"]
-        frame["score"] = (frame["score"].astype(float) - low) / (high - low)
+        scores = _numbers(frame["score"], raw, where, "score", (low, high), f"datasets.{name}.score_range")
+        frame["score"] = (scores - low) / (high - low)
     if entry["kind"] == "pair-class":
         if entry.get("label_values"):
             frame["label"] = _mapped_labels(frame["label"], entry["label_values"], name)
-        frame["label"] = frame["label"].astype(int)
-        outside = sorted(set(frame["label"]) - set(range(entry["num_labels"])))
-        if outside:
-            raise DataError(f"dataset '{name}': labels {outside} are outside 0..{entry['num_labels'] - 1} "
-                            f"(datasets.{name}.num_labels is {entry['num_labels']}; unlabelled rows are often -1)")
+        frame["label"] = _numbers(frame["label"], raw, where, "label", (0, entry["num_labels"] - 1),
+                                  f"datasets.{name}.num_labels is {entry['num_labels']}; unlabelled rows are "
+                                  "often -1", integers=True).astype(int)
     return frame.reset_index(drop=True)
+
+
+def _row_name(index, raw: pd.DataFrame) -> str:
+    """A row as a user finds it: data rows counted from 1 (a file's header not counted)."""
+    if isinstance(raw.index, pd.RangeIndex) and raw.index.start == 0 and raw.index.step == 1:
+        return f"row {index + 1}"
+    return f"row {index!r}"
+
+
+def _numbers(values: pd.Series, raw: pd.DataFrame, where: str, what: str, bounds: tuple, key: str,
+             integers: bool = False) -> pd.Series:
+    """``values`` as numbers; the first missing, non-numeric or out-of-bounds one a DataError."""
+    blank = values.isna() | (values.astype(str).str.strip() == "")
+    numbers = pd.to_numeric(values.mask(blank), errors="coerce").astype(float)
+    low, high = bounds
+    bad = numbers.isna() | (numbers < low) | (numbers > high)
+    if integers:
+        bad |= numbers != numbers.round()
+    if bad.any():
+        first = int(bad.to_numpy().nonzero()[0][0])
+        value = values.iloc[first]
+        shown = "missing" if blank.iloc[first] else repr(value.item() if isinstance(value, np.generic) else value)
+        allowed = f"{'an integer' if integers else 'a number'} in [{low:g}, {high:g}]"
+        raise DataError(f"{where}: {int(bad.sum())} of {len(values)} rows have a missing, non-numeric or "
+                        f"out-of-range {what} (each must be {allowed}; {key}); the first is "
+                        f"{_row_name(values.index[first], raw)}: {what} {shown}")
+    return numbers
 
 
 def _mapped_labels(labels: pd.Series, values: dict, name: str) -> pd.Series:
@@ -306,20 +371,25 @@ def load_split(name: str, entry: dict, split: str, workdir: Path | str = ".") ->
 
         return normalise(pairs_table(entry, source_split), entry, name)
     if source == "gensim":
-        return normalise(_gensim(entry, source_split), entry, name)
+        return normalise(_gensim(entry, source_split), entry, name, f"gensim builder '{entry['builder']}'")
     if source == "local":
-        return normalise(_local(entry, source_split, Path(workdir)), entry, name)
+        try:
+            path = _local_file(entry, source_split, Path(workdir))
+        except DataError as error:
+            raise DataError(f"dataset '{name}': {error}") from None
+        return normalise(read_table(path, name, entry.get("quoting", "minimal")), entry, name, f"file '{path}'")
     if source in ("url", "word_similarity"):
         from trimbench import hub
 
         # In smoke mode each URL is a stand-in file written from its contract, read by the same code.
         if source == "url":
             with hub.files_opened(entry, entry["urls"]) as urls:
-                return normalise(_url({**entry, "urls": urls}, source_split, name, Path(workdir)), entry, name)
+                frame = _url({**entry, "urls": urls}, source_split, name, Path(workdir))
+            return normalise(frame, entry, name, f"file '{entry['urls'][source_split]}'")
         with hub.files_opened(entry, word_similarity_files(entry)) as files:
             frame = word_similarity_split({**entry, "files": files}, source_split, name, Path(workdir))
-        return normalise(frame, entry, name)
-    return normalise(_hub(entry, source_split), entry, name)
+        return normalise(frame, entry, name, f"the word-similarity sets {entry['sets']}")
+    return normalise(_hub(entry, source_split), entry, name, f"hub dataset '{entry['id']}' split '{source_split}'")
 
 
 def carve(frame: pd.DataFrame, holdout: dict, keep_heldout: bool, name: str) -> pd.DataFrame:

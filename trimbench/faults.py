@@ -8,7 +8,8 @@ so that a test can kill it there. Only the tests set these variables; unset, not
     A job of the rule that reaches ``point`` logs ``test hold at <point>`` and sleeps until killed,
     once: a marker beside its log lets the next attempt (a requeued SLURM job keeps its
     environment) go through. Points: ``commit`` (an output fully written under its temporary name,
-    not yet renamed into place: :mod:`trimbench.atomic`), ``checkpoint`` (a training
+    not yet renamed into place: :mod:`trimbench.atomic`), ``committed`` (renamed into place, the job
+    not yet ended: Snakemake still counts the output as incomplete), ``checkpoint`` (a training
     checkpoint saved: :mod:`trimbench.training`) and ``run`` (one run of a multi-run job kept:
     :func:`trimbench.truncation_train.train_runs`).
 """

@@ -49,7 +49,10 @@ def read_shape(folder: Path) -> ModelShape:
     config_file = _transformer_folder(folder) / "config.json"
     if not config_file.is_file():
         raise FileNotFoundError(f"no config.json in model folder '{folder}'")
-    return shape_from_config(json.loads(config_file.read_text()))
+    try:
+        return shape_from_config(json.loads(config_file.read_text()))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"'{config_file}' is not valid JSON: {error}") from None
 
 
 def hub_cache_dir() -> Path:

@@ -22,6 +22,9 @@ from types import SimpleNamespace
 from trimbench import faults, warm
 from trimbench.artifacts import ArtifactError
 
+#: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
+UNTRACKED_PARAM = "untracked"
+
 
 class Job(SimpleNamespace):
     """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
@@ -55,7 +58,12 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
 
 
 def job_from_snakemake(smk) -> Job:
-    return Job(input=smk.input, output=smk.output, params=smk.params, wildcards=smk.wildcards,
+    params = dict(smk.params.items())
+    # Logging-only settings come in a param of their own, out of Snakemake's rerun trigger
+    # (trimbench.config.untracked): the step sees them where they belong.
+    for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
+        params[name] = {**params[name], **settings}
+    return Job(input=smk.input, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
                log=list(smk.log), threads=smk.threads, rule=smk.rule)
 
 
@@ -88,8 +96,9 @@ def run(rule: str, smk=None) -> None:
     rule's threads: in a child of the warm interpreter where a launcher started one
     (:mod:`trimbench.warm`; the script then imports nothing heavy, not even trimbench.steps), else here.
 
-    A cached input that cannot be used (:class:`ArtifactError`) ends the job with its one message,
-    naming the file and the rule that makes it, instead of a stack trace from deep inside numpy.
+    A cached input that cannot be used (:class:`ArtifactError`), a data file that cannot
+    (:class:`~trimbench.data.DataError`) end the job with their one message naming the file, instead
+    of a stack trace from deep inside numpy; any other error's traceback goes to the job's log.
     """
     if smk is not None:
         code = warm.call_in_server("trimbench.rules.run_here", rule, smk)
@@ -118,7 +127,27 @@ def run_here(rule: str, smk=None) -> None:
         try:
             faults.start_job(rule, log_path)
             step(job)
-        except ArtifactError as error:
-            log.error("%s", error)
-            raise SystemExit(f"rule {rule}: {error}") from None
+        except Exception as error:
+            # Into the job's own log, which Snakemake prints for a failed job and a cluster keeps:
+            # an error that names its culprit (a damaged cache, a bad data file, a config key) as
+            # its message, any other with its traceback. The console gets the message.
+            if _explains_itself(error):
+                log.error("%s", error)
+            else:
+                log.exception("rule %s failed: %s: %s", rule, type(error).__name__, error)
+            if not log_path:
+                raise
+            raise SystemExit(f"rule {rule}: {_one_line(error)}" + (
+                "" if _explains_itself(error) else f" (traceback in {log_path})")) from None
         log.info("rule %s done in %.1f s", rule, time.perf_counter() - started)
+
+
+def _explains_itself(error: Exception) -> bool:
+    from trimbench.config import ConfigError
+    from trimbench.data import DataError
+
+    return isinstance(error, ArtifactError | DataError | ConfigError)
+
+
+def _one_line(error: Exception) -> str:
+    return str(error) if _explains_itself(error) else f"{type(error).__name__}: {error}"

@@ -252,22 +252,23 @@ def summary_line(exp: Experiment, long: pd.DataFrame | None = None) -> str:
 
 STYLE = ("body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse;margin:6px 0}"
          "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}")
-# The status fragment lands inside the report's own page: its style must not reach beyond it.
-FRAGMENT_STYLE = ("#reproduction-status table{border-collapse:collapse;margin:6px 0;font-size:12px}"
-                  "#reproduction-status td,#reproduction-status th{padding:2px 6px;border-bottom:1px solid #ddd;"
-                  "text-align:left}")
+
+
+def _page(body: str) -> str:
+    """A standalone page: the report shows each HTML result in a frame of its own."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
+            + body + "</body></html>\n")
 
 
 def status_html(status: pd.DataFrame, figure_uri: str | None = None, figure_caption: str = "") -> str:
-    """A fragment for the top of the report: the status table and, when given, one figure."""
+    """The report's first result: the status table and, when given, the headline Pareto figure."""
     table = readable_status(status).to_html(index=False, border=0, classes="reproduction-status")
-    parts = [f"<style>{FRAGMENT_STYLE}</style>", '<div id="reproduction-status">', "<h2>Reproduction status</h2>",
-             table]
+    parts = ['<div id="reproduction-status">', "<h2>Reproduction status</h2>", table]
     if figure_uri:
         parts.append(f'<figure><img id="status-figure" alt="{html.escape(figure_caption)}" src="{figure_uri}" '
                      f'style="max-width:100%"><figcaption>{html.escape(figure_caption)}</figcaption></figure>')
     parts.append("</div>")
-    return "\n".join(parts) + "\n"
+    return _page("\n".join(parts))
 
 
 def comparisons_html(experiments: list[Experiment]) -> str:
@@ -280,8 +281,7 @@ def comparisons_html(experiments: list[Experiment]) -> str:
         table = (both.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
                  if len(both) else "<p>No cell in common with the published grid.</p>")
         sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp, long))}</p>{table}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
-            + "".join(sections) + "</body></html>\n")
+    return _page("".join(sections))
 
 
 #: Costs a Pareto figure can put on x (names in config.PARETO_COSTS), from what each score cell

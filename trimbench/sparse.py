@@ -12,6 +12,7 @@ whose score is the dot product of the two integer vectors.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import subprocess
@@ -134,11 +135,23 @@ def build_impact_index(collection: Path, index: Path, threads: int = 1) -> None:
     command = [sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonVectorCollection",
                "--input", str(collection), "--index", str(index), "--generator", "DefaultLuceneDocumentGenerator",
                "--threads", str(threads), "--impact", "--pretokenized", "--optimize"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    log.info("indexer output:\n%s", (done.stdout + done.stderr)[-3000:])
-    if done.returncode != 0 or not any(index.glob("segments_*")):
-        raise RuntimeError(f"pyserini's impact indexer failed on '{collection}' (exit {done.returncode}); "
-                           f"its output:\n{(done.stdout + done.stderr)[-3000:]}")
+    code, tail = run_logged(command, "indexer")
+    if code != 0 or not any(index.glob("segments_*")):
+        raise RuntimeError(f"pyserini's impact indexer failed on '{collection}' (exit {code}); "
+                           f"its last output:\n{tail}")
+
+
+def run_logged(command: list[str], name: str, keep: int = 40) -> tuple[int, str]:
+    """Run ``command`` with each line of its output logged as it comes (a paper-size index takes
+    hours: its progress belongs in the job's log then, not at the end); its exit code and last
+    ``keep`` lines."""
+    last = collections.deque(maxlen=keep)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                          errors="replace") as process:
+        for line in process.stdout:
+            log.info("%s: %s", name, line.rstrip())
+            last.append(line)
+    return process.returncode, "".join(last)
 
 
 class _GivenWeights:

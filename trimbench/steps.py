@@ -148,7 +148,7 @@ def sts_figure(job) -> None:
     p = job.params
     published = pd.read_csv(job.input.reference)
     sts_layer_figure(score_table.read(job.input.scores), published, p.reference_variant, p.dataset, p.metric,
-                     p.title, {"png": job.output.png, "svg": job.output.svg})
+                     p.title, {"png": job.output.png, "svg": job.output.svg}, depth=p.depth)
 
 
 def sts_versions(job) -> None:

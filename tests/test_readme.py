@@ -1,0 +1,90 @@
+"""Every command the README prints runs here as printed: snakemake commands as dry runs from a copy
+of the checkout (offline, no cluster), the others as far as they can run without their inputs.
+A new form of command in the README needs a rule here, or the test fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.workflow
+
+#: commands that need a finished run: what they are checked by instead
+NEEDS_RESULTS = {
+    "snakemake --report results/report.html": "tests/test_workflow.py (the report of a finished run)",
+}
+VENV_BIN = Path(sys.executable).parent
+
+
+def readme_commands() -> list[str]:
+    """The commands of the README's ```bash blocks: continuation lines joined, comments dropped."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", (REPO / "README.md").read_text(), flags=re.MULTILINE | re.DOTALL)
+    commands = []
+    for block in blocks:
+        for command in re.sub(r"\\\n\s*", " ", block).splitlines():
+            words = shlex.split(command, comments=True)
+            if words:
+                commands.append(" ".join(words))
+    return commands
+
+
+COMMANDS = readme_commands()
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> tuple[Path, dict]:
+    """A copy of the checkout (links to its files, none of its results) and the environment the
+    README asks for: the venv activated, the cluster profile installed by `make slurm-profile`."""
+    copy = tmp_path_factory.mktemp("checkout")
+    for entry in REPO.iterdir():
+        if entry.name not in (".snakemake", "results", ".git"):
+            (copy / entry.name).symlink_to(entry)
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+           "XDG_CONFIG_HOME": str(tmp_path_factory.mktemp("config-home"))}
+    subprocess.run(["make", "-s", "slurm-profile"], cwd=REPO, env=env, check=True, capture_output=True, timeout=60)
+    return copy, env
+
+
+def checked(command: str) -> tuple[list[str], list[str]]:
+    """What runs for ``command``, and what its output must show (besides exit status 0)."""
+    words = shlex.split(command)
+    if words[0] == "snakemake" or words[:3] == ["python", "-m", "trimbench.warm"]:
+        dry = [] if {"-n", "--dry-run", "--unlock"} & set(words) else ["-n"]
+        return [*words, *dry], []
+    if words[0] == "python" and "--help" in words:
+        return words, ["usage:"]
+    if words[:2] == ["python", "-m"]:  # it needs its inputs: the options it is given must be its own
+        return [*words[:3], "--help"], [word for word in words if word.startswith("--")]
+    if words[0] == "make":
+        (target,) = words[1:]
+        recipe = re.search(rf"^{re.escape(target)}:.*\n((?:\t.*\n)*)", (REPO / "Makefile").read_text(),
+                           flags=re.MULTILINE)
+        assert recipe, f"no target {target} in the Makefile"
+        # `make -n` still runs recipe lines that call $(MAKE) (the demo's, which `make demo` runs
+        # in full anyway): there, the target's presence is what is checked.
+        return (["make", "-n", target] if "$(MAKE)" not in recipe.group(1) else ["true"]), []
+    if words[0].startswith("cluster/") and words[0].endswith(".sh"):
+        return ["bash", "-n", words[0]], []
+    raise AssertionError(f"README command {command!r}: no rule in tests/test_readme.py checks this form")
+
+
+def test_the_readme_gives_commands_of_every_kind():
+    assert len(COMMANDS) > 25 and any("--profile slurm" in c for c in COMMANDS)
+    assert all(command in COMMANDS for command in NEEDS_RESULTS)
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c not in NEEDS_RESULTS])
+def test_readme_command_runs_as_printed(checkout, command):
+    copy, env = checkout
+    run, shown = checked(command)
+    result = subprocess.run(run, cwd=copy, env=env, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"{' '.join(run)}\n{output[-4000:]}"
+    assert all(text in output for text in shown), (command, shown, output[-2000:])
