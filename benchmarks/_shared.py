@@ -18,7 +18,7 @@ MODEL_CHOICES = ("minilm", "bert-base")
 def lee_passages(count: int) -> list[str]:
     """``count`` distinct passages: the sentences of gensim's Lee background articles, numbered
     after the first round so that repeats are new texts."""
-    from trimbench.data import gensim_test_data, read_lines, split_sentences
+    from trimbench.data.io import gensim_test_data, read_lines, split_sentences
 
     sentences = [s for article in read_lines(gensim_test_data("lee_background.cor")) for s in split_sentences(article)]
     return [sentences[i % len(sentences)] + ("" if i < len(sentences) else f" ({i // len(sentences)})")

@@ -1,7 +1,7 @@
 """Resident memory of corpus encoding is flat in the corpus size (figure 6).
 
 Each measurement runs in its own process (peak RSS is per process): it loads the model, then
-encodes N passages through the workflow's path, ``trimbench.search.encode_to_memmap`` (chunks
+encodes N passages through the workflow's path, ``trimbench.dense.search.encode_to_memmap`` (chunks
 of ``--chunk`` passages, every grid layer pooled in one pass, written to an fp16 ``.npy``
 memory map). For contrast, both sizes are also encoded into one array in memory
 (``encode_layers`` without chunks, float32), which is what the chunks avoid. Prints the peak RSS
@@ -31,8 +31,8 @@ def peak_rss_mb() -> float:
 
 def measure(args) -> None:
     """The child: encode ``args.passages`` passages one way and print its peak RSS as JSON."""
+    from trimbench.dense.search import encode_to_memmap
     from trimbench.encoding import encode_layers
-    from trimbench.search import encode_to_memmap
 
     model = _shared.load_model(args.model, device="cpu", max_seq_length=args.max_seq_length)
     texts = _shared.lee_passages(args.passages)

@@ -16,7 +16,8 @@ import time
 import numpy as np
 import torch
 
-from trimbench.data import lee_similarity, sts_texts
+from trimbench.data.lee import lee_similarity
+from trimbench.data.tables import sts_texts
 from trimbench.encoding import ForwardCounter, encode_layers
 from trimbench.metrics import correlations, prefix_cosines, sts_grid
 from trimbench.models import cut_layers, load_sentence_model, package_folder

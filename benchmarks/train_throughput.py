@@ -4,7 +4,7 @@ Both train the same model with the same loss (MultipleNegativesRankingLoss, scal
 sequence length, precision and inverse-cloze Lee pairs for one epoch, from a freshly loaded
 model, and save it. "ours" is what rule train_model runs: the embedded default's ``train``
 settings (schema defaults filled) with this benchmark's batch, length and precision, the loss from
-``trimbench.losses.build_sts_loss``, ``trimbench.training.fine_tune`` (checkpoints, fingerprint,
+``trimbench.dense.losses.build_sts_loss``, ``trimbench.training.fine_tune`` (checkpoints, fingerprint,
 atomic save; on a GPU also TF32, fused AdamW, SDPA attention). "plain" is the trainer with its
 defaults, as a user's script would call it. Rounds alternate ours / plain; the best of each counts.
 Prints samples/s, tokens/s (non-padding tokens), the ratio, and on a GPU the model FLOPs
@@ -64,9 +64,9 @@ def main() -> None:
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from trimbench import config as tb_config
-    from trimbench.data import lee_ict
-    from trimbench.losses import build_sts_loss
+    from trimbench.config import prepare as tb_config
+    from trimbench.data.lee import lee_ict
+    from trimbench.dense.losses import build_sts_loss
     from trimbench.models import use_attention
     from trimbench.training import fine_tune, run_fingerprint
 

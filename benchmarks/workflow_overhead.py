@@ -62,9 +62,9 @@ def parse_time_work(presets: list[Path], workdir: Path, repeats: int) -> float:
     code = f"""
 import time, yaml
 start = time.perf_counter()
-from trimbench import config
-from trimbench import truncation
-from trimbench.ablations import ablation_groups
+from trimbench.config import prepare as config
+from trimbench.electra import checks as truncation
+from trimbench.dense.ablations import ablation_groups
 merged = {{}}
 for path in {[str(p) for p in presets]!r}:
     for key, value in yaml.safe_load(open(path)).items():

@@ -7,9 +7,11 @@ from pathlib import Path
 # file and the scripts (through scripts/_repo.py) also find it beside the Snakefile.
 sys.path.insert(0, workflow.basedir)
 
-from trimbench import config as tb_config
-from trimbench import truncation as tb_truncation
-from trimbench.ablations import TITLES as ABLATION_TITLES, ablation_groups
+from trimbench.config import prepare as tb_config
+from trimbench.config import schema as tb_schema
+from trimbench.dense import variants as tb_variants
+from trimbench.electra import checks as tb_electra
+from trimbench.dense.ablations import TITLES as ABLATION_TITLES, ablation_groups
 from trimbench.models import local_folder
 
 # The config is read here, not by a `configfile:` directive: config.yaml (the embedded default)
@@ -18,27 +20,27 @@ from trimbench.models import local_folder
 # file and line of a YAML error and rejects a key given twice. Snakemake has read the --configfile
 # files already (into `config`); they are read again for those checks.
 try:
-    RAW_CONFIG = tb_config.load_config(
+    RAW_CONFIG = tb_schema.load_config(
         workflow.config_settings.configfiles, workflow.config_settings.config
     )
     CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
-except tb_config.ConfigError as error:
+except tb_schema.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 # `config` as the run sees it (the report's front page lists its experiments), and config.yaml
 # among the run's config files (the report's and --archive's list) where it was read.
 config.clear()
 config.update(RAW_CONFIG)
 if not workflow.config_settings.configfiles:
-    workflow.configfiles.append(tb_config.DEFAULT_CONFIG_FILE)
+    workflow.configfiles.append(tb_schema.DEFAULT_CONFIG_FILE)
 
 RESULTS = "results"
 DATASETS = CONFIG["datasets"]
 MODELS = CONFIG["models"]
 EXPERIMENTS = CONFIG["experiments"]
 VARIANTS = {
-    name: {v.name: v for v in tb_config.variants(exp, exp["_depth"])}
+    name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
-    # runs, not variants: rules/truncation.smk and rules/splade.smk
+    # runs, not variants: rules/electra.smk and rules/splade.smk
     if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
 }
 
@@ -144,7 +146,7 @@ def version_block(name):
 
 def track_outputs(track):
     """Views across a track's experiments: only where there is more than one to compare."""
-    if track in tb_config.RETRIEVAL_TRACKS:
+    if track in tb_variants.RETRIEVAL_TRACKS:
         return retrieval_track_outputs(track)
     if track not in SIDE_BY_SIDE_TRACKS or len(version_experiments(track)) < 2:
         return []
@@ -169,7 +171,7 @@ def score_meta(wildcards):
 
 
 def train_settings(wildcards):
-    return tb_config.variant_train_settings(
+    return tb_variants.variant_train_settings(
         experiment(wildcards), variant(wildcards).method
     )
 
@@ -210,7 +212,7 @@ def eval_tables(wildcards):
 
 def experiment_scores(wildcards):
     if experiment(wildcards)["track"] == "electra":
-        return truncation_runs(wildcards.experiment)
+        return electra_run_scores(wildcards.experiment)
     if experiment(wildcards)["track"] == "splade":
         return splade_scores(wildcards.experiment)
     return [
@@ -221,10 +223,10 @@ def experiment_scores(wildcards):
 
 def experiment_outputs(name):
     if EXPERIMENTS[name]["track"] == "electra":
-        return truncation_outputs(name)
+        return electra_outputs(name)
     if EXPERIMENTS[name]["track"] == "splade":
         return splade_outputs(name)
-    if EXPERIMENTS[name]["track"] in tb_config.RETRIEVAL_TRACKS:
+    if EXPERIMENTS[name]["track"] in tb_variants.RETRIEVAL_TRACKS:
         return retrieval_outputs(name)
     base = f"{RESULTS}/{name}"
     return [
@@ -240,7 +242,7 @@ def dataset_main_metrics(name):
     exp = EXPERIMENTS[name]
     if exp["track"] == "electra":
         return {
-            task: tb_truncation.MAIN_METRIC[tb_truncation.objective(DATASETS[task])]
+            task: tb_electra.MAIN_METRIC[tb_electra.objective(DATASETS[task])]
             for task in exp["tasks"]
         }
     evaluation = exp["evaluation"]
@@ -312,7 +314,7 @@ def stage_targets(stage):
     out = []
     for name, exp in EXPERIMENTS.items():
         if exp["track"] == "electra":
-            out += truncation_stage_targets(name, stage)
+            out += electra_stage_targets(name, stage)
             continue
         if exp["track"] == "splade":
             out += splade_stage_targets(name, stage)
@@ -342,12 +344,12 @@ def stage_targets(stage):
 RETRIEVAL_EXPERIMENTS = [
     name
     for name, exp in EXPERIMENTS.items()
-    if exp["track"] in tb_config.RETRIEVAL_TRACKS
+    if exp["track"] in tb_variants.RETRIEVAL_TRACKS
 ]
 GROUP_TRAINED_EXPERIMENTS = [
     name
     for name, exp in EXPERIMENTS.items()
-    if exp["track"] in tb_config.GROUP_TRAINED_TRACKS
+    if exp["track"] in tb_variants.GROUP_TRAINED_TRACKS
 ]
 
 

@@ -1,6 +1,6 @@
 # The SPLADE track (track: splade): its runs, ensembles and input functions for rules/splade.smk;
 # common.smk's target functions branch into these.
-from trimbench import splade_config as tb_splade
+from trimbench.splade import checks as tb_splade
 
 SPLADE_EXPERIMENTS = [
     name for name, exp in EXPERIMENTS.items() if exp["track"] == "splade"

@@ -2,6 +2,6 @@
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench import rules
+from trimbench.jobs import run as rules
 
 rules.run("sts_table", globals().get("snakemake"))

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from trimbench.losses import AngleObjective, EspressoLoss, build_sts_loss, pca_compress
+from trimbench.dense.losses import AngleObjective, EspressoLoss, build_sts_loss, pca_compress
 from trimbench.models import encoder_layers, load_sentence_model
 
 ANCHORS = ["a dog runs in the park", "the market fell today", "rain is expected tomorrow", "she plays violin"]

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trimbench import config as tb_config
-from trimbench.config import ConfigError
+from trimbench.config import prepare as tb_config
+from trimbench.config import schema as tb_schema
+from trimbench.config.schema import ConfigError
+from trimbench.dense import variants as tb_variants
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -169,7 +171,7 @@ def test_training_dataset_kind(default):
 
 def test_variants_expand_separate_per_layer_and_reuse_full_at_depth(default):
     exp = prepare(default)["experiments"]["sts-v1"]
-    variants = {v.name: v for v in tb_config.variants(exp, 6)}
+    variants = {v.name: v for v in tb_variants.variants(exp, 6)}
     assert set(variants) == {"pretrained", "full", "separate-L2", "separate-L4", "separate-L6", "matryoshka", "2dmse"}
     assert variants["separate-L2"].cut_layers == 2 and variants["separate-L2"].eval_layers == (2,)
     assert variants["separate-L6"].model_variant == "full"
@@ -232,13 +234,13 @@ def test_paper_presets_train_with_the_seeds_settings(tmp_path):
     v1, v2 = experiments("2dmse-sts.yaml")["2dmse-sts-v1"], experiments("2dmse-sts-v2.yaml")["2dmse-sts-v2"]
     assert v1["train"]["max_seq_length"] == 512 and v2["train"]["max_seq_length"] == 128
     assert v1["evaluation"]["max_seq_length"] == v2["evaluation"]["max_seq_length"] == 512
-    assert tb_config.variant_train_settings(v2, "2dmse")["precision"] == "fp32"
+    assert tb_variants.variant_train_settings(v2, "2dmse")["precision"] == "fp32"
     retrieval = experiments("2dmse-retrieval.yaml")["2dmse-retrieval"]
-    precision = {m: tb_config.variant_train_settings(retrieval, m)["precision"] for m in retrieval["methods"]}
+    precision = {m: tb_variants.variant_train_settings(retrieval, m)["precision"] for m in retrieval["methods"]}
     # Starbucks' BERT-2DMSE as its own command (--bf16), on the same Tevatron data
     assert precision == {"full": "fp32", "separate": "bf16", "matryoshka": "fp32", "2dmse": "fp32",
                          "starbucks-2dmse": "bf16"}
-    assert "precision_by_method" not in tb_config.variant_train_settings(retrieval, "full")
+    assert "precision_by_method" not in tb_variants.variant_train_settings(retrieval, "full")
     assert retrieval["train"]["batch_sampler"] == "batch_sampler"
     assert retrieval["retrieval"]["negatives"]["miner"] == "dataset"
     assert {8, 16} <= set(retrieval["grid"]["dims"])
@@ -279,7 +281,7 @@ def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(tmp_path, text, 
     path = tmp_path / "config.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError) as error:
-        tb_config.read_config_file(path)
+        tb_schema.read_config_file(path)
     assert str(error.value).startswith(f"config file '{path}': key '{key}' is given twice, "
                                        f"on lines {lines[0]} and {lines[1]}")
 
@@ -287,7 +289,7 @@ def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(tmp_path, text, 
 def test_keys_that_only_look_alike_and_aliases_are_not_duplicates(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text("a: &x {k: 1}\nb: *x\nc: {1: one, '1': string}\n")
-    assert tb_config.read_config_file(path) == {"a": {"k": 1}, "b": {"k": 1}, "c": {1: "one", "1": "string"}}
+    assert tb_schema.read_config_file(path) == {"a": {"k": 1}, "b": {"k": 1}, "c": {1: "one", "1": "string"}}
 
 
 @pytest.mark.parametrize(("text", "where", "what"), [
@@ -301,7 +303,7 @@ def test_malformed_config_names_the_file_and_the_line(tmp_path, text, where, wha
     path = tmp_path / "config.yaml"
     path.write_bytes(text.encode("latin-1"))
     with pytest.raises(ConfigError) as error:
-        tb_config.read_config_file(path)
+        tb_schema.read_config_file(path)
     message = str(error.value)
     assert message.startswith(f"config file '{path}', {where}:"), message
     assert what in message
@@ -311,9 +313,9 @@ def test_a_config_that_is_not_a_mapping_or_missing_is_named(tmp_path):
     path = tmp_path / "list.yaml"
     path.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match=r"config file '.*list.yaml': the top level must be a mapping"):
-        tb_config.read_config_file(path)
+        tb_schema.read_config_file(path)
     with pytest.raises(ConfigError, match=r"config file '.*absent.yaml' cannot be read: No such file"):
-        tb_config.read_config_file(tmp_path / "absent.yaml")
+        tb_schema.read_config_file(tmp_path / "absent.yaml")
 
 
 def test_config_yaml_is_read_only_without_configfiles_and_configfiles_merge_in_order(tmp_path, monkeypatch):
@@ -321,16 +323,16 @@ def test_config_yaml_is_read_only_without_configfiles_and_configfiles_merge_in_o
     (tmp_path / "config.yaml").write_text("experiments: {toy: {model: a}}\nsmoke: false\n")
     (tmp_path / "one.yaml").write_text("experiments: {paper: {model: b, grid: {layers: [1], dims: [8]}}}\n")
     (tmp_path / "two.yaml").write_text("experiments: {paper: {grid: {dims: [4]}}, other: {model: c}}\n")
-    assert tb_config.load_config([]) == {"experiments": {"toy": {"model": "a"}}, "smoke": False}
+    assert tb_schema.load_config([]) == {"experiments": {"toy": {"model": "a"}}, "smoke": False}
     # A preset alone: config.yaml is not merged in.
-    assert tb_config.load_config(["one.yaml"], {"smoke": True}) == {
+    assert tb_schema.load_config(["one.yaml"], {"smoke": True}) == {
         "experiments": {"paper": {"model": "b", "grid": {"layers": [1], "dims": [8]}}}, "smoke": True}
     # Several files on purpose: merged key by key, later files win, as Snakemake merges them.
-    assert tb_config.load_config(["one.yaml", "two.yaml"]) == {
+    assert tb_schema.load_config(["one.yaml", "two.yaml"]) == {
         "experiments": {"paper": {"model": "b", "grid": {"layers": [1], "dims": [4]}}, "other": {"model": "c"}}}
     (tmp_path / "config.yaml").unlink()
     with pytest.raises(ConfigError, match=r"no config: 'config.yaml' is not in the working directory"):
-        tb_config.load_config([])
+        tb_schema.load_config([])
 
 
 def test_the_config_checker_names_file_and_line_of_a_configfile(tmp_path, monkeypatch, capsys):

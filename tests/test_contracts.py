@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trimbench import contracts, hub
-from trimbench.columns import WORD_SIMILARITY_FILES
-from trimbench.config import ConfigError, prepare
-from trimbench.data import DataError, load_split
+from trimbench.config.prepare import prepare
+from trimbench.config.schema import ConfigError
+from trimbench.data import contracts, hub
+from trimbench.data.columns import WORD_SIMILARITY_FILES
+from trimbench.data.io import DataError
+from trimbench.data.tables import load_split
 
 REPO = Path(__file__).resolve().parent.parent
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
@@ -311,7 +313,7 @@ def test_smoke_mode_reads_korsts_and_the_word_sets_from_contract_standins_and_a_
 
 
 def test_beir_standins_share_ids_across_corpus_queries_and_judgements():
-    from trimbench.beir import load_retrieval
+    from trimbench.data.beir import load_retrieval
 
     config = prepare({**preset("splade.yaml"), "smoke": True}, REPO)
     split = load_retrieval("msmarco", config["datasets"]["msmarco"], "dev", REPO)
@@ -326,7 +328,7 @@ def test_tevatron_standins_share_ids_and_give_each_query_its_own_negatives():
     """Tevatron's two repositories are read as files from stand-ins written from their contracts:
     a query's positive and negative passages are corpus passages (the nested lists of the contract),
     the dev and train splits judge other queries, and DL19 reads MS MARCO's corpus."""
-    from trimbench.beir import load_retrieval
+    from trimbench.data.beir import load_retrieval
 
     assert contracts.dtype(contracts.load("Tevatron/msmarco-passage").configs()["default"]["features"][
         "negative_passages"]) == "list<struct<docid: string, title: string, text: string>>"

@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from trimbench.data import DataError, lee_ict, lee_similarity, lee_similarity_split, load_split, sts_texts
+from trimbench.data.io import DataError
+from trimbench.data.lee import lee_ict, lee_similarity, lee_similarity_split
+from trimbench.data.tables import load_split, sts_texts
 
 
 def test_lee_ict_is_deterministic_and_keeps_heldout_apart():
@@ -148,7 +150,8 @@ def test_url_source_reads_quote_characters_as_text(tmp_path):
     """A sentence opening with a quote that never closes: read with quoting, the rest of the file
     becomes one cell; KorSTS's preset entry (quoting: none) keeps every row. The preset's URLs are
     replaced by local paths here (the same download code passes them through)."""
-    from trimbench.config import ConfigError, prepare
+    from trimbench.config.prepare import prepare
+    from trimbench.config.schema import ConfigError
 
     frame = pd.DataFrame({"score": [5.0, 2.5, 0.0], "sentence1": ['"그가 말했다. 안녕', "둘", "셋"],
                           "sentence2": ["하나", '두 "개"', "셋"]})
@@ -190,7 +193,8 @@ def test_korsts_in_kakaobrains_layout_keeps_every_row(shared_data, tmp_path):
         assert loaded["sentence1"].tolist() == real["sentence1"].tolist()
         assert loaded["sentence2"].tolist() == real["sentence2"].tolist()
         assert loaded["score"].tolist() == pytest.approx((real["score"] / 5).tolist())
-    with pytest.raises(DataError, match=r"dataset 'korsts': cannot read .*train\.tsv' as a tsv table: Error tokenizing"):
+    with pytest.raises(DataError,
+                       match=r"dataset 'korsts': cannot read .*train\.tsv' as a tsv table: Error tokenizing"):
         load_split("korsts", {**entry, "quoting": "minimal"}, "train")
 
 
@@ -342,7 +346,7 @@ def test_unreadable_files_name_dataset_and_file(tmp_path, name, content, message
 
 
 def test_hub_rows_name_the_hub_split(monkeypatch):
-    from trimbench import data
+    from trimbench.data import tables as data
 
     frame = pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["c", "d"], "score": [0.5, -1.0]})
     monkeypatch.setattr(data, "_hub", lambda entry, split: frame)

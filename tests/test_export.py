@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
-from trimbench import config as tb_config
-from trimbench.config import ConfigError
+from trimbench.config import prepare as tb_config
+from trimbench.config.schema import ConfigError
 from trimbench.encoding import encode_layers
 from trimbench.export import PROVENANCE_FILE, export_trimmed, main
 from trimbench.models import load_sentence_model, read_shape

@@ -1,6 +1,6 @@
 """Surviving faults: resumable training, outputs that are only ever complete, the lock, corrupt caches.
 
-Jobs are held at a named point (``TRIMBENCH_TEST_HOLD``, see trimbench/faults.py) and killed there
+Jobs are held at a named point (``TRIMBENCH_TEST_HOLD``, see trimbench/jobs/faults.py) and killed there
 with SIGKILL, by the PID their log names: what a node crash, the OOM killer or a SLURM time limit
 does to a job.
 """
@@ -29,8 +29,8 @@ from conftest import (
     warm_server_at,
 )
 
-from trimbench import warm
-from trimbench.artifacts import ArtifactError, describe, producer, reading
+from trimbench.jobs import warm
+from trimbench.jobs.artifacts import ArtifactError, describe, producer, reading
 from trimbench.training import (
     CHECKPOINT_FILES,
     FINGERPRINT_FILE,
@@ -110,7 +110,7 @@ def test_artifacts_name_the_rule_that_makes_them(tmp_path):
         "encode_texts (encode_corpus for a retrieval experiment)", Path("results/tiny-sts/embeddings/full"))
     assert producer(tmp_path / "results" / "x" / "models" / "full" / "model.safetensors")[0].startswith("train_model")
     assert producer("results/negatives/scifact/train/bm25.jsonl")[0] == "mine_negatives"
-    assert producer("results/electra-toy/runs/lee-sim-split/minilm/scores.parquet")[0] == "train_truncated"
+    assert producer("results/electra-toy/runs/lee-sim-split/minilm/scores.parquet")[0] == "train_electra"
     assert producer("results/models/tiny")[0] == "fetch_model"
     assert producer("results/data/lee-sim/test.parquet")[0] == "prepare_data"
     assert producer("/opt/models/mine") is None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
-from trimbench import homedepot
-from trimbench.config import validate_schema
-from trimbench.data import DataError
+from trimbench.config.schema import validate_schema
+from trimbench.data import homedepot as homedepot_data
+from trimbench.data.io import DataError
+from trimbench.dense import homedepot
 
 ENTRY = {"source": "hub", "id": "bstds/home_depot", "revision": "e4c0747eef9da8eb14de6036a1396f3e8c9634cf",
          "standin": True, "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,
@@ -25,7 +28,7 @@ def entry():
 
 
 def test_reads_the_columns_the_seed_reads(entry):
-    table = homedepot.raw_table(entry)  # the contract's stand-in, through the hub loader
+    table = homedepot_data.raw_table(entry)  # the contract's stand-in, through the hub loader
     assert {"query", "description", "entity_id", "id", "relevance"} <= set(table.columns)
     assert table["relevance"].between(1, 3).all() and table["id"].is_unique
     assert not table["entity_id"].is_unique  # several rows search for the same product
@@ -55,18 +58,18 @@ def test_split_pairs_and_corpus_of_a_hand_made_table(tmp_path):
     # first 10 are kept. default_rng(7).permutation(10) = [8, 0, 7, 1, 3, 6, 2, 4, 5, 9]; ceil(0.2 * 10)
     # = 2 test rows: kept positions 8, 0 = rows 2, 4; train = positions 7, 1, 3, 6, 2, 4, 5, 9.
     entry = _hand_entry(tmp_path, distractors=1)
-    train, test, full = homedepot.cut_and_split(entry)
+    train, test, full = homedepot_data.cut_and_split(entry)
     assert full["query_id"].tolist() == [104, 106, 110, 100, 101, 103, 108, 107, 102, 105, 109, 111]
     assert test["query_id"].tolist() == [102, 104]
     assert train["query_id"].tolist() == [107, 106, 100, 108, 110, 101, 103, 105]
     # every train row with relevance > 2.5, in train order: a test product (A) and a repeated pair kept
-    pairs = homedepot.pairs_table(entry, "train")
+    pairs = homedepot_data.pairs_table(entry, "train")
     assert list(zip(pairs["anchor"], pairs["positive"], strict=True)) == [
         ("b drill", "B v1"), ("drill", "B v1"), ("c saw", "C"), ("hammer", "A"), ("c saw", "C")]
     # unseen_only: no query or product of the test part (B, A), no repeated pair
-    unseen = homedepot.pairs_table(_hand_entry(tmp_path, unseen_only=True), "train")
+    unseen = homedepot_data.pairs_table(_hand_entry(tmp_path, unseen_only=True), "train")
     assert list(zip(unseen["anchor"], unseen["positive"], strict=True)) == [("c saw", "C")]
-    split = homedepot.retrieval_split(entry, "test")
+    split = homedepot_data.retrieval_split(entry, "test")
     # one judged test row (104 has relevance 2.0), keyed by its row id, its product by entity id
     assert split.queries.to_dict("records") == [{"query_id": "102", "text": "a hammer"}]
     assert split.qrels[["query_id", "doc_id"]].values.tolist() == [["102", "11"]]
@@ -74,7 +77,7 @@ def test_split_pairs_and_corpus_of_a_hand_made_table(tmp_path):
     # product); the seed's list(set)[:1] gives 17 (CPython: slot 17 % 8 = 1 before 15 % 8 = 7), in
     # order of first appearance in the shuffled table, each with its last description there
     assert split.corpus[["doc_id", "text"]].values.tolist() == [["12", "B v1"], ["11", "A"], ["17", "G"]]
-    both = homedepot.retrieval_split(_hand_entry(tmp_path, distractors=2), "test")
+    both = homedepot_data.retrieval_split(_hand_entry(tmp_path, distractors=2), "test")
     assert both.corpus["doc_id"].tolist() == ["12", "11", "15", "17"]
 
 
@@ -82,24 +85,24 @@ def test_shuffle_cut_and_split_equal_the_datasets_library(entry):
     """The seed's own calls (src/data.py:115-120) on the stand-in give the same parts in the same order."""
     import datasets
 
-    table = homedepot.raw_table(entry)
+    table = homedepot_data.raw_table(entry)
     ds = datasets.Dataset.from_pandas(table).shuffle(seed=42).select(range(300))
     ds = ds.train_test_split(test_size=0.2, seed=42)
-    train, test, full = homedepot.cut_and_split(entry)
+    train, test, full = homedepot_data.cut_and_split(entry)
     assert test["query_id"].tolist() == ds["test"]["id"] and train["query_id"].tolist() == ds["train"]["id"]
     assert len(full) == 400
-    pairs = homedepot.pairs_table(entry, "train")
+    pairs = homedepot_data.pairs_table(entry, "train")
     assert pairs["positive"].tolist() == [r["description"] for r in ds["train"] if r["relevance"] > 2.5]
 
 
 def test_missing_hub_column_is_named(tmp_path):
     entry = _hand_entry(tmp_path, HAND_TABLE.drop(columns=["entity_id"]))
     with pytest.raises(DataError, match=r"lacks columns \['entity_id'\]"):
-        homedepot.cut_and_split(entry)
+        homedepot_data.cut_and_split(entry)
 
 
 def test_comparison_joins_the_write_up():
-    published = pd.read_csv(homedepot.Path(__file__).resolve().parent.parent / "reference" / "homedepot.csv")
+    published = pd.read_csv(Path(__file__).resolve().parent.parent / "reference" / "homedepot.csv")
     scores = pd.DataFrame({"variant": ["pretrained", "matryoshka"], "layer": [6, 6], "dim": [384, 48],
                            "metric": ["recall@10", "recall@10"], "value": [0.58, 0.6]})
     config = {"model": "minilm", "methods": ["pretrained", "matryoshka"], "reference": {"model": "all-MiniLM-L6-v2"}}

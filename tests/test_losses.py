@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from sentence_transformers.sentence_transformer.losses import Matryoshka2dLoss, MultipleNegativesRankingLoss
 
-from trimbench import losses as tb_losses
-from trimbench.losses import SeedMatryoshka2dLoss, build_sts_loss
+from trimbench.dense import losses as tb_losses
+from trimbench.dense.losses import SeedMatryoshka2dLoss, build_sts_loss
 from trimbench.models import encoder_layers, load_sentence_model
 
 ANCHORS = ["a dog runs in the park", "the market fell today", "rain is expected tomorrow", "she plays violin"]

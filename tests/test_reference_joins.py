@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from trimbench import config as tb_config
-from trimbench.homedepot import METHOD_LABELS as HOMEDEPOT_LABELS
-from trimbench.splade_report import published_rows, row_labels
-from trimbench.tables import seed_label
+from trimbench.config import prepare as tb_config
+from trimbench.dense.homedepot import METHOD_LABELS as HOMEDEPOT_LABELS
+from trimbench.report.grid import seed_label
+from trimbench.splade.report import published_rows, row_labels
 
 REPO = Path(__file__).resolve().parent.parent
 PRESETS = ["config.yaml"] + sorted(f"configs/{p.name}" for p in (REPO / "configs").glob("*.yaml"))

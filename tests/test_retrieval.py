@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trimbench.beir import RetrievalSplit, read_beir_folder
-from trimbench.mining import bm25_mine, filter_false_negatives, negatives_from_hits
-from trimbench.search import evaluate_run, read_trec_run, run_frame, write_trec_run
+from trimbench.data.beir import read_beir_folder
+from trimbench.data.io import RetrievalSplit
+from trimbench.negatives import bm25_mine, filter_false_negatives, negatives_from_hits
+from trimbench.runs import evaluate_run, read_trec_run, run_frame, write_trec_run
 
 
 def _split(n_docs: int = 12) -> RetrievalSplit:
@@ -168,9 +169,9 @@ def test_run_frame_ranks_and_drops_faiss_padding():
 
 
 def test_corpus_encoded_in_one_pass_for_every_cell(tiny_bert_dir, tmp_path):
+    from trimbench.dense.search import encode_retrieval_set, grid_scores, write_manifest
     from trimbench.encoding import ForwardCounter
     from trimbench.models import load_sentence_model
-    from trimbench.search import encode_retrieval_set, grid_scores, write_manifest
 
     split = _split()
     model = load_sentence_model(tiny_bert_dir, pooling="cls")
@@ -200,8 +201,8 @@ def test_pretrained_minilm_on_scifact_matches_mteb(shared_data: Path, minilm_dir
     (its own code, cut at k; the Home Depot seed's evaluator) on the same run."""
     from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
 
+    from trimbench.dense.search import encode_retrieval_set, grid_scores, write_manifest
     from trimbench.models import load_sentence_model
-    from trimbench.search import encode_retrieval_set, grid_scores, write_manifest
 
     split = read_beir_folder(shared_data / "scifact", "test")
     assert len(split.corpus) == 5183 and len(split.queries) == 300
@@ -229,7 +230,7 @@ def test_pretrained_minilm_on_scifact_matches_mteb(shared_data: Path, minilm_dir
 @pytest.mark.realdata
 def test_trec_topics_and_qrels_files_replace_a_splits_judgements(shared_data: Path):
     """The DL19 sample's corpus with the official TREC DL 2019 topics and graded qrels."""
-    from trimbench.beir import load_retrieval
+    from trimbench.data.beir import load_retrieval
 
     entry = {"source": "local", "path": str(shared_data / "msmarco-dl19-sample"), "splits": {},
              "topics": str(shared_data / "msmarco-trec" / "topics.dl19-passage.txt"),
@@ -241,8 +242,8 @@ def test_trec_topics_and_qrels_files_replace_a_splits_judgements(shared_data: Pa
 
 
 def test_dense_miner_excludes_positives(tiny_bert_dir):
-    from trimbench.mining import dense_mine
     from trimbench.models import load_sentence_model
+    from trimbench.negatives import dense_mine
 
     split = _split()
     rows = list(dense_mine(split, load_sentence_model(tiny_bert_dir, pooling="cls"), depth=6, keep=4))
@@ -255,9 +256,9 @@ def test_dense_miner_excludes_positives(tiny_bert_dir):
 def test_datasets_over_one_corpus_share_its_encoding(tiny_bert_dir, tmp_path):
     """DL19 / DL20 beside MS MARCO dev: the corpus is encoded once, in the first dataset's folder;
     the others' queries search it and score as if they had their own copy."""
+    from trimbench.dense.search import encode_queries, encode_retrieval_set, grid_scores, write_manifest
     from trimbench.encoding import ForwardCounter
     from trimbench.models import load_sentence_model
-    from trimbench.search import encode_queries, encode_retrieval_set, grid_scores, write_manifest
 
     split = _split()
     other = RetrievalSplit(split.corpus, split.queries.iloc[1:].reset_index(drop=True), split.qrels)
@@ -307,8 +308,9 @@ def _tevatron_folder(folder: Path) -> Path:
 
 
 def test_tevatron_layout_gives_titles_positives_and_negatives_in_order(tmp_path):
-    from trimbench.beir import doc_texts, load_retrieval
-    from trimbench.mining import dataset_negatives
+    from trimbench.data.beir import load_retrieval
+    from trimbench.data.io import doc_texts
+    from trimbench.negatives import dataset_negatives
 
     entry = {"source": "local", "path": str(_tevatron_folder(tmp_path / "tev")), "format": "tevatron",
              "splits": {}}
@@ -327,8 +329,8 @@ def test_tevatron_layout_gives_titles_positives_and_negatives_in_order(tmp_path)
 def test_trec_files_are_read_locally_or_downloaded(tmp_path):
     """A TREC file beside the run is read; an absent one comes from its URL (here a file:// URL);
     absent with no URL is one error naming the file."""
-    from trimbench.beir import load_retrieval
-    from trimbench.data import DataError
+    from trimbench.data.beir import load_retrieval
+    from trimbench.data.io import DataError
 
     folder = _tevatron_folder(tmp_path / "tev")
     (tmp_path / "remote").mkdir()

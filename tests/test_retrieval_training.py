@@ -10,9 +10,10 @@ import pytest
 import torch
 from conftest import REPO
 
-from trimbench.beir import RetrievalSplit
-from trimbench.config import ConfigError, load_file, prepare, variants
-from trimbench.retrieval import (
+from trimbench.config.prepare import load_file, prepare
+from trimbench.config.schema import ConfigError
+from trimbench.data.io import RetrievalSplit
+from trimbench.dense.retrieval_loss import (
     EpochGroups,
     GroupedContrastiveLoss,
     group_pools,
@@ -21,6 +22,7 @@ from trimbench.retrieval import (
     starbucks_loss,
     truncate_features,
 )
+from trimbench.dense.variants import variants
 
 SETTINGS = {"q_max_length": 16, "p_max_length": 32, "scale": 1.0, "score_align": False,
             "compare_to_last_layer": False, "sub_layer_full_dim": False, "passage_to_last_layer": False,
@@ -418,7 +420,7 @@ def test_retrieval_bert_s_is_one_model_per_cell():
 
 
 def test_ablation_groups_are_found_from_the_preset():
-    from trimbench.ablations import ablation_groups, label
+    from trimbench.dense.ablations import ablation_groups, label
 
     config = load_file(REPO / "configs" / "2dmse-retrieval-ablations.yaml", {"smoke": True}, REPO)
     toy = load_file(REPO / "config.yaml", workdir=REPO)["experiments"]["retrieval"]

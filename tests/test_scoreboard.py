@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from trimbench import scores
-from trimbench.scoreboard import Experiment, comparison, pareto_points, status_table, summarise, summary_line
+from trimbench.report.scoreboard import Experiment, comparison, pareto_points, status_table, summarise, summary_line
 
 PUBLISHED = pd.DataFrame([
     {"variant": "v1", "method": m, "layer": layer, "dim": dim, "dataset": "sts-avg7",

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 import torch
 from conftest import REPO
 
-from trimbench import sparse
+from trimbench.splade import vectors as sparse
 
 VOCAB = [f"t{j}" for j in range(40)]
 
@@ -29,7 +29,7 @@ def _flops_formula(weights: torch.Tensor) -> torch.Tensor:
 def test_flops_regulariser_is_the_formula_and_the_library_flops_loss():
     from sentence_transformers.sparse_encoder.losses import FlopsLoss
 
-    from trimbench.splade import ColumnwiseFlops, flops_regulariser
+    from trimbench.splade.model import ColumnwiseFlops, flops_regulariser
 
     torch.manual_seed(0)
     weights = torch.relu(torch.randn(5, 7))
@@ -44,7 +44,7 @@ def test_flops_regulariser_is_the_formula_and_the_library_flops_loss():
 
 
 def _tiny_splade(tiny_bert_dir):
-    from trimbench.splade import load_splade_model
+    from trimbench.splade.model import load_splade_model
 
     torch.manual_seed(0)
     model = load_splade_model(tiny_bert_dir, max_seq_length=16, device="cpu")
@@ -58,7 +58,7 @@ def _features(model, texts):
 
 @pytest.mark.parametrize("semantics", ["seed", "st6"])
 def test_distil_loss_equals_margin_mse_plus_flops(tiny_bert_dir, semantics):
-    from trimbench.splade import flops_regulariser, splade_loss
+    from trimbench.splade.model import flops_regulariser, splade_loss
 
     model = _tiny_splade(tiny_bert_dir)
     queries, pos, neg = ["a cat", "the dog runs"], ["a cat sat", "dogs run fast"], ["stock prices", "rain today"]
@@ -75,7 +75,7 @@ def test_distil_loss_equals_margin_mse_plus_flops(tiny_bert_dir, semantics):
 
 
 def test_max_loss_equals_in_batch_ce_plus_flops(tiny_bert_dir):
-    from trimbench.splade import flops_regulariser, splade_loss
+    from trimbench.splade.model import flops_regulariser, splade_loss
 
     model = _tiny_splade(tiny_bert_dir)
     queries, pos, neg = ["a cat", "the dog runs"], ["a cat sat", "dogs run fast"], ["stock prices", "rain today"]
@@ -106,7 +106,7 @@ def test_splade_vector_is_max_log1p_relu_of_the_mlm_logits(tiny_bert_dir):
 def test_regulariser_schedule_constant_for_the_seed_ramped_for_st6(tiny_bert_dir):
     from transformers import TrainerControl, TrainerState
 
-    from trimbench.splade import regulariser_schedule, splade_loss
+    from trimbench.splade.model import regulariser_schedule, splade_loss
 
     model = _tiny_splade(tiny_bert_dir)
     weights = {}
@@ -291,7 +291,7 @@ def test_ce_scores_conversion_lookup_and_the_seeds_negative_selection(tmp_path):
     import gzip
     import pickle
 
-    from trimbench.hard_negatives import CrossEncoderScores, convert_ce_scores, select_negatives
+    from trimbench.splade.triplets import CrossEncoderScores, convert_ce_scores, select_negatives
 
     scores = {7: {1: 9.0, 2: 8.5, 10: 7.0, 11: 5.4, 12: 1.0, 13: -2.0}, 3: {5: 0.5}}
     with gzip.open(tmp_path / "scores.pkl.gz", "wb") as handle:
@@ -311,8 +311,8 @@ def test_hard_negative_triplets_labels_are_ce_margins(tmp_path):
     import gzip
     import pickle
 
-    from trimbench.beir import RetrievalSplit
-    from trimbench.hard_negatives import CrossEncoderScores, convert_ce_scores, hard_negative_triplets
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.splade.triplets import CrossEncoderScores, convert_ce_scores, hard_negative_triplets
 
     with gzip.open(tmp_path / "s.pkl.gz", "wb") as handle:
         pickle.dump({1: {10: 4.0, 20: 1.0, 30: 3.5}}, handle)
@@ -347,14 +347,16 @@ def _config(**run_changes) -> dict:
     ({"methd": "splade_max"}, "unknown key 'methd' (did you mean 'method'?)"),
 ])
 def test_bad_runs_fail_at_config_time_naming_the_key(change, message):
-    from trimbench.config import ConfigError, prepare
+    from trimbench.config.prepare import prepare
+    from trimbench.config.schema import ConfigError
 
     with pytest.raises(ConfigError, match=re.escape(message)):
         prepare(_config(**change))
 
 
 def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
-    from trimbench.config import ConfigError, prepare
+    from trimbench.config.prepare import prepare
+    from trimbench.config.schema import ConfigError
 
     assert prepare(_config(model="minilm", mlm_head="tied"))["experiments"]["splade-tiny"]["runs"]["A"]["mlm_head"]
     config = _config()
@@ -369,8 +371,8 @@ def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
 
 def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_their_name():
     from trimbench import scores as score_table
-    from trimbench.config import load_file
-    from trimbench.splade_report import comparison, headline
+    from trimbench.config.prepare import load_file
+    from trimbench.splade.report import comparison, headline
 
     published = pd.read_csv(REPO / "reference" / "splade.csv")
     config = load_file(REPO / "configs" / "splade.yaml", overrides={"smoke": True}, workdir=REPO)
@@ -392,7 +394,7 @@ def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_th
 def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
     import yaml
 
-    from trimbench.splade_config import shared_corpora
+    from trimbench.splade.checks import shared_corpora
 
     preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
     corpus_of = shared_corpora(preset["experiments"]["splade"], preset["datasets"])
@@ -413,8 +415,8 @@ def test_seed_optimiser_eps_and_distil_loader_dropping_its_last_partial_batch(ti
     import datasets
     from sentence_transformers import SparseEncoderTrainer, SparseEncoderTrainingArguments
 
-    from trimbench.config import validate_schema
-    from trimbench.splade import seed_optimisation, splade_loss
+    from trimbench.config.schema import validate_schema
+    from trimbench.splade.model import seed_optimisation, splade_loss
     from trimbench.training import training_arguments
 
     train = {**validate_schema(_config())["experiments"]["splade-tiny"]["train"], "batch_size": 2}
@@ -438,7 +440,7 @@ def test_paper_preset_trains_the_seeds_30_epochs_and_the_documented_overlay_one(
     import yaml
     from snakemake.utils import update_config
 
-    from trimbench.config import prepare
+    from trimbench.config.prepare import prepare
 
     preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
     assert preset["experiments"]["splade"]["train"]["epochs"] == 30

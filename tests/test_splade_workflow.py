@@ -11,9 +11,9 @@ import pytest
 from conftest import REPO, job_counts, run_snakemake
 
 from trimbench import scores as score_table
-from trimbench import sparse
-from trimbench.beir import RetrievalSplit
-from trimbench.search import evaluate_run, read_trec_run
+from trimbench.data.io import RetrievalSplit
+from trimbench.runs import evaluate_run, read_trec_run
+from trimbench.splade import vectors as sparse
 
 
 @pytest.fixture(scope="module")

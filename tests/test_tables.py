@@ -7,8 +7,14 @@ import io
 import pandas as pd
 
 from trimbench import scores
-from trimbench.figures import sts_layer_figure, sts_versions_figure
-from trimbench.tables import VersionBlock, ours_vs_published, sts_grid_tables, sts_versions_tables
+from trimbench.report.grid import (
+    VersionBlock,
+    ours_vs_published,
+    sts_grid_tables,
+    sts_layer_figure,
+    sts_versions_figure,
+    sts_versions_tables,
+)
 
 
 def score_rows():
@@ -94,11 +100,11 @@ def test_versions_figure_is_byte_reproducible(tmp_path):
 
 def drawn(monkeypatch, *args, **kwargs):
     """The figure sts_layer_figure draws (kept from being saved and closed)."""
-    from trimbench import figures
+    from trimbench.report import grid
 
     kept = {}
-    monkeypatch.setattr(figures, "save", lambda figure, paths: kept.setdefault("figure", figure))
-    figures.sts_layer_figure(*args, **kwargs)
+    monkeypatch.setattr(grid, "save", lambda figure, paths: kept.setdefault("figure", figure))
+    grid.sts_layer_figure(*args, **kwargs)
     return kept["figure"]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from trimbench import config as tb_config
+from trimbench.config import prepare as tb_config
 from trimbench.models import load_sentence_model, use_attention
 from trimbench.training import optimizer_name, training_arguments
 

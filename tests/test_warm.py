@@ -15,7 +15,7 @@ import psutil
 import pytest
 from conftest import REPO, kill_held_job, run_snakemake, snakemake_command, warm_server_at
 
-from trimbench import warm
+from trimbench.jobs import warm
 
 SCORES = "results/tiny-sts/scores/full.parquet"
 
@@ -28,7 +28,7 @@ def server(tmp_path_factory):
 
 
 def client(path: Path, code: str, **env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", f"import sys\nfrom trimbench import warm\n{code}"],
+    return subprocess.Popen([sys.executable, "-c", f"import sys\nfrom trimbench.jobs import warm\n{code}"],
                             env={**os.environ, warm.WARM: str(path), **env}, cwd=REPO / "tests",
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 

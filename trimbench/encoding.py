@@ -14,6 +14,8 @@ from contextlib import contextmanager
 import numpy as np
 from tqdm.auto import tqdm
 
+from trimbench.models import encoder_layers
+
 
 class ForwardCounter:
     """Counts transformer forward passes (used by tests and the grid benchmark).
@@ -95,6 +97,4 @@ def pool_layer(heads, features: dict, layer: int):
 
 
 def _blocks(transformer):
-    from trimbench.models import encoder_layers
-
     return encoder_layers(transformer.auto_model)

@@ -16,7 +16,7 @@ import json
 import logging
 from pathlib import Path
 
-from trimbench.models import read_shape
+from trimbench.models import cut_layers, depth, load_sentence_model, read_shape
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +36,6 @@ def check_cell(layers: int, dim: int, depth: int, width: int, where: str = "") -
 def save_trimmed(model, layers: int, dim: int, out_dir: str | Path, source: str | Path = "") -> Path:
     """Cut the loaded sentence-transformers ``model`` to ``layers`` blocks and save it with
     ``truncate_dim = dim`` to ``out_dir``."""
-    from trimbench.models import cut_layers, depth
-
     out_dir, full_depth = Path(out_dir), depth(model)
     check_cell(layers, dim, full_depth, model.get_embedding_dimension(), str(source))
     cut_layers(model, layers)
@@ -54,8 +52,6 @@ def export_trimmed(model_folder: str | Path, layers: int, dim: int, out_dir: str
                    pooling: str | None = None, max_seq_length: int | None = None) -> Path:
     """Load the model of ``model_folder`` (``pooling`` replacing its own when given) and
     :func:`save_trimmed` it."""
-    from trimbench.models import load_sentence_model
-
     model_folder = Path(model_folder)
     shape = read_shape(model_folder)  # before loading: a wrong cell fails fast
     check_cell(layers, dim, shape.layers, shape.dim, str(model_folder))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from trimbench.artifacts import reading
+from trimbench.jobs.artifacts import reading
 
 COLUMNS = ["experiment", "track", "variant", "model", "layer", "dim", "dataset", "split", "metric", "value", "seed"]
 KEY = [c for c in COLUMNS if c != "value"]

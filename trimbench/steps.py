@@ -1,6 +1,6 @@
 """One function per workflow rule: read the job's inputs and params, call the library, write outputs.
 
-Each takes a :class:`trimbench.rules.Job`; ``scripts/<rule>.py`` only calls ``rules.run`` on it.
+Each takes a :class:`trimbench.jobs.run.Job`; ``scripts/<rule>.py`` only calls ``rules.run`` on it.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 
 from trimbench import scores as score_table
-from trimbench.artifacts import reading
-from trimbench.atomic import atomic_path
+from trimbench.jobs.artifacts import reading
+from trimbench.jobs.atomic import atomic_path
 
 log = logging.getLogger("trimbench")
 
 
 def prepare_data(job) -> None:
-    from trimbench.data import load_split
+    from trimbench.data.tables import load_split
 
     p = job.params
     # Relative paths in the config are the working directory's: a job runs there (also on SLURM).
@@ -67,7 +67,7 @@ def _model_to_train(job, max_seq_length):
 
 
 def train_model(job) -> None:
-    from trimbench.losses import build_sts_loss
+    from trimbench.dense.losses import build_sts_loss
     from trimbench.training import fine_tune, run_fingerprint, training_rows
 
     p = job.params
@@ -82,7 +82,7 @@ def train_model(job) -> None:
 
 
 def encode_texts(job) -> None:
-    from trimbench.data import sts_texts
+    from trimbench.data.tables import sts_texts
     from trimbench.encoding import encode_layers
     from trimbench.models import load_sentence_model
 
@@ -115,7 +115,7 @@ def export_model(job) -> None:
 
 
 def evaluate_sts(job) -> None:
-    from trimbench.sts import evaluate_variant
+    from trimbench.dense.sts import evaluate_variant
 
     p = job.params
     frame = evaluate_variant(Path(job.input.embeddings), dict(zip(p.datasets, job.input.data, strict=True)), p.meta,
@@ -131,7 +131,7 @@ def collect_scores(job) -> None:
 
 
 def sts_table(job) -> None:
-    from trimbench.tables import sts_grid_tables
+    from trimbench.report.grid import sts_grid_tables
 
     p = job.params
     published = pd.read_csv(job.input.reference)
@@ -143,7 +143,7 @@ def sts_table(job) -> None:
 
 
 def sts_figure(job) -> None:
-    from trimbench.figures import sts_layer_figure
+    from trimbench.report.grid import sts_layer_figure
 
     p = job.params
     published = pd.read_csv(job.input.reference)
@@ -152,8 +152,7 @@ def sts_figure(job) -> None:
 
 
 def sts_versions(job) -> None:
-    from trimbench.figures import sts_versions_figure
-    from trimbench.tables import VersionBlock, sts_versions_tables
+    from trimbench.report.grid import VersionBlock, sts_versions_figure, sts_versions_tables
 
     p = job.params
     blocks = [
@@ -170,7 +169,7 @@ def sts_versions(job) -> None:
 def scoreboard(job) -> None:
     import base64
 
-    from trimbench.scoreboard import comparisons_html, readable_status, status_html, status_table
+    from trimbench.report.scoreboard import comparisons_html, readable_status, status_html, status_table
 
     experiments = _scoreboard_experiments(job)
     status = status_table(experiments)
@@ -187,7 +186,7 @@ def scoreboard(job) -> None:
 
 
 def _scoreboard_experiments(job) -> list:
-    from trimbench.scoreboard import Experiment
+    from trimbench.report.scoreboard import Experiment
 
     p = job.params
     return [
@@ -198,8 +197,8 @@ def _scoreboard_experiments(job) -> list:
 
 
 def pareto(job) -> None:
-    from trimbench.figures import cross_track_pareto_figure
-    from trimbench.scoreboard import COSTS, pareto_points
+    from trimbench.report.figures import cross_track_pareto_figure
+    from trimbench.report.scoreboard import COSTS, pareto_points
 
     p = job.params
     experiments = _scoreboard_experiments(job)
@@ -213,13 +212,13 @@ def pareto(job) -> None:
                                   f"{dataset}: every variant of every experiment", {"png": png, "svg": svg})
 
 
-# --- the truncated-encoder track (rules/truncation.smk) -----------------------------------------
+# --- the ELECTRA track (rules/electra.smk) ------------------------------------------------------
 
 
 def adapt_domain(job) -> None:
+    from trimbench.electra.train import adapt_domain as adapt
+    from trimbench.electra.train import unique_texts
     from trimbench.training import run_fingerprint
-    from trimbench.truncation_train import adapt_domain as adapt
-    from trimbench.truncation_train import unique_texts
 
     p = job.params
     table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
@@ -231,10 +230,10 @@ def adapt_domain(job) -> None:
 
 
 def pretune_word_similarity(job) -> None:
-    from trimbench.data import KIND_COLUMNS
+    from trimbench.data.columns import KIND_COLUMNS
+    from trimbench.electra.train import fine_tune_pairs
     from trimbench.models import cut_layers, load_sentence_model
     from trimbench.training import training_rows
-    from trimbench.truncation_train import fine_tune_pairs
 
     p, stage = job.params, job.params.stage
     with reading(job.input.model):
@@ -253,10 +252,10 @@ def pretune_word_similarity(job) -> None:
         (Path(tmp) / "trimbench_history.json").write_text(json.dumps(history, indent=1, sort_keys=True))
 
 
-def train_truncated(job) -> None:
+def train_electra(job) -> None:
+    from trimbench.electra.train import reinitialise, train_runs
     from trimbench.models import load_sentence_model
     from trimbench.training import run_fingerprint
-    from trimbench.truncation_train import reinitialise, train_runs
 
     p = job.params
     # One start model for every k, or one per k (word-similarity pre-tuned cuts), as the params say.
@@ -286,18 +285,18 @@ def train_truncated(job) -> None:
     shutil.rmtree(work_dir)
 
 
-def _truncation_layer_table(job) -> pd.DataFrame:
-    from trimbench.truncation_report import layer_table
+def _electra_layer_table(job) -> pd.DataFrame:
+    from trimbench.electra.report import layer_table
 
     p = job.params
     return layer_table(score_table.read(job.input.scores), pd.read_csv(job.input.reference),
                        p.reference_experiments, p.main_metrics)
 
 
-def truncation_table(job) -> None:
-    from trimbench.truncation_report import choice_tables, layer_tables
+def electra_table(job) -> None:
+    from trimbench.electra.report import choice_tables, layer_tables
 
-    table = _truncation_layer_table(job)
+    table = _electra_layer_table(job)
     outputs = {f"layers_{k}": v for k, v in layer_tables(table).items()}
     outputs |= {f"choice_{k}": v for k, v in choice_tables(table).items()}
     for name, text in outputs.items():
@@ -305,28 +304,28 @@ def truncation_table(job) -> None:
             Path(tmp).write_text(text)
 
 
-def truncation_figure(job) -> None:
-    from trimbench.truncation_report import layer_figure
+def electra_figure(job) -> None:
+    from trimbench.electra.report import layer_figure
 
     p = job.params
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
-        layer_figure(score_table.read(job.input.scores), _truncation_layer_table(job), p.roles, p.main_metrics,
+        layer_figure(score_table.read(job.input.scores), _electra_layer_table(job), p.roles, p.main_metrics,
                      p.title, {"png": png, "svg": svg})
 
 
 def pareto_figure(job) -> None:
-    from trimbench.truncation_report import pareto_figure as draw
+    from trimbench.electra.report import pareto_figure as draw
 
     p = job.params
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
-        draw(_truncation_layer_table(job), p.roles, p.title, {"png": png, "svg": svg})
+        draw(_electra_layer_table(job), p.roles, p.title, {"png": png, "svg": svg})
 
 
 # --- retrieval tracks (2DMSE retrieval, Home Depot) ---------------------------------------------
 
 
 def prepare_retrieval(job) -> None:
-    from trimbench.beir import load_retrieval
+    from trimbench.data.beir import load_retrieval
 
     p = job.params
     split = load_retrieval(p.name, p.entry, job.wildcards.split, Path.cwd())
@@ -337,8 +336,8 @@ def prepare_retrieval(job) -> None:
 
 
 def mine_negatives(job) -> None:
-    from trimbench.beir import RetrievalSplit
-    from trimbench.mining import bm25_mine, cross_encoder_filter, dataset_negatives, dense_mine, write_rows
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.negatives import bm25_mine, cross_encoder_filter, dataset_negatives, dense_mine, write_rows
 
     p = job.params
     settings = p.negatives
@@ -361,9 +360,9 @@ def mine_negatives(job) -> None:
 
 
 def train_retriever(job) -> None:
-    from trimbench.beir import RetrievalSplit
-    from trimbench.mining import iter_rows
-    from trimbench.retrieval import EpochGroups, GroupedContrastiveLoss, group_pools
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.dense.retrieval_loss import EpochGroups, GroupedContrastiveLoss, group_pools
+    from trimbench.negatives import iter_rows
     from trimbench.training import fine_tune, run_fingerprint
 
     p = job.params
@@ -381,9 +380,9 @@ def train_retriever(job) -> None:
 
 
 def encode_corpus(job) -> None:
-    from trimbench.beir import RetrievalSplit
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.dense.search import encode_queries, encode_retrieval_set, write_manifest
     from trimbench.models import load_sentence_model
-    from trimbench.search import encode_queries, encode_retrieval_set, write_manifest
 
     p = job.params
     with reading(job.input.model):
@@ -405,8 +404,9 @@ def encode_corpus(job) -> None:
 
 
 def retrieval_scores(job) -> None:
-    from trimbench.beir import RetrievalSplit
-    from trimbench.search import grid_scores, with_average
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.dense.search import grid_scores
+    from trimbench.runs import with_average
 
     p = job.params
     rows = []
@@ -424,7 +424,7 @@ def retrieval_scores(job) -> None:
 
 
 def homedepot_table(job) -> None:
-    from trimbench.homedepot import tables
+    from trimbench.dense.homedepot import tables
 
     outputs = tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
     for name, text in outputs.items():
@@ -433,7 +433,7 @@ def homedepot_table(job) -> None:
 
 
 def homedepot_figure(job) -> None:
-    from trimbench.homedepot import recall_figure
+    from trimbench.dense.homedepot import recall_figure
 
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
         recall_figure(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
@@ -441,7 +441,7 @@ def homedepot_figure(job) -> None:
 
 
 def retrieval_ablation(job) -> None:
-    from trimbench.ablations import ablation_figure
+    from trimbench.dense.ablations import ablation_figure
 
     p = job.params
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
@@ -465,7 +465,7 @@ def fetch_hard_negatives(job) -> None:
 
 
 def convert_ce_scores(job) -> None:
-    from trimbench.hard_negatives import convert_ce_scores as convert
+    from trimbench.splade.triplets import convert_ce_scores as convert
 
     with atomic_path(job.output.table) as tmp:
         pairs = convert(Path(job.input.scores), Path(tmp))
@@ -475,9 +475,9 @@ def convert_ce_scores(job) -> None:
 def splade_triplets(job) -> None:
     import tempfile
 
-    from trimbench import hard_negatives as hn
-    from trimbench.beir import RetrievalSplit
-    from trimbench.mining import read_rows
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.negatives import read_rows
+    from trimbench.splade import triplets as hn
 
     p, method = job.params, job.wildcards.method
     split = RetrievalSplit.load(job.input.data)
@@ -506,7 +506,7 @@ def splade_triplets(job) -> None:
 def train_splade(job) -> None:
     from transformers import set_seed
 
-    from trimbench.splade import load_splade_model, train_splade
+    from trimbench.splade.model import load_splade_model, train_splade
     from trimbench.training import run_fingerprint
 
     p = job.params
@@ -524,9 +524,9 @@ def train_splade(job) -> None:
 
 
 def encode_sparse(job) -> None:
-    from trimbench import sparse
-    from trimbench.beir import RetrievalSplit, doc_texts
-    from trimbench.splade import load_splade_model
+    from trimbench.data.io import RetrievalSplit, doc_texts
+    from trimbench.splade import vectors as sparse
+    from trimbench.splade.model import load_splade_model
 
     p = job.params
     settings = p.settings
@@ -560,7 +560,7 @@ def encode_sparse(job) -> None:
 
 
 def _vocabulary(folder: Path) -> list[str]:
-    from trimbench import sparse
+    from trimbench.splade import vectors as sparse
 
     with reading(folder):
         return json.loads((folder / sparse.VOCAB_FILE).read_text())
@@ -571,8 +571,8 @@ def index_sparse(job) -> None:
     resumes with the corpora left."""
     import tempfile
 
-    from trimbench import sparse
-    from trimbench.beir import RetrievalSplit
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.splade import vectors as sparse
     from trimbench.training import FINGERPRINT_FILE, run_fingerprint, stamped_work_dir
 
     p, out, vectors = job.params, Path(job.output.index), Path(job.input.vectors)
@@ -598,8 +598,8 @@ def index_sparse(job) -> None:
 
 def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:
     """TREC runs per dataset and the score table (run metrics, ``extra_rows``, the average)."""
-    from trimbench.beir import RetrievalSplit
-    from trimbench.search import evaluate_run, with_average, write_trec_run
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.runs import evaluate_run, with_average, write_trec_run
 
     p = job.params
     rows = list(extra_rows)
@@ -619,8 +619,8 @@ def _write_run_scores(job, runs: dict, extra_rows: list[dict]) -> None:
 
 
 def splade_scores(job) -> None:
-    from trimbench import sparse
-    from trimbench.beir import RetrievalSplit
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.splade import vectors as sparse
 
     p, vectors = job.params, Path(job.input.vectors)
     vocab = _vocabulary(vectors)
@@ -641,8 +641,8 @@ def splade_scores(job) -> None:
 
 
 def splade_ensemble(job) -> None:
-    from trimbench import sparse
-    from trimbench.search import read_trec_run
+    from trimbench.runs import read_trec_run
+    from trimbench.splade import vectors as sparse
 
     p = job.params
     runs = {}
@@ -657,7 +657,7 @@ def splade_ensemble(job) -> None:
 
 
 def splade_table(job) -> None:
-    from trimbench.splade_report import splade_tables
+    from trimbench.splade.report import splade_tables
 
     outputs = splade_tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
     for name, text in outputs.items():

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from trimbench import faults
-from trimbench.data import KIND_COLUMNS
+from trimbench.data.columns import KIND_COLUMNS
+from trimbench.jobs import faults
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def training_rows(frame: pd.DataFrame, kind: str, max_samples: int | None, seed:
     return frame.reset_index(drop=True)
 
 
-#: what a ``train`` section's speed settings default to where it has none (the truncation track's)
+#: what a ``train`` section's speed settings default to where it has none (the ELECTRA track's)
 SPEED_DEFAULTS = {"attention": "sdpa", "tf32": True, "optimizer": "auto", "compile": False, "dataloader_workers": 0}
 
 
@@ -197,7 +197,7 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
     trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
     trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback;
     ``argument_overrides``: a track's own trainer arguments (SPLADE's optimiser epsilon, drop_last).
-    A dataset with a transform (rows drawn per epoch, :class:`trimbench.retrieval.EpochGroups`)
+    A dataset with a transform (rows drawn per epoch, :class:`trimbench.dense.retrieval_loss.EpochGroups`)
     gets dataloader workers started afresh each epoch, so they see the epoch its callback sets.
     """
     import datasets

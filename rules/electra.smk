@@ -1,0 +1,189 @@
+# The ELECTRA track (truncated encoders): each model cut after every layer k, fine-tuned per
+# task and seed (one job per task and model; optional stages first), scored on dev and test;
+# tables and figures per experiment.
+# Input functions: rules/electra_common.smk.
+
+
+rule adapt_domain:
+    input:
+        model=lambda wc: model_dir(wc.model),
+        data=lambda wc: adaptation_tables(experiment(wc)),
+    output:
+        model=directory(f"{RESULTS}/{{experiment}}/adapted/{{model}}"),
+    log:
+        f"{RESULTS}/logs/adapt_domain/{{experiment}}/{{model}}.log",
+    conda:
+        "../envs/train.yaml"
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=lambda wc, attempt: 16000 * attempt,
+        runtime=lambda wc, attempt: 720 * attempt,
+    params:
+        stage=lambda wc: tb_config.tracked(experiment(wc)["domain_adaptation"]),
+        kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
+        untracked=lambda wc: tb_config.untracked(
+            stage=experiment(wc)["domain_adaptation"]
+        ),
+    script:
+        "../scripts/adapt_domain.py"
+
+
+rule pretune_word_similarity:
+    input:
+        model=adapted_or_registry_model,
+        train=lambda wc: word_similarity_tables(experiment(wc), "train"),
+        validation=lambda wc: word_similarity_tables(experiment(wc), "validation"),
+    output:
+        model=directory(f"{RESULTS}/{{experiment}}/pretuned/{{model}}/L{{k}}"),
+    log:
+        f"{RESULTS}/logs/pretune_word_similarity/{{experiment}}/{{model}}/L{{k}}.log",
+    wildcard_constraints:
+        k=r"\d+",
+    conda:
+        "../envs/train.yaml"
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        k=lambda wc: int(wc.k),
+        stage=lambda wc: tb_config.tracked(experiment(wc)["word_similarity"]),
+        pooling=lambda wc: experiment(wc)["pooling"],
+        eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        untracked=lambda wc: tb_config.untracked(
+            stage=experiment(wc)["word_similarity"]
+        ),
+    script:
+        "../scripts/pretune_word_similarity.py"
+
+
+rule train_electra:
+    input:
+        models=run_start_models,
+        train=lambda wc: data_table(wc.task, "train"),
+        validation=lambda wc: data_table(wc.task, "validation"),
+        test=lambda wc: data_table(wc.task, "test"),
+    output:
+        scores=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/scores.parquet",
+        history=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/history.json",
+    log:
+        f"{RESULTS}/logs/train_electra/{{experiment}}/{{task}}/{{model}}.log",
+    wildcard_constraints:
+        task="[^/]+",
+        model="[^/]+",
+    conda:
+        "../envs/train.yaml"
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        # Every cut and seed of the model in turn: a paper fine-tune takes minutes on a GPU.
+        runtime=lambda wc, attempt: 15 * len(get_electra_runs(wc)) * attempt,
+    params:
+        runs=get_electra_runs,
+        start_layers=start_model_layers,
+        random_init=lambda wc: experiment(wc)["random_init"],
+        objective=lambda wc: tb_electra.objective(DATASETS[wc.task]),
+        num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
+        kind=lambda wc: DATASETS[wc.task]["kind"],
+        train=lambda wc: tb_config.tracked(experiment(wc)["train"]),
+        pooling=lambda wc: experiment(wc)["pooling"],
+        eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        meta=run_meta,
+        untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
+    script:
+        "../scripts/train_electra.py"
+
+
+rule electra_table:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        layers_markdown=f"{RESULTS}/{{experiment}}/tables/layers.md",
+        layers_csv=f"{RESULTS}/{{experiment}}/tables/layers.csv",
+        layers_html=report(
+            f"{RESULTS}/{{experiment}}/tables/layers.html",
+            caption="../report/electra_layers.rst",
+            category="{experiment}",
+            subcategory="tables",
+            labels={"experiment": "{experiment}", "view": "per layer"},
+        ),
+        choice_markdown=f"{RESULTS}/{{experiment}}/tables/dev_choice.md",
+        choice_csv=f"{RESULTS}/{{experiment}}/tables/dev_choice.csv",
+        choice_html=report(
+            f"{RESULTS}/{{experiment}}/tables/dev_choice.html",
+            caption="../report/electra_choice.rst",
+            category="{experiment}",
+            subcategory="tables",
+            labels={"experiment": "{experiment}", "view": "layer chosen by dev"},
+        ),
+    log:
+        f"{RESULTS}/logs/electra_table/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        main_metrics=main_metrics,
+        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+    script:
+        "../scripts/electra_table.py"
+
+
+rule electra_figure:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        png=report(
+            f"{RESULTS}/{{experiment}}/figures/layers.png",
+            caption="../report/electra_figure.rst",
+            category="{experiment}",
+            subcategory="figures",
+            labels={"experiment": "{experiment}", "view": "score per layer"},
+        ),
+        svg=f"{RESULTS}/{{experiment}}/figures/layers.svg",
+    log:
+        f"{RESULTS}/logs/electra_figure/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        main_metrics=main_metrics,
+        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        roles=model_roles,
+        title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
+    script:
+        "../scripts/electra_figure.py"
+
+
+rule pareto_figure:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        png=report(
+            f"{RESULTS}/{{experiment}}/figures/pareto.png",
+            caption="../report/pareto_figure.rst",
+            category="{experiment}",
+            subcategory="figures",
+            labels={"experiment": "{experiment}", "view": "Pareto front"},
+        ),
+        svg=f"{RESULTS}/{{experiment}}/figures/pareto.svg",
+    log:
+        f"{RESULTS}/logs/pareto_figure/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        main_metrics=main_metrics,
+        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        roles=model_roles,
+        title=lambda wc: f"{wc.experiment}: parameters used against test score",
+    script:
+        "../scripts/pareto_figure.py"

@@ -1,0 +1,7 @@
+"""Rule electra_figure: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench.jobs import run as rules
+
+rules.run("electra_figure", globals().get("snakemake"))

@@ -1,0 +1,7 @@
+"""Rule train_electra: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench.jobs import run as rules
+
+rules.run("train_electra", globals().get("snakemake"))

@@ -1,7 +1,0 @@
-"""Rule truncation_figure: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
-
-import _repo  # noqa: F401  (before trimbench)
-
-from trimbench import rules
-
-rules.run("truncation_figure", globals().get("snakemake"))

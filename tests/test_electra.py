@@ -1,0 +1,476 @@
+"""The ELECTRA track (truncated encoders): parameter counts, Pareto fronts, layer choice, objectives, config."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from trimbench import scores
+from trimbench.config import prepare as tb_config
+from trimbench.config.schema import ConfigError
+from trimbench.electra import checks as electra_checks
+from trimbench.electra import report as electra_report
+from trimbench.report import pareto
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- parameter counting ------------------------------------------------------------------------
+
+
+def bert_block_parameters(hidden: int, intermediate: int) -> int:
+    """Q, K, V, output projections with biases, two LayerNorms, the feed-forward pair."""
+    return 4 * (hidden * hidden + hidden) + 2 * 2 * hidden + (hidden * intermediate + intermediate) \
+        + (intermediate * hidden + hidden)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_parameters_used_is_embeddings_plus_first_k_blocks(tiny_bert_dir, k):
+    from trimbench.electra.train import parameters_used
+    from trimbench.models import cut_layers, encoder_layers, load_sentence_model
+
+    model = cut_layers(load_sentence_model(tiny_bert_dir, pooling="mean"), k)
+    bert = model[0].auto_model
+    embeddings = sum(p.numel() for p in bert.embeddings.parameters())
+    pooler = sum(p.numel() for p in bert.pooler.parameters())
+    assert len(encoder_layers(bert)) == k
+    assert parameters_used(model) == sum(p.numel() for p in model.parameters()) - pooler
+    assert parameters_used(model) == embeddings + k * bert_block_parameters(32, 37)
+
+
+def test_parameters_used_leaves_out_electras_embedding_projection(tmp_path, minilm_dir):
+    """An ELECTRA whose embeddings are narrower than its blocks projects them up; the paper's
+    count_params (embeddings + encoder.layer[:k]) leaves the projection out, so do we."""
+    from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
+
+    from trimbench.electra.train import parameters_used
+    from trimbench.models import cut_layers, load_sentence_model
+
+    torch.manual_seed(0)
+    config = ElectraConfig(vocab_size=1000, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=40, max_position_embeddings=64)
+    ElectraModel(config).save_pretrained(tmp_path)
+    BertTokenizerFast.from_pretrained(str(minilm_dir)).save_pretrained(tmp_path)
+    model = cut_layers(load_sentence_model(tmp_path, pooling="mean"), 1)
+    electra = model[0].auto_model
+    projection = sum(p.numel() for p in electra.embeddings_project.parameters())
+    assert projection == 16 * 32 + 32
+    expected = sum(p.numel() for p in electra.embeddings.parameters()) + bert_block_parameters(32, 40)
+    assert parameters_used(model) == expected == sum(p.numel() for p in model.parameters()) - projection
+
+
+def test_parameters_used_by_a_cut_deberta_are_its_embeddings_and_blocks(tiny_deberta_dir):
+    """As count_params: embeddings + encoder.layer[:k]; the encoder's shared relative-position
+    embeddings and their LayerNorm are left out (the paper's Pareto has no DeBERTa; the rule is its)."""
+    from trimbench.electra.train import parameters_used
+    from trimbench.models import cut_layers, encoder_layers, load_sentence_model
+
+    model = cut_layers(load_sentence_model(tiny_deberta_dir, pooling="mean"), 2)
+    deberta = model[0].auto_model
+    relative = sum(p.numel() for p in deberta.encoder.rel_embeddings.parameters()) + 2 * 32
+    assert relative == 512 * 32 + 2 * 32  # 256 buckets either side, then LayerNorm weight and bias
+    blocks = sum(p.numel() for p in encoder_layers(deberta).parameters())
+    assert parameters_used(model) == sum(p.numel() for p in deberta.embeddings.parameters()) + blocks
+    assert parameters_used(model) == sum(p.numel() for p in model.parameters()) - relative
+
+
+# --- Pareto front ------------------------------------------------------------------------------
+
+
+def test_pareto_mask_on_hand_made_points():
+    #         a    b    c    d    e     f    g
+    cost = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0, 4.0]
+    good = [0.5, 0.7, 0.6, 0.7, 0.9, 0.8, 0.9]
+    # a: cheapest. b: beats a. c: same cost as b, worse. d: costlier than b, no better.
+    # e, g: the same point twice, best quality: both on the front. f: dominated by e.
+    assert pareto.pareto_mask(cost, good).tolist() == [True, True, False, False, True, False, True]
+
+
+def test_pareto_mask_ignores_nan_and_handles_empty():
+    assert pareto.pareto_mask([1, 2, np.nan], [np.nan, 0.5, 0.9]).tolist() == [False, True, False]
+    assert pareto.pareto_mask([], []).tolist() == []
+
+
+def test_pareto_front_sorted_cheapest_first():
+    frame = pd.DataFrame({"parameters": [30, 10, 20, 40], "score": [0.8, 0.5, 0.4, 0.79]})
+    front = pareto.pareto_front(frame, "parameters", "score")
+    assert front["parameters"].tolist() == [10, 30]
+
+
+# --- per-layer summaries and the layer dev chooses ---------------------------------------------
+
+
+def hand_made_scores() -> pd.DataFrame:
+    """Two models, layers 0..2, two seeds; dev picks layer 1 for 'disc' and ties 0/2 for 'gen'."""
+    dev = {("disc", 0): [0.50, 0.52], ("disc", 1): [0.80, 0.78], ("disc", 2): [0.60, 0.62],
+           ("gen", 0): [0.70, 0.70], ("gen", 1): [0.60, 0.62], ("gen", 2): [0.71, 0.69]}
+    test = {("disc", 0): [0.40, 0.44], ("disc", 1): [0.75, 0.73], ("disc", 2): [0.65, 0.61],
+            ("gen", 0): [0.66, 0.64], ("gen", 1): [0.55, 0.57], ("gen", 2): [0.80, 0.82]}
+    rows = []
+    for (model, layer), values in dev.items():
+        for seed in (0, 1):
+            meta = {"experiment": "x", "track": "electra", "variant": "cut", "model": model, "layer": layer,
+                    "dim": 8, "dataset": "stsb", "seed": seed}
+            rows += [{**meta, "split": "validation", "metric": "spearman_cosine", "value": values[seed]},
+                     {**meta, "split": "test", "metric": "spearman_cosine", "value": test[(model, layer)][seed]},
+                     {**meta, "split": "test", "metric": "pearson_cosine", "value": 0.0},
+                     {**meta, "split": None, "metric": "parameters", "value": 1000.0 + 100 * layer}]
+    return scores.frame(rows)
+
+
+def test_per_layer_means_and_sample_sd():
+    table = electra_report.per_layer(hand_made_scores(), {"stsb": "spearman_cosine"})
+    row = table[(table["model"] == "disc") & (table["layer"] == 2)].iloc[0]
+    assert row["dev_mean"] == pytest.approx(0.61) and row["test_mean"] == pytest.approx(0.63)
+    assert row["test_sd"] == pytest.approx(np.std([0.65, 0.61], ddof=1))
+    assert row["test_seeds"] == 2 and row["parameters"] == 1200
+    assert len(table) == 6
+
+
+def test_dev_choice_picks_best_mean_dev_layer_shallower_on_ties():
+    choice = electra_report.dev_choice(electra_report.per_layer(hand_made_scores(), {"stsb": "spearman_cosine"}))
+    by_model = choice.set_index("model")
+    assert by_model.loc["disc", "chosen_layer"] == 1
+    assert by_model.loc["disc", "test_mean"] == pytest.approx(0.74)
+    assert by_model.loc["disc", "gain"] == pytest.approx(0.74 - 0.63)
+    # gen: layers 0 and 2 both average 0.70 on dev: the shallower, cheaper one wins.
+    assert by_model.loc["gen", "chosen_layer"] == 0
+    assert by_model.loc["gen", "full_layer"] == 2 and by_model.loc["gen", "full_test_mean"] == pytest.approx(0.81)
+
+
+def test_layer_table_joins_published_on_model_experiment_layer():
+    from trimbench.electra.report import choice_table, layer_table, layer_tables
+
+    published = pd.DataFrame({"model": ["disc", "disc", "gen", "disc"], "experiment": ["stsb", "stsb", "stsb", "other"],
+                              "layer": [1, 2, 2, 1], "dataset": "stsb-test", "metric": "spearman_cosine",
+                              "value": [0.70, 0.60, 0.85, 0.10]})
+    table = layer_table(hand_made_scores(), published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
+    row = table[(table["model"] == "disc") & (table["layer"] == 1)].iloc[0]
+    assert row["published"] == 0.70 and row["delta"] == pytest.approx(0.04) and row["chosen"]
+    assert table["published"].notna().sum() == 3
+    choice = choice_table(table).set_index("model")
+    assert choice.loc["disc", "published_chosen"] == 0.70 and choice.loc["disc", "published_full"] == 0.60
+    assert choice.loc["disc", "parameter_share"] == pytest.approx(1100 / 1200)
+    markdown = layer_tables(table)["markdown"]
+    assert "**0.7400 ± 0.0141** (0.7000)" in markdown
+
+
+# --- objectives and their scores -----------------------------------------------------------------
+
+
+def test_objective_follows_dataset_kind_and_labels():
+    assert electra_checks.objective({"kind": "sts", "num_labels": 2}) == "cosine_mse"
+    assert electra_checks.objective({"kind": "pair-class", "num_labels": 2}) == "cosine_bce"
+    assert electra_checks.objective({"kind": "pair-class", "num_labels": 3}) == "softmax"
+
+
+def test_binary_scores_use_the_threshold_given():
+    from trimbench.electra.train import f1_threshold, threshold_scores
+
+    cosines = np.array([0.9, 0.8, 0.4, 0.3, 0.2])
+    labels = np.array([1, 1, 0, 1, 0])
+    threshold = f1_threshold(cosines, labels)
+    assert 0.2 < threshold <= 0.3  # taking all three positives beats precision 1 at recall 2/3
+    assert threshold_scores(cosines, labels, threshold) == pytest.approx({"f1": 6 / 7, "accuracy": 0.8})
+    assert threshold_scores(cosines, labels, 0.85) == pytest.approx({"f1": 0.5, "accuracy": 0.6})
+    # A cosine equal to the threshold is not a paraphrase (evaluators.py:164-169 compares with >).
+    assert threshold_scores(cosines, labels, 0.3) == pytest.approx({"f1": 2 / 3, "accuracy": 0.6})
+
+
+def test_macro_f1_counts_every_class():
+    from trimbench.electra.train import class_scores
+
+    predicted = np.array([0, 0, 1, 1, 2, 0])
+    labels = np.array([0, 1, 1, 1, 2, 2])
+    f1 = [0.5, 0.8, 2 / 3]  # 2 tp / (predicted + true): class 0: 2 / (3 + 1), 1: 4 / (2 + 3), 2: 2 / (1 + 2)
+    assert class_scores(predicted, labels, 3) == pytest.approx({"macro_f1": np.mean(f1), "accuracy": 4 / 6})
+    assert class_scores(np.array([0, 0]), np.array([0, 0]), 3)["macro_f1"] == pytest.approx(1 / 3)
+
+
+def test_best_epoch_restores_the_best_weights_and_last_keeps_the_last():
+    from trimbench.electra.train import BestEpoch
+
+    class State:
+        def __init__(self, epoch):
+            self.epoch, self.global_step = epoch, epoch * 10
+
+    for select, expected_weight, expected_epoch in (("best", 2.0, 2), ("last", 3.0, 3)):
+        module = torch.nn.Linear(1, 1)
+        callback = BestEpoch(module, "eval_dev_x", select)
+        for epoch, value in ((1, 0.1), (2, 0.9), (3, 0.5)):
+            torch.nn.init.constant_(module.weight, float(epoch))
+            callback.on_evaluate(None, State(epoch), None, metrics={"eval_dev_x": value})
+        callback.on_train_end(None, State(3), None)
+        assert module.weight.item() == expected_weight and callback.best_epoch == expected_epoch
+        assert [h["eval_dev_x"] for h in callback.history] == [0.1, 0.9, 0.5]
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_config() -> dict:
+    return yaml.safe_load((REPO / "tests" / "configs" / "tiny_electra.yaml").read_text())
+
+
+def prepare(cfg):
+    return tb_config.prepare(cfg, REPO)
+
+
+def test_tiny_config_expands_into_runs(tiny_config):
+    cfg = prepare(tiny_config)
+    exp = cfg["experiments"]["tiny-cut"]
+    assert exp["_depths"] == {"tiny-electra-discriminator": 3, "tiny-electra-generator": 2}
+    assert exp["train"]["warmup_ratio"] == 0.1 and exp["train"]["select"] == "best"
+    assert len(electra_checks.runs(exp)) == 2 * 2 * 2
+    assert electra_checks.variant_name(cfg["experiments"]["tiny-stages"]) == "cut+dapt-mlm+wordsim"
+
+
+def test_default_layers_are_every_k_from_zero_to_depth():
+    cfg = prepare(yaml.safe_load((REPO / "config.yaml").read_text()))
+    exp = cfg["experiments"]["electra-toy"]
+    assert electra_checks.layers(exp, "minilm") == [0, 1, 2, 3, 4, 5, 6]
+
+
+def test_layer_beyond_a_models_depth_names_key_and_model(tiny_config):
+    tiny_config["experiments"]["tiny-cut"]["layers"] = [0, 3]
+    with pytest.raises(ConfigError, match=r"experiments\.tiny-cut\.layers: layer 3 is beyond model "
+                                          r"'tiny-electra-generator', which has 2 layers"):
+        prepare(tiny_config)
+
+
+def test_unknown_model_in_the_list_is_named(tiny_config):
+    tiny_config["experiments"]["tiny-cut"]["models"].append("tiny-electra-generatr")
+    with pytest.raises(ConfigError, match=r"experiments\.tiny-cut\.models: unknown model 'tiny-electra-generatr' "
+                                          r"\(did you mean 'tiny-electra-generator'\?\)"):
+        prepare(tiny_config)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda e: e["tiny-cut"].update(tasks=["lee-ict"]),
+     r"experiments\.tiny-cut\.tasks: dataset 'lee-ict' is of kind 'pairs'"),
+    (lambda e: e["tiny-cut"].update(tasks=["stsb"]), r"experiments\.tiny-cut\.tasks: unknown dataset 'stsb'"),
+    (lambda e: e["tiny-stages"]["word_similarity"].update(datasets=["lee-ict"]),
+     r"experiments\.tiny-stages\.word_similarity\.datasets: dataset 'lee-ict' is of kind 'pairs'"),
+    (lambda e: e["tiny-cut"]["reference"].update(experiments={"mrpc-like": "stsb"}),
+     r"experiments\.tiny-cut\.reference\.experiments: 'mrpc-like' is not one of the experiment's tasks"),
+    (lambda e: e["tiny-cut"]["reference"].update(file="reference/nowhere.csv"),
+     r"experiments\.tiny-cut\.reference\.file: 'reference/nowhere.csv' does not exist"),
+    (lambda e: e["tiny-cut"]["train"].update(selct="best"),
+     r"experiments\.tiny-cut\.train: unknown key 'selct' \(did you mean 'select'\?\)"),
+    (lambda e: e["tiny-stages"]["domain_adaptation"].update(epoch=3),
+     r"experiments\.tiny-stages\.domain_adaptation: unknown key 'epoch' \(did you mean 'epochs'\?\)"),
+    (lambda e: e["tiny-cut"].update(layers=[-1]), r"experiments\.tiny-cut\.layers\.0: -1 is less than the minimum"),
+])
+def test_bad_truncation_configs_name_the_key(tiny_config, change, message):
+    change(tiny_config["experiments"])
+    with pytest.raises(ConfigError, match=message):
+        prepare(tiny_config)
+
+
+def test_smoke_mode_caps_models_seeds_layers_and_epochs():
+    raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
+    paper, smoke = prepare(copy.deepcopy(raw)), prepare({**raw, "smoke": True})
+    exp, small = paper["experiments"]["electra-stsb"], smoke["experiments"]["electra-stsb"]
+    assert len(exp["models"]) == 13 and len(electra_checks.runs(exp)) == 875
+    assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [1]
+    assert small["train"]["epochs"] == 2 and small["train"]["max_samples"] == 32
+    assert smoke["datasets"]["mrpc"]["holdout"]["size"] == 0.25
+    assert smoke["experiments"]["electra-stsb-dapt"]["domain_adaptation"]["epochs"] == 1
+    wider = prepare({**raw, "smoke": True, "smoke_settings": {"max_layers": 3}})
+    assert wider["experiments"]["electra-stsb"]["layers"] == [1, 2, 3]
+
+
+def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, monkeypatch, caplog):
+    """Killed after its first checkpoint, a re-run resumes there, trains only the steps left and
+    cleans its checkpoints up (masks after a resume are drawn anew: equivalent, not bit-identical)."""
+    from trimbench.electra.train import adapt_domain
+    from trimbench.jobs import faults
+
+    texts = [f"sentence number {i} about the weather and the markets" for i in range(12)]
+    stage = {"epochs": 1, "batch_size": 4, "gradient_accumulation": 1, "lr": 1e-3, "weight_decay": 0.01,
+             "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
+             "logging_steps": 1, "checkpoint_steps": 1, "head": "frozen", "schedule": "batches"}
+
+    class Killed(BaseException):
+        pass
+
+    def kill_at_checkpoint(point):
+        raise Killed(point)
+
+    monkeypatch.setattr(faults, "hold", kill_at_checkpoint)
+    with pytest.raises(Killed):
+        adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "adapted", tmp_path / "adapted.ckpt", "f")
+    assert (tmp_path / "adapted.ckpt" / "trainer" / "checkpoint-1").is_dir()
+    assert not (tmp_path / "adapted").exists()
+    monkeypatch.undo()
+    caplog.set_level("INFO", logger="trimbench")
+    steps = []
+    monkeypatch.setattr(faults, "hold", lambda point: steps.append(point))
+    metrics = adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "adapted", tmp_path / "adapted.ckpt", "f")
+    assert "resuming from checkpoint" in caplog.text and "checkpoint-1" in caplog.text
+    # 12 texts / batch 4 = 3 steps, a checkpoint after each: the resumed run trains steps 2 and 3 only.
+    assert steps == ["checkpoint", "checkpoint"] and metrics["epoch"] == pytest.approx(1.0)
+    assert (tmp_path / "adapted" / "model.safetensors").is_file() and not (tmp_path / "adapted.ckpt").exists()
+    # Other settings never continue from these checkpoints.
+    stale = tmp_path / "other.ckpt" / "trainer" / "checkpoint-1"
+    stale.mkdir(parents=True)
+    (tmp_path / "other.ckpt" / "fingerprint.sha256").write_text("old settings")
+    caplog.clear()
+    adapt_domain(tiny_bert_dir, texts, stage, tmp_path / "other", tmp_path / "other.ckpt", "f")
+    assert "discarding" in caplog.text and "resuming" not in caplog.text
+
+
+def test_domain_adaptation_texts_are_every_sentence_of_every_split_and_label():
+    """dapt.py:65-71 adds sentence1 and sentence2 of every AllNLI row (all labels, all splits) to a
+    set: the preset reads AllNLI's pair-class config over train, dev and test, and each distinct
+    sentence is kept once, whichever column, split or label it comes from."""
+    from trimbench.electra.train import unique_texts
+
+    raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
+    nli = raw["datasets"]["all-nli"]
+    assert (nli["config"], nli["kind"], nli["splits"]) == ("pair-class", "pair-class", {"validation": "dev"})
+    for name in ("electra-stsb-dapt", "electra-stsb-dapt-deberta"):
+        assert raw["experiments"][name]["domain_adaptation"]["splits"] == ["train", "validation", "test"]
+    splits = [pd.DataFrame({"sentence1": ["A man sleeps.", "A dog runs."], "sentence2": ["He rests.", "A cat."],
+                            "label": [0, 2]}),
+              pd.DataFrame({"sentence1": ["A dog runs."], "sentence2": ["A man sleeps."], "label": [1]})]
+    texts = unique_texts(pd.concat(splits, ignore_index=True), "pair-class", None, 0)
+    assert sorted(texts) == sorted(["A man sleeps.", "A dog runs.", "He rests.", "A cat."])
+
+
+DAPT_STAGE = {"epochs": 2, "batch_size": 4, "gradient_accumulation": 4, "lr": 1e-3, "weight_decay": 0.01,
+              "warmup_ratio": 0.1, "mlm_probability": 0.15, "max_seq_length": 16, "precision": "fp32", "seed": 0,
+              "logging_steps": 1, "checkpoint_steps": 0, "head": "frozen", "schedule": "batches"}
+DAPT_TEXTS = [f"sentence number {i} about the weather and the markets" for i in range(40)]
+
+
+@pytest.mark.parametrize("architecture", ["bert", "electra-generator", "deberta"])
+def test_domain_adaptation_moves_the_encoder_and_leaves_the_fresh_head_as_initialised(
+        tiny_bert_dir, tiny_deberta_dir, minilm_dir, tmp_path, architecture):
+    """dapt.py's optimiser holds the encoder only: after training steps the head's transform,
+    LayerNorm and bias are what they were, the encoder and the tied decoder weight (= the word
+    embeddings) are not. The ELECTRA generator's head (embeddings wider than the blocks) starts as
+    dapt.py's nn.Linear: a uniform bias within 1/sqrt(fan_in), not zeros."""
+    from transformers import BertTokenizerFast, ElectraConfig, ElectraModel
+
+    from trimbench.electra.train import masked_lm_trainer
+
+    folder = tiny_deberta_dir if architecture == "deberta" else tiny_bert_dir
+    if architecture == "electra-generator":
+        folder = tmp_path / "electra"
+        torch.manual_seed(0)
+        ElectraModel(ElectraConfig(vocab_size=30522, embedding_size=48, hidden_size=32, num_hidden_layers=2,
+                                   num_attention_heads=4, intermediate_size=40)).save_pretrained(folder)
+        BertTokenizerFast.from_pretrained(str(minilm_dir)).save_pretrained(folder)
+    trainer = masked_lm_trainer(folder, DAPT_TEXTS[:8], {**DAPT_STAGE, "epochs": 1, "gradient_accumulation": 1,
+                                                          "warmup_ratio": 0.0}, tmp_path / "trainer")
+    mlm = trainer.model
+    encoder = {id(p) for p in mlm.base_model.parameters()}
+    before = {name: p.detach().clone() for name, p in mlm.named_parameters()}
+    head = [name for name, p in mlm.named_parameters() if id(p) not in encoder]
+    assert head and all(not dict(mlm.named_parameters())[name].requires_grad for name in head)
+    bias = mlm.get_output_embeddings().bias
+    if architecture == "electra-generator":
+        assert 0 < bias.abs().max() <= 1 / 48 ** 0.5
+    else:
+        assert not bias.any()
+    trainer.train()  # 2 steps at lr 1e-3
+    after = dict(mlm.named_parameters())
+    for name in head:
+        assert torch.equal(after[name], before[name]), name
+    embeddings = mlm.get_input_embeddings().weight
+    assert mlm.get_output_embeddings().weight is embeddings
+    name = next(n for n, p in after.items() if p is embeddings)
+    assert not torch.equal(embeddings, before[name])
+    moved = [n for n in after if id(after[n]) in encoder and not torch.equal(after[n], before[n])]
+    assert any(".layer.1." in n for n in moved)  # the top block learns too
+
+
+def test_domain_adaptation_schedule_is_counted_in_batches_as_the_paper_steps_it(tiny_bert_dir, tmp_path):
+    """dapt.py:91-95: 40 texts in batches of 4 for 2 epochs = 20 batches, warm-up int(0.1 * 20) = 2,
+    but the scheduler steps once per 4 batches: 3 optimizer steps an epoch (the last on the
+    epoch's 2 remaining batches), 6 in all, never reaching the schedule's end."""
+    from trimbench.electra.train import masked_lm_trainer
+
+    lrs = {}
+    for schedule in ("batches", "steps"):
+        trainer = masked_lm_trainer(tiny_bert_dir, DAPT_TEXTS, {**DAPT_STAGE, "schedule": schedule},
+                                    tmp_path / schedule)
+        trainer.create_optimizer_and_scheduler(num_training_steps=6)
+        lrs[schedule] = []
+        for _ in range(6):
+            lrs[schedule].append(trainer.lr_scheduler.get_last_lr()[0])
+            trainer.optimizer.step()
+            trainer.lr_scheduler.step()
+    by_hand = [0.0, 0.5, 18 / 18, 17 / 18, 16 / 18, 15 / 18]
+    assert lrs["batches"] == pytest.approx([1e-3 * f for f in by_hand])
+    assert lrs["steps"] == pytest.approx([0.0, 1e-3, 0.8e-3, 0.6e-3, 0.4e-3, 0.2e-3])  # 1 warm-up step of 6
+
+
+def test_random_init_redraws_every_encoder_weight_by_the_runs_seed(tiny_bert_dir):
+    """--random_init: AutoModel.from_config after torch.manual_seed(seed): the same seed gives the same
+    encoder, another seed another one; no pretrained weight survives; the tokenizer is untouched."""
+    from trimbench.electra.train import reinitialise
+    from trimbench.models import load_sentence_model
+
+    def weights(model):
+        return {name: p.detach().clone() for name, p in model[0].auto_model.named_parameters()}
+
+    pretrained = weights(load_sentence_model(tiny_bert_dir))
+    first, again, other = (weights(reinitialise(load_sentence_model(tiny_bert_dir), seed)) for seed in (0, 0, 1))
+    model = reinitialise(load_sentence_model(tiny_bert_dir), 0)
+    assert all(torch.equal(first[n], again[n]) for n in first)
+    drawn = [n for n in first if "LayerNorm" not in n and not n.endswith("bias")]
+    assert all(not torch.equal(first[n], other[n]) and not torch.equal(first[n], pretrained[n]) for n in drawn)
+    # the architecture's own initialisation: N(0, 0.02) matrices, LayerNorm at (1, 0)
+    assert first["embeddings.word_embeddings.weight"].std().item() == pytest.approx(0.02, rel=0.05)
+    assert torch.equal(first["encoder.layer.0.output.LayerNorm.weight"], torch.ones(32))
+    assert model.tokenizer("a cat")["input_ids"] == load_sentence_model(tiny_bert_dir).tokenizer("a cat")["input_ids"]
+
+
+def test_random_init_with_an_adaptation_stage_is_a_config_error(tiny_config):
+    tiny_config["experiments"]["tiny-stages"]["random_init"] = True
+    with pytest.raises(ConfigError, match=r"tiny-stages\.random_init: a randomly initialised encoder"):
+        prepare(tiny_config)
+
+
+def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
+    """train_runs keeps each finished (k, seed) at once: killed during its third run, a re-run
+    trains only the runs left; other settings (fingerprint) start from scratch."""
+    from trimbench.electra import train as electra_train
+    from trimbench.jobs import faults
+
+    trained = []
+
+    def fake_run_task(model, k, objective, num_labels, kind, tables, settings, seed, eval_batch_size):
+        trained.append((k, seed))
+        if len(trained) == 3 and settings.get("kill"):
+            raise KeyboardInterrupt
+        return [{"split": "test", "metric": "spearman_cosine", "value": k + seed / 10}], {"model": model}
+
+    monkeypatch.setattr(electra_train, "run_task", fake_run_task)
+    monkeypatch.setattr(faults, "hold", lambda point: None)
+    runs = [(0, 0), (0, 1), (2, 0), (2, 1)]
+
+    def train(settings, fingerprint):
+        return electra_train.train_runs(lambda k, seed: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
+                                           tmp_path / "unfinished", fingerprint)
+
+    with pytest.raises(KeyboardInterrupt):
+        train({"kill": True}, "a")
+    assert sorted(p.name for p in (tmp_path / "unfinished").glob("L*")) == ["L0-seed0.json", "L0-seed1.json"]
+    trained.clear()
+    finished = train({}, "a")
+    assert trained == [(2, 0), (2, 1)]
+    assert [(k, seed, rows[0]["value"], history["model"]) for k, seed, rows, history in finished] == [
+        (0, 0, 0.0, "start-0"), (0, 1, 0.1, "start-0"), (2, 0, 2.0, "start-2"), (2, 1, 2.1, "start-2")]
+    trained.clear()
+    train({}, "b")
+    assert trained == runs

@@ -1,0 +1,217 @@
+"""A run's complete config: validated with defaults, smoke mode applied, registries, contracts and
+each experiment checked by its track's ``check_experiment``; the params helpers the rules use.
+
+Everything here runs while Snakemake parses the workflow, so it stays light: no torch, no
+transformers. Every problem is raised as one :class:`ConfigError` naming the key or file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from types import SimpleNamespace
+
+from trimbench.config import smoke
+from trimbench.config.schema import (
+    ConfigError,
+    check_dataset,
+    check_model_paths,
+    load_config,
+    model_shape,
+    shared_corpora,
+    unknown_name,
+    validate_schema,
+)
+from trimbench.data import contracts
+from trimbench.dense import checks as dense_checks
+from trimbench.dense.variants import RETRIEVAL_TRACKS, TRAINED_METHODS
+from trimbench.electra import checks as electra_checks
+from trimbench.splade import checks as splade_checks
+
+#: x axes of the cross-track Pareto figures (computed in trimbench.report.scoreboard.COSTS)
+PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
+#: tracks whose cells have no (layer, dim) cost: left out of the dense Pareto figures
+SPARSE_TRACKS = ("splade",)
+#: tracks whose experiments have their own shape (runs, not variants) -> the check of one experiment
+OWN_SHAPE_TRACKS = {"electra": electra_checks.check_experiment, "splade": splade_checks.check_experiment}
+
+
+#: settings that change what a job logs, never what it makes: kept out of the params Snakemake
+#: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
+LOGGING_ONLY_SETTINGS = ("logging_steps",)
+
+
+def untracked(**sections: dict) -> SimpleNamespace:
+    """The rule param ``untracked``, which Snakemake's params trigger does not compare:
+    ``{param: {setting: value}}`` for the :data:`LOGGING_ONLY_SETTINGS` of each named param's
+    settings; :func:`trimbench.jobs.run.job_from_snakemake` merges them back into those params.
+
+    The trigger compares params of plain Python types only (snakemake/persistence/__init__.py,
+    ``_serialize_param_builtin``: any other value is UNREPRESENTABLE and skipped); a SimpleNamespace
+    pickles into the job's script without trimbench (a ``conda:`` env lacks it).
+    """
+    return SimpleNamespace(**{name: {key: settings[key] for key in LOGGING_ONLY_SETTINGS if key in settings}
+                              for name, settings in sections.items()})
+
+
+def tracked(settings):
+    """``settings`` without the :data:`LOGGING_ONLY_SETTINGS`, at any depth (a whole experiment's
+    config as a param too); a job that needs them gets them through :func:`untracked`."""
+    if isinstance(settings, dict):
+        return {key: tracked(value) for key, value in settings.items() if key not in LOGGING_ONLY_SETTINGS}
+    if isinstance(settings, list):
+        return [tracked(item) for item in settings]
+    return settings
+
+
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def _coerce_switches(config: dict) -> dict:
+    """``--config smoke=true`` arrives as the string 'true' from some Snakemake versions."""
+    smoke_value = config.get("smoke")
+    if isinstance(smoke_value, str) and smoke_value.lower() in _BOOLEAN_WORDS:
+        config = {**config, "smoke": _BOOLEAN_WORDS[smoke_value.lower()]}
+    # `--config only=a,b` arrives as one string.
+    if isinstance(config.get("only"), str):
+        config = {**config, "only": [name.strip() for name in config["only"].split(",") if name.strip()]}
+    return config
+
+
+def _select_experiments(config: dict) -> dict:
+    """Keep only the experiments named in ``only`` (all when it is null).
+
+    A run of several configs (or a preset with many experiments) can run some of them; the others'
+    results on disk are untouched.
+    """
+    if config["only"] is None:
+        return config
+    for name in config["only"]:
+        if name not in config["experiments"]:
+            raise unknown_name("experiment", name, config["experiments"], "only")
+    return {**config, "experiments": {name: exp for name, exp in config["experiments"].items()
+                                      if name in config["only"]}}
+
+
+def used_splits(config: dict) -> dict[str, dict[str, str]]:
+    """Dataset -> each of our split names the experiments read -> the config key that reads it
+    (the splits the workflow's data rules make: rules/common.smk, electra_common.smk)."""
+    used: dict[str, dict[str, str]] = {}
+
+    def use(dataset, split, key):
+        used.setdefault(dataset, {}).setdefault(split, key)
+
+    for name, exp in config["experiments"].items():
+        where = f"experiments.{name}"
+        if exp["track"] == "electra":
+            for task in exp["tasks"]:
+                for split in ("train", "validation", "test"):
+                    use(task, split, f"{where}.tasks")
+            if exp["domain_adaptation"]:
+                for split in exp["domain_adaptation"]["splits"]:
+                    use(exp["domain_adaptation"]["dataset"], split, f"{where}.domain_adaptation.splits")
+            for dataset in (exp["word_similarity"] or {}).get("datasets", []):
+                for split in ("train", "validation"):
+                    use(dataset, split, f"{where}.word_similarity")
+            continue
+        for dataset in exp["evaluation"]["datasets"]:
+            use(dataset, exp["evaluation"]["split"], f"{where}.evaluation.split")
+        train = exp.get("train") or {}
+        if train.get("dataset") and (exp["track"] == "splade" or set(exp["methods"]) & set(TRAINED_METHODS)):
+            use(train["dataset"], train["split"], f"{where}.train.split")
+    return used
+
+
+def check_contracts(config: dict) -> None:
+    """Hub datasets and models against their contracts (reference/hub): before smoke mode swaps
+    the hub models for tiny ones, so that smoke mode fails where the cluster would."""
+    try:
+        for name, entry in config["models"].items():
+            contracts.check_model(name, entry)
+        splits = used_splits(config)
+        for name, entry in config["datasets"].items():
+            contracts.check_dataset(name, entry, splits.get(name, {}))
+        for name, exp in config["experiments"].items():
+            hard = exp["train"].get("hard_negatives") if exp["track"] == "splade" else None
+            for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
+                contracts.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
+                                      hard["revision"], hard[key])
+    except contracts.Mismatch as mismatch:
+        raise ConfigError(f"config key {mismatch.key}: {mismatch}") from None
+    except contracts.ContractError as error:
+        raise ConfigError(str(error)) from None
+
+
+def prepare(config: dict, workdir: str | Path = ".") -> dict:
+    """Validate ``config`` (as Snakemake loaded it) and return the complete, checked config.
+
+    Smoke mode is applied after validation so that the smoke config is validated too.
+    """
+    workdir = Path(workdir)
+    config = _select_experiments(validate_schema(_coerce_switches(config)))
+    check_contracts(config)
+    if config["smoke"]:
+        config = validate_schema(smoke.apply(config))
+    # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function
+    # sees the other tracks' only.
+    own_shape = {name: exp for name, exp in config["experiments"].items() if exp["track"] in OWN_SHAPE_TRACKS}
+    config["experiments"] = {name: exp for name, exp in config["experiments"].items() if name not in own_shape}
+    for name, entry in config["models"].items():
+        if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
+            raise unknown_name("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
+    models = config["models"]
+    used_models = {exp["model"] for exp in config["experiments"].values()} & set(models)
+    used_models |= {models[m]["vocab_from"] for m in used_models if models[m]["source"] == "tiny"}
+    for name in sorted(used_models):
+        check_model_paths(name, config["models"][name], workdir)
+    used_datasets = set()
+    for exp in config["experiments"].values():
+        used_datasets |= set(exp["evaluation"]["datasets"])
+        if exp["train"].get("dataset"):
+            used_datasets.add(exp["train"]["dataset"])
+    for name in sorted(used_datasets & set(config["datasets"])):
+        check_dataset(name, config["datasets"][name], workdir)
+    shapes = {}
+    for name, exp in config["experiments"].items():
+        if exp["model"] in config["models"] and exp["model"] not in shapes:
+            shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
+        dense_checks.check_experiment(name, exp, config, shapes)
+        if exp["track"] in RETRIEVAL_TRACKS:
+            exp["_corpus_of"] = shared_corpora(exp, config["datasets"])
+        exp["_depth"] = shapes[exp["model"]].layers
+        exp["_width"] = shapes[exp["model"]].dim
+    for name, exp in own_shape.items():
+        OWN_SHAPE_TRACKS[exp["track"]](name, exp, config, workdir)
+    config["experiments"].update(own_shape)
+    return canonical(config)
+
+
+def canonical(obj):
+    """Dicts with sorted keys, recursively: Snakemake's params trigger compares params by their
+    text, so the same settings written in another key order must not look like a change."""
+    if isinstance(obj, dict):
+        return {key: canonical(obj[key]) for key in sorted(obj)}
+    if isinstance(obj, list):
+        return [canonical(item) for item in obj]
+    return obj
+
+
+def load_file(path: str | Path, overrides: dict | None = None, workdir: str | Path = ".") -> dict:
+    """Load a YAML config as ``snakemake --configfile`` would, then :func:`prepare` it."""
+    return prepare(load_config([path], overrides), workdir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m trimbench.config [FILE ...]``: check config files as a run reads them (FILE as
+    ``--configfile``; none: config.yaml), naming the file and line of a YAML problem. Snakemake
+    reads ``--configfile`` files itself first, and reports a malformed one without file or line."""
+    parser = argparse.ArgumentParser(prog="python -m trimbench.config", description=main.__doc__)
+    parser.add_argument("files", nargs="*", help="config files, merged in order (default: config.yaml)")
+    args = parser.parse_args(argv)
+    try:
+        config = prepare(load_config(args.files), Path.cwd())
+    except ConfigError as error:
+        print(f"Invalid configuration: {error}")
+        return 1
+    print(f"valid: experiments {', '.join(config['experiments'])}")
+    return 0

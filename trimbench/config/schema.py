@@ -1,0 +1,301 @@
+"""The config schema: YAML reading (file and line of a problem), validation filling defaults, and the
+checks every track's ``check_experiment`` uses (unknown names with a suggestion, dataset and model
+entries, model shapes).
+
+Everything here runs while Snakemake parses the workflow, so it stays light: no torch, no
+transformers. Every problem is raised as one :class:`ConfigError` naming the key or file.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from trimbench.models import ModelShape, declared_shape
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
+
+
+class ConfigError(ValueError):
+    """A problem with the configuration, the registries or a file they name."""
+
+
+def _validator_filling_defaults():
+    base = jsonschema.Draft202012Validator
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = copy.deepcopy(subschema["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, {"properties": set_defaults})
+
+
+_SCHEMA_CACHE: dict = {}
+# libyaml's parser when PyYAML was built with it: ten times faster on the schema, which every
+# snakemake invocation (and every cluster job's) reads while parsing the workflow.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_yaml(text: str, source: str = "YAML"):
+    """Plain data from YAML text (a safe loader); a key given twice in one mapping is a
+    :class:`ConfigError` naming it and both lines (PyYAML would silently keep the last one)."""
+    loader = _YAML_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _reject_duplicate_keys(node, [], source, set())
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _reject_duplicate_keys(node, path: list, source: str, seen_nodes: set) -> None:
+    if id(node) in seen_nodes:  # an alias of a node checked already
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        lines = {}
+        for key_node, value_node in node.value:
+            key = (key_node.tag, key_node.value) if isinstance(key_node, yaml.ScalarNode) else None
+            if key is not None and key[1] != "<<":
+                line = key_node.start_mark.line + 1
+                if key in lines:
+                    raise ConfigError(
+                        f"{source}: key '{_key_path([*path, key[1]])}' is given twice, on lines {lines[key]} "
+                        f"and {line} (YAML would silently keep only the last one); remove or rename one"
+                    )
+                lines[key] = line
+            _reject_duplicate_keys(value_node, [*path, key[1] if key else "?"], source, seen_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _reject_duplicate_keys(item, [*path, index], source, seen_nodes)
+
+
+def read_config_file(path: str | Path) -> dict:
+    """A config file as a dict; every problem a :class:`ConfigError` naming the file (and the line)."""
+    source = f"config file '{path}'"
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{source} cannot be read: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{source}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
+                          "save it as UTF-8") from None
+    try:
+        config = read_yaml(text, source)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        line_text = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+        hint = " (a tab: YAML indents with spaces, never tabs)" if "\t" in line_text[:mark.column + 1] else ""
+        what = "; ".join(part for part in (error.context, error.problem) if part)
+        raise ConfigError(f"{source}{where}: not valid YAML: {what}{hint}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys (datasets, models, experiments, ...), "
+                          f"not a {type(config).__name__}")
+    return config
+
+
+def merge_configs(base: dict, update: dict) -> dict:
+    """``update`` merged into a copy of ``base`` key by key, nested mappings too: how Snakemake
+    combines several ``--configfile``s (``snakemake.utils.update_config``)."""
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_configs(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+#: the embedded default: the config of a run given no ``--configfile``
+DEFAULT_CONFIG_FILE = "config.yaml"
+
+
+def load_config(files, overrides=None) -> dict:
+    """The raw config of a run: the ``--configfile`` files merged in order, or config.yaml (the
+    embedded default) when none is given, then the ``--config`` key=value overrides.
+
+    A preset therefore runs alone; combining configs is asked for by listing them all.
+    """
+    files = [str(f) for f in files] or [DEFAULT_CONFIG_FILE]
+    if files == [DEFAULT_CONFIG_FILE] and not Path(DEFAULT_CONFIG_FILE).is_file():
+        raise ConfigError(f"no config: '{DEFAULT_CONFIG_FILE}' is not in the working directory {Path.cwd()}; "
+                          "run from the checkout or give one with --configfile")
+    config: dict = {}
+    for path in files:
+        config = merge_configs(config, read_config_file(path))
+    return merge_configs(config, dict(overrides or {}))
+
+
+def load_schema() -> dict:
+    if "schema" not in _SCHEMA_CACHE:
+        _SCHEMA_CACHE["schema"] = read_yaml(SCHEMA_PATH.read_text(), str(SCHEMA_PATH))
+    return _SCHEMA_CACHE["schema"]
+
+
+def _key_path(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = _key_path(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hints.append(f"'{key}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        if allowed:
+            return f"config key {where}: unknown key {', '.join(hints)}; allowed: {', '.join(allowed)}"
+        return f"config key {where}: unknown key {', '.join(hints)}"
+    if error.validator == "enum":
+        return f"config key {where}: {error.instance!r} is not one of {error.validator_value}"
+    if error.validator == "pattern" and error.validator_value == NAME_PATTERN:
+        return (f"config key {where}: name {error.instance!r} is not allowed: names are letters, digits, '.', '_' "
+                "and '-', starting with a letter or digit (they become folder names)")
+    if error.validator == "not" and "enum" in error.validator_value:
+        return (f"config key {where}: the name {error.instance!r} is reserved (results/{error.instance}/ holds "
+                f"shared outputs; reserved: {', '.join(error.validator_value['enum'])}): choose another")
+    if error.validator == "type" and _reads_as_number(error.instance) and "number" in str(error.validator_value):
+        return (f"config key {where}: {error.message} (YAML reads {error.instance} as text: write it with a "
+                f"decimal point, e.g. {_with_decimal_point(error.instance)})")
+    return f"config key {where}: {error.message}"
+
+
+#: the pattern the schema gives names (experiments, datasets, models)
+NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+def _reads_as_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
+
+
+def _with_decimal_point(text: str) -> str:
+    """'5e-5' -> '5.0e-5': YAML 1.1 (PyYAML) reads a float only with a dot in its mantissa."""
+    mantissa, _, exponent = text.lower().partition("e")
+    return (mantissa if "." in mantissa else f"{mantissa}.0") + (f"e{exponent}" if exponent else "")
+
+
+def validate_schema(config: dict) -> dict:
+    """Return a copy of ``config`` with defaults filled; raise ConfigError on the first problem."""
+    config = copy.deepcopy(config)
+    validator = _validator_filling_defaults()(load_schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        # The deepest error is the most specific one; if/then failures report on the parent.
+        error = max(errors, key=lambda e: len(e.absolute_path))
+        raise ConfigError(_describe(error))
+    return config
+
+
+def unknown_name(kind: str, name: str, known, where: str) -> ConfigError:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return ConfigError(
+        f"config key {where}: unknown {kind} '{name}'{hint}; known {kind}s: {', '.join(sorted(known))}"
+    )
+
+
+def resolve_path(path: str, workdir: Path) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else (workdir / p)
+
+
+def check_dataset(name: str, entry: dict, workdir: Path) -> None:
+    where = f"datasets.{name}"
+    if entry["source"] == "local":
+        folder = resolve_path(entry["path"], workdir)
+        if not folder.is_dir():
+            raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+    values = entry.get("label_values")
+    if values and entry["kind"] != "pair-class":
+        raise ConfigError(f"config key {where}.label_values: maps class labels; dataset '{name}' is of kind "
+                          f"'{entry['kind']}'")
+    outside = sorted({label for label in (values or {}).values() if label >= entry["num_labels"]})
+    if outside:
+        raise ConfigError(f"config key {where}.label_values: labels {outside} are outside 0..{entry['num_labels'] - 1} "
+                          f"(datasets.{name}.num_labels is {entry['num_labels']})")
+    # Files by URL are fetched by prepare_data; a local path given instead must exist now.
+    files_key = {"url": "urls", "word_similarity": "files"}.get(entry["source"])
+    files = entry.get(files_key) or {} if files_key else {}
+    for key, location in files.items():
+        if not location.startswith(("http://", "https://")) and not resolve_path(location, workdir).is_file():
+            raise ConfigError(f"config key {where}.{files_key}.{key}: local file '{location}' does not exist")
+    check_trec_files(name, entry, workdir)
+
+
+def check_trec_files(name: str, entry: dict, workdir: Path) -> None:
+    """A dataset's TREC topics / qrels file exists, or the dataset says where to download it."""
+    for key in ("topics", "qrels"):
+        if entry.get(key) and not entry.get(f"{key}_url") and not resolve_path(entry[key], workdir).is_file():
+            raise ConfigError(f"config key datasets.{name}.{key}: file '{entry[key]}' does not exist "
+                              f"(or give datasets.{name}.{key}_url to download it)")
+
+
+def corpus_key(entry: dict) -> tuple | None:
+    """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
+    Tevatron corpora: hub or local folder; in smoke mode the hub's stand-in, written from the
+    contract with the entry's rows and seed); None where it does (builders)."""
+    if entry.get("builder"):
+        return None
+    if entry["source"] == "hub":
+        standin = (entry.get("standin_rows"), entry.get("seed")) if entry.get("standin") else None
+        return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"),
+                entry.get("corpus_revision"), standin)
+    if entry["source"] == "local":
+        return ("local", entry["path"], entry.get("format") or "beir")
+    return None
+
+
+def shared_corpora(exp: dict, datasets: dict) -> dict[str, str]:
+    """Each evaluation dataset -> the first one with the same corpus (itself where none): MS MARCO
+    dev, DL19 and DL20 encode (or index) and search one corpus."""
+    first: dict = {}
+    out = {}
+    for ds in exp["evaluation"]["datasets"]:
+        key = corpus_key(datasets[ds])
+        out[ds] = ds if key is None else first.setdefault(key, ds)
+    return out
+
+
+def check_model_paths(name: str, entry: dict, workdir: Path) -> None:
+    where = f"models.{name}"
+    if entry["source"] == "local":
+        folder = resolve_path(entry["path"], workdir)
+        if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
+            raise ConfigError(
+                f"config key {where}.path: '{entry['path']}' is not a model directory "
+                "(no config.json or modules.json there)"
+            )
+
+
+def model_shape(name: str, entry: dict, workdir: Path) -> ModelShape:
+    try:
+        return declared_shape(entry, workdir)
+    except (FileNotFoundError, ValueError, ImportError) as exc:
+        raise ConfigError(f"config key models.{name}: {exc}") from exc
+

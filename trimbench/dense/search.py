@@ -1,0 +1,143 @@
+"""Dense retrieval over a (layer, dim) grid: one-pass corpus encoding, faiss search, scored as TREC runs
+(:mod:`trimbench.runs`).
+
+The corpus is encoded once per model: each chunk of documents goes through the transformer once
+with all hidden states kept, and only the grid's layers, cut to the widest grid dim, are written
+to an fp16 ``.npy`` memory map ``[layers, docs, max_dim]``. Every (layer, dim) cell is then a slice
+of it, searched exactly with a faiss ``IndexFlatIP`` (on the GPU when faiss has one).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trimbench.data.io import doc_texts
+from trimbench.encoding import encode_layers
+from trimbench.runs import evaluate_run, run_frame, write_trec_run
+
+log = logging.getLogger(__name__)
+
+
+def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, path: Path,
+                     batch_size: int = 64, chunk_size: int = 50_000) -> np.ndarray:
+    """Encode ``texts`` into an fp16 ``.npy`` memory map ``[len(layers), len(texts), max_dim]``.
+
+    Chunks bound the host memory a huge corpus needs: one chunk's float32 rows at a time, the rest
+    on disk; every text still goes through the transformer exactly once. The map is opened for
+    each chunk and closed after it: pages written through a mapping stay in the process's resident
+    memory until it is unmapped, so one map kept open would grow with the corpus.
+    """
+    shape = (len(layers), len(texts), max_dim)
+    np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape).flush()
+    for start in range(0, len(texts), chunk_size):
+        stop = min(start + chunk_size, len(texts))
+        block = encode_layers(model, texts[start:stop], layers, batch_size=batch_size, max_dim=max_dim)
+        out = np.lib.format.open_memmap(path, mode="r+")
+        out[:, start:stop] = block.astype(np.float16)
+        out.flush()
+        del out, block
+        log.info("encoded %d / %d texts", stop, len(texts))
+    return np.load(path, mmap_mode="r")
+
+
+def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:
+    import faiss
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if similarity == "cosine":
+        faiss.normalize_L2(vectors)
+    return vectors
+
+
+def flat_index(dim: int):
+    """An exact inner-product index, moved to the GPU when faiss was built with one."""
+    import faiss
+
+    index = faiss.IndexFlatIP(dim)
+    if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
+        index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
+    return index
+
+
+def search(docs: np.ndarray, queries: np.ndarray, k: int, similarity: str = "dot",
+           add_chunk: int = 500_000) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` documents per query by inner product (cosine: of unit vectors). ``docs`` may be
+    an fp16 memory map slice; it is converted to float32 a chunk at a time while being added."""
+    index = flat_index(docs.shape[1])
+    for start in range(0, docs.shape[0], add_chunk):
+        index.add(_prepared(docs[start:start + add_chunk], similarity))
+    scores, ids = index.search(_prepared(queries, similarity), min(k, docs.shape[0]))
+    return scores, ids
+
+
+# --- one variant over its grid -----------------------------------------------------------------
+
+
+def encode_retrieval_set(model, split, layers: list[int], max_dim: int, folder: Path, q_max: int | None,
+                         p_max: int | None, batch_size: int, chunk_size: int) -> dict:
+    """Queries and documents of one split into ``folder`` (docs.npy fp16 memmap, queries.npy)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    default = model.max_seq_length
+    model.max_seq_length = p_max or default
+    encode_to_memmap(model, doc_texts(split.corpus), layers, max_dim, folder / "docs.npy", batch_size, chunk_size)
+    model.max_seq_length = default
+    return {"docs": len(split.corpus), **encode_queries(model, split.queries, layers, max_dim, folder, q_max,
+                                                          batch_size)}
+
+
+def encode_queries(model, queries: pd.DataFrame, layers: list[int], max_dim: int, folder: Path, q_max: int | None,
+                   batch_size: int) -> dict:
+    """A split's queries alone into ``folder/queries.npy`` (its documents are another split's)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    default = model.max_seq_length
+    model.max_seq_length = q_max or default
+    array = encode_layers(model, list(queries["text"]), layers, batch_size=batch_size, max_dim=max_dim)
+    model.max_seq_length = default
+    np.save(folder / "queries.npy", array.astype(np.float16))
+    return {"queries": len(queries)}
+
+
+def write_manifest(folder: Path, layers: list[int], max_dim: int, datasets: dict) -> None:
+    (folder / "manifest.json").write_text(json.dumps({"layers": layers, "max_dim": max_dim, "datasets": datasets},
+                                                     indent=1, sort_keys=True))
+
+
+def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dims: list[int], metrics: list[str],
+                k: int, similarity: str, runs_dir: Path | None, meta: dict, passage_layer: int | None = None,
+                relevance_level: int = 1) -> list[dict]:
+    """Search every (layer, dim) cell of one dataset; score rows and (optionally) TREC run files.
+
+    ``passage_layer``: documents always from that layer (the "fixed-doc" model), queries from each;
+    ``relevance_level``: see :func:`evaluate_run`. Datasets over one corpus (MS MARCO dev, DL19,
+    DL20) share its encoding: the manifest names the dataset whose folder holds it (``docs_of``).
+    """
+    manifest = json.loads((embedding_dir / "manifest.json").read_text())
+    held = manifest["layers"]
+    docs_of = manifest["datasets"].get(dataset, {}).get("docs_of", dataset)
+    docs = np.load(embedding_dir / docs_of / "docs.npy", mmap_mode="r")
+    queries = np.load(embedding_dir / dataset / "queries.npy")
+    missing = sorted(set(layers + ([passage_layer] if passage_layer else [])) - set(held))
+    if missing or docs.shape[1] != len(split.corpus) or queries.shape[1] != len(split.queries):
+        raise RuntimeError(f"'{embedding_dir / dataset}' (made by rule encode_corpus) does not match the data or "
+                           f"lacks layers {missing}: delete it and re-run")
+    doc_ids, query_ids = list(split.corpus["doc_id"]), list(split.queries["query_id"])
+    rows = []
+    for layer in layers:
+        doc_slot = held.index(passage_layer or layer)
+        for dim in dims:
+            scores, ids = search(docs[doc_slot, :, :dim], queries[held.index(layer), :, :dim], k, similarity)
+            run = run_frame(query_ids, doc_ids, scores, ids)
+            if runs_dir is not None:
+                runs_dir.mkdir(parents=True, exist_ok=True)
+                write_trec_run(run, runs_dir / f"{dataset}.L{layer}.d{dim}.trec", f"L{layer}-d{dim}")
+            for metric, value in evaluate_run(run, split.qrels, metrics, relevance_level).items():
+                rows.append({**meta, "layer": layer, "dim": dim, "dataset": dataset, "metric": metric,
+                             "value": value})
+            log.info("%s L%d d%d: %s", dataset, layer, dim,
+                     ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows[-len(metrics):]))
+    return rows

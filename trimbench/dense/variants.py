@@ -1,0 +1,89 @@
+"""The dense tracks' shape: an experiment's methods expanded into the variants the workflow trains
+and evaluates, and the settings each variant's training reads (light: runs while Snakemake parses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse", "starbucks-2dmse")
+#: the published names of our methods, as the 2DMSE-Reproduce seed's tables and
+#: reference/2dmse_sts.csv name them, and Starbucks' (reference/2dmse_retrieval.csv) its "BERT-2DMSE":
+#: a reference row joins the one method whose label is its ``method``
+SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
+                      "starbucks-2dmse": "BERT-2DMSE"}
+TRAINING_KINDS = ("pairs", "triplets")
+#: tracks scored by dense retrieval (trimbench/dense/search.py) on datasets of kind retrieval
+RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
+#: tracks trained on (query, positive, mined negatives) groups (trimbench/dense/retrieval_loss.py)
+GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
+
+
+#: settings that only one objective reads: left out of the other's params, so that adding an
+#: objective's settings (with defaults) does not re-trigger the other's trained models
+OBJECTIVE_ONLY_SETTINGS = {
+    "mnrl": ("scale", "n_dims_per_step", "kl_temperature", "kl_div_weight"),
+    "angle": ("angle", "ese"),
+}
+
+
+def variant_train_settings(exp: dict, method: str) -> dict:
+    """The ``train`` settings one variant's training uses: the other objective's dropped, and
+    ``precision_by_method`` resolved into ``precision`` (so a method's params change only when its
+    own precision does)."""
+    train = exp["train"]
+    unused = {key for objective, keys in OBJECTIVE_ONLY_SETTINGS.items() if objective != exp["objective"]
+              for key in keys} | {"precision_by_method"}
+    settings = {key: value for key, value in train.items() if key not in unused}
+    if "precision" in settings:
+        settings["precision"] = train.get("precision_by_method", {}).get(method, settings["precision"])
+    return settings
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One model whose embeddings get evaluated: a method, possibly cut to ``cut_layers`` layers."""
+
+    name: str
+    method: str
+    cut_layers: int | None
+    eval_layers: tuple[int, ...]
+    #: the variant whose trained model this one reuses (BERT-S at full depth is the full model)
+    model_variant: str
+    #: retrieval BERT-S only: the one dim the model is trained and scored at
+    cut_dim: int | None = None
+
+    @property
+    def trained(self) -> bool:
+        return self.method != "pretrained"
+
+
+def variants(experiment: dict, depth: int) -> list[Variant]:
+    """Expand an experiment's methods into the variants the workflow trains and evaluates."""
+    layers = tuple(sorted(experiment["grid"]["layers"]))
+    methods = experiment["methods"]
+    out = []
+    for method in methods:
+        if method == "separate" and experiment["track"] in GROUP_TRAINED_TRACKS:
+            out += _retrieval_separate_variants(experiment, depth)
+        elif method == "separate":
+            for k in layers:
+                name = f"separate-L{k}"
+                # The seed's BERT-S at full depth is the full model: reuse it rather than train twice.
+                reuse_full = k == depth and "full" in methods
+                out.append(Variant(name, method, k, (k,), "full" if reuse_full else name))
+        else:
+            out.append(Variant(method, method, None, layers, method))
+    return out
+
+
+def _retrieval_separate_variants(experiment: dict, depth: int) -> list[Variant]:
+    """Retrieval BERT-S: one model per (layer, dim) cell, cut to the layer, trained at the dim."""
+    grid = experiment["grid"]
+    cells = experiment["retrieval"]["separate_cells"] or [[k, d] for k in grid["layers"] for d in grid["dims"]]
+    out = []
+    for k, d in sorted(map(tuple, cells)):
+        name = f"separate-L{k}-d{d}"
+        reuse_full = k == depth and d == experiment.get("_width") and "full" in experiment["methods"]
+        out.append(Variant(name, "separate", k, (k,), "full" if reuse_full else name, d))
+    return out
+

@@ -1,0 +1,1 @@
+"""The ELECTRA track (truncated encoders): config checks and runs, training, its views."""

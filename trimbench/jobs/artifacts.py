@@ -1,0 +1,72 @@
+"""Cached artifacts that cannot be used: one error naming the file and the rule that makes it.
+
+A truncated array or a model folder with a damaged file otherwise fails deep inside numpy,
+safetensors or transformers; :func:`trimbench.jobs.run.run` logs an :class:`ArtifactError` as its one
+message, without that stack trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path, PurePath
+
+# The outputs of rules/*.smk (the layout in the README) and the rules that write them, matched
+# from the right, so that absolute paths and --directory work too.
+PRODUCERS = (
+    # before results/data/*/*.parquet, which would match the converted scores too
+    ("results/data/msmarco-hard-negatives/ce-scores.parquet", "convert_ce_scores"),
+    ("results/data/msmarco-hard-negatives/*.gz", "fetch_hard_negatives"),
+    ("results/models/*", "fetch_model"),
+    ("results/data/*/*.parquet", "prepare_data"),
+    ("results/data/*/beir-*", "prepare_retrieval"),
+    ("results/negatives/*/*/*.jsonl", "mine_negatives"),
+    # Retrieval experiments' models, embeddings and scores share these paths (rules/retrieval.smk).
+    ("results/*/models/*", "train_model (train_retriever for a retrieval experiment, train_splade for SPLADE)"),
+    ("results/*/embeddings/*", "encode_texts (encode_corpus for a retrieval experiment)"),
+    ("results/*/scores/*.parquet",
+     "evaluate_sts (retrieval_scores for a retrieval experiment, splade_scores / splade_ensemble for SPLADE)"),
+    ("results/*/exported/*/L*_d*", "export_model"),
+    ("results/*/adapted/*", "adapt_domain"),
+    ("results/*/pretuned/*/L*", "pretune_word_similarity"),
+    ("results/*/runs/*/*/scores.parquet", "train_electra"),
+    ("results/*/runs/*/*/history.json", "train_electra"),
+    # The SPLADE track (rules/splade.smk); its models and scores are on the shared paths above.
+    ("results/*/triplets/*.parquet", "splade_triplets"),
+    ("results/*/vectors/*", "encode_sparse"),
+    ("results/*/indexes/*", "index_sparse"),
+    ("results/*/runs/*", "splade_scores or splade_ensemble (retrieval_scores for a dense retrieval experiment)"),
+)
+
+
+class ArtifactError(RuntimeError):
+    """A cached file that cannot be used; names the file and the rule that makes it."""
+
+
+def producer(path: str | Path) -> tuple[str, Path] | None:
+    """The rule that writes ``path`` and the output ``path`` is (or is inside); None if no rule does."""
+    path = Path(path)
+    for candidate in (path, *path.parents):
+        for pattern, rule in PRODUCERS:
+            if PurePath(candidate).match(pattern):
+                return rule, candidate
+    return None
+
+
+def describe(path: str | Path) -> str:
+    """Where ``path`` comes from and how to rebuild it, for error messages."""
+    made = producer(path)
+    if made is None:
+        return "made by no rule: it is named in the config; check or replace it"
+    rule, output = made
+    return f"made by rule {rule}; delete '{output}' and re-run snakemake to rebuild it"
+
+
+@contextlib.contextmanager
+def reading(path: str | Path):
+    """Turn a failure to read the artifact ``path`` into one :class:`ArtifactError`."""
+    try:
+        yield
+    except (ArtifactError, MemoryError):
+        raise
+    except Exception as exc:
+        raise ArtifactError(f"cannot read '{path}' ({describe(path)}): {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,155 @@
+"""Running a rule's step: from Snakemake's ``script:`` object, or alone from the command line.
+
+Each ``scripts/<rule>.py`` is ``rules.run("<rule>")``. Under Snakemake the job comes from the
+injected ``snakemake`` object; alone, from arguments, for debugging one stage::
+
+    python scripts/evaluate_sts.py --input embeddings=results/x/embeddings/full \\
+        --output scores=/tmp/s.parquet --params '{"experiment": "x", ...}' --log /tmp/e.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from trimbench.jobs import faults, warm
+from trimbench.jobs.artifacts import ArtifactError
+
+#: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
+UNTRACKED_PARAM = "untracked"
+
+
+class Job(SimpleNamespace):
+    """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
+
+    def named(self, field: str) -> dict:
+        """The named values of ``field`` (e.g. "params") as a dict, from Snakemake or the CLI."""
+        values = getattr(self, field)
+        return dict(values.items()) if hasattr(values, "items") else dict(vars(values))
+
+
+def _named(pairs: list[str]) -> SimpleNamespace:
+    values = {}
+    for pair in pairs or []:
+        name, _, value = pair.partition("=")
+        values[name] = value
+    return SimpleNamespace(**values)
+
+
+def job_from_cli(argv: list[str], rule: str) -> Job:
+    parser = argparse.ArgumentParser(prog=f"scripts/{rule}.py", description=f"run rule {rule} alone")
+    parser.add_argument("--input", nargs="*", default=[], metavar="NAME=PATH")
+    parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
+    parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
+    parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    return Job(input=_named(args.input), output=_named(args.output),
+               params=SimpleNamespace(**json.loads(args.params)), wildcards=_named(args.wildcards),
+               log=[args.log] if args.log else [], threads=args.threads, rule=rule)
+
+
+def job_from_snakemake(smk) -> Job:
+    params = dict(smk.params.items())
+    # Logging-only settings come in a param of their own, out of Snakemake's rerun trigger
+    # (trimbench.config.untracked): the step sees them where they belong.
+    for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
+        params[name] = {**params[name], **settings}
+    return Job(input=smk.input, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
+               log=list(smk.log), threads=smk.threads, rule=smk.rule)
+
+
+@contextlib.contextmanager
+def _log_to(path: str | None):
+    """Send this process's stdout and stderr (tqdm, the trainer, C libraries) to the rule's log."""
+    if not path:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "a", buffering=1) as handle:
+        os.dup2(handle.fileno(), 1)
+        os.dup2(handle.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def run(rule: str, smk=None) -> None:
+    """Run ``trimbench.steps.<rule>(job)`` with logging to the rule's log and torch limited to the
+    rule's threads: in a child of the warm interpreter where a launcher started one
+    (:mod:`trimbench.warm`; the script then imports nothing heavy, not even trimbench.steps), else here.
+
+    A cached input that cannot be used (:class:`ArtifactError`), a data file that cannot
+    (:class:`~trimbench.data.DataError`) end the job with their one message naming the file, instead
+    of a stack trace from deep inside numpy; any other error's traceback goes to the job's log.
+    """
+    if smk is not None:
+        code = warm.call_in_server("trimbench.jobs.run.run_here", rule, smk)
+        if code is not None:
+            raise SystemExit(code)
+    run_here(rule, smk)
+
+
+def run_here(rule: str, smk=None) -> None:
+    from trimbench import steps
+
+    step = getattr(steps, rule)
+    job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
+    log_path = job.log[0] if job.log else None
+    with _log_to(log_path):
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                            stream=sys.stderr, force=True)
+        # torch reads this when first imported; steps that never need torch never pay for it.
+        os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
+        if "torch" in sys.modules:  # imported already (the warm interpreter): set it directly
+            sys.modules["torch"].set_num_threads(max(1, int(job.threads)))
+        started = time.perf_counter()
+        log = logging.getLogger("trimbench")
+        # The PID lets one find (and, in the fault tests, kill) the job's process.
+        log.info("rule %s started (pid %d%s)", rule, os.getpid(), ", forked by the warm interpreter" * warm.forked)
+        try:
+            faults.start_job(rule, log_path)
+            step(job)
+        except Exception as error:
+            # Into the job's own log, which Snakemake prints for a failed job and a cluster keeps:
+            # an error that names its culprit (a damaged cache, a bad data file, a config key) as
+            # its message, any other with its traceback. The console gets the message.
+            if _explains_itself(error):
+                log.error("%s", error)
+            else:
+                log.exception("rule %s failed: %s: %s", rule, type(error).__name__, error)
+            if not log_path:
+                raise
+            raise SystemExit(f"rule {rule}: {_one_line(error)}" + (
+                "" if _explains_itself(error) else f" (traceback in {log_path})")) from None
+        log.info("rule %s done in %.1f s", rule, time.perf_counter() - started)
+
+
+def _explains_itself(error: Exception) -> bool:
+    # Here, not at the top: every job's script imports this module, and under the warm interpreter
+    # its own process only hands the job over; pandas (data.io) stays out of it.
+    from trimbench.config.schema import ConfigError
+    from trimbench.data.io import DataError
+
+    return isinstance(error, ArtifactError | DataError | ConfigError)
+
+
+def _one_line(error: Exception) -> str:
+    return str(error) if _explains_itself(error) else f"{type(error).__name__}: {error}"

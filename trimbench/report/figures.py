@@ -1,0 +1,69 @@
+"""Figures as views of the tidy score table, written byte-reproducibly."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from trimbench.jobs.atomic import atomic_path  # noqa: E402
+from trimbench.report.pareto import plot_front
+
+# Fixed metadata and SVG ids: a figure rebuilt from the same scores is the same bytes.
+_SAVE_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+plt.rcParams["svg.hashsalt"] = "trimbench"
+
+
+def save(figure, paths: dict[str, str]) -> None:
+    for fmt, path in paths.items():
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=fmt, dpi=110, metadata=_SAVE_METADATA[fmt], bbox_inches="tight")
+    plt.close(figure)
+
+
+def thin_tick_labels(figure) -> None:
+    """Hide x tick labels that would run into a neighbour's (dims 512 and 768 on a log2 axis read
+    "512768"): each axis keeps the widest dim's label, then every label at least half its font
+    size clear of the last one kept."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for ax in figure.axes:
+        kept = None
+        labels = [label for label in ax.get_xticklabels() if label.get_visible() and label.get_text()]
+        for label in sorted(labels, key=lambda item: -item.get_position()[0]):
+            box = label.get_window_extent(renderer)
+            gap = label.get_fontsize() * figure.dpi / 72 / 2
+            if kept is not None and box.x1 + gap > kept.x0:
+                label.set_visible(False)
+            else:
+                kept = box
+
+
+def cross_track_pareto_figure(points: pd.DataFrame, cost_label: str, metric: str, title: str,
+                              paths: dict[str, str]) -> None:
+    """Quality against cost for every variant cell of every experiment on one dataset; colour =
+    experiment, marker = variant; the Pareto front (cheapest first) as a black staircase."""
+    figure, ax = plt.subplots(figsize=(7.5, 4.2))
+    if points.empty:
+        ax.text(0.5, 0.5, "no scores on this dataset", ha="center", va="center", transform=ax.transAxes)
+    else:
+        sns.scatterplot(data=points, x="cost", y="score", hue="experiment", style="variant", s=28, alpha=0.85, ax=ax,
+                        hue_order=sorted(points["experiment"].unique()),
+                        style_order=sorted(points["variant"].unique()))
+        plot_front(ax, points, "cost", "score")
+        positive = points.loc[points["cost"] > 0, "cost"]
+        if len(positive) < len(points) and len(positive):
+            # Cuts at k = 0 keep no transformer layer (cost 0): linear up to the cheapest other cell.
+            ax.set_xscale("symlog", base=2, linthresh=float(positive.min()))
+        else:
+            ax.set_xscale("log", base=2)
+        ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left", borderaxespad=0)
+    ax.set_xlabel(f"{cost_label} (log2)")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    save(figure, paths)

@@ -1,0 +1,308 @@
+"""The reproduction scoreboard: how close each experiment is to the work it reproduces.
+
+Per experiment, every cell that both we and the work cover is compared (ours, published, Δ); the
+summary counts cells within the experiment's tolerance, names the largest |Δ|, and counts the cells
+only one side covers. The status table has one row per experiment with its headline number beside
+the published one, so a toy run (no cell in common with the paper's grid) still says where it is.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from trimbench.config.prepare import SPARSE_TRACKS
+from trimbench.dense import homedepot
+from trimbench.dense.variants import SEED_METHOD_LABELS
+from trimbench.electra.report import dev_choice, layer_table, published_scores
+from trimbench.report.grid import ours_vs_published
+from trimbench.splade import report as splade_report
+
+#: the reproduced work's name per track (the STS track names its version: v1 / v2)
+WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA", "2dmse-retrieval": "2DMSE retrieval",
+              "homedepot": "Home Depot", "splade": "SPLADE"}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What the scoreboard needs of one experiment: its scores, the published numbers and config."""
+
+    name: str
+    config: dict
+    scores: pd.DataFrame
+    published: pd.DataFrame
+    #: each dataset the experiment is scored on -> its main metric
+    main_metrics: dict = field(default_factory=dict)
+
+    @property
+    def track(self) -> str:
+        return self.config["track"]
+
+    @property
+    def work(self) -> str:
+        reference = self.config["reference"]
+        return reference.get("work") or WORK_NAMES.get(self.track, self.track).format(**reference)
+
+    @property
+    def tolerance(self) -> float:
+        return self.config["reference"]["tolerance"]
+
+
+def _electra_layers(exp: Experiment) -> pd.DataFrame:
+    return layer_table(exp.scores, exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
+
+
+def _sts_comparison(exp: Experiment) -> pd.DataFrame:
+    evaluation = exp.config["evaluation"]
+    return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
+                             evaluation["average_name"], evaluation["main_metric"])
+
+
+def _electra_comparison(exp: Experiment) -> pd.DataFrame:
+    """Test mean over seeds per (task, model, layer) against the published curves, both ways."""
+    ours = _electra_layers(exp)[["task", "model", "layer", "test_mean"]].rename(columns={"test_mean": "ours"})
+    published = published_scores(exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
+    published = published[published["model"].isin(exp.config["models"])]
+    long = ours.merge(published, on=["task", "model", "layer"], how="outer")
+    long["delta"] = long["ours"] - long["published"]
+    return long.sort_values(["task", "model", "layer"]).reset_index(drop=True)
+
+
+#: track -> the long table over every cell either side covers: key columns, then ours, published, delta
+COMPARISONS = {
+    "2dmse-sts": _sts_comparison,
+    # the STS view of its compared dataset
+    "2dmse-retrieval": lambda exp: _sts_comparison(_with_compared_dataset(exp)),
+    "homedepot": lambda exp: homedepot.comparison(exp.scores, exp.published, exp.config),
+    "splade": lambda exp: splade_report.comparison(exp.scores, exp.published, exp.config),
+    "electra": _electra_comparison,
+}
+
+
+def comparison(exp: Experiment) -> pd.DataFrame:
+    """Long table over every cell either side covers: key columns, then ours, published, delta."""
+    if exp.track not in COMPARISONS:
+        raise ValueError(f"no published-numbers comparison for track '{exp.track}'")
+    return COMPARISONS[exp.track](exp)
+
+
+def _cell_name(row: pd.Series, keys: list[str]) -> str:
+    return ", ".join(f"{key} {row[key]}" for key in keys)
+
+
+def summarise(long: pd.DataFrame, tolerance: float) -> dict:
+    """Cells compared and within ±tolerance, the largest |Δ| and where, one-sided cells."""
+    keys = [c for c in long.columns if c not in ("ours", "published", "delta")]
+    both = long.dropna(subset=["ours", "published"])
+    summary = {
+        "compared": len(both),
+        # A hair of slack: published numbers have three decimals, ours are floats.
+        "within": int((both["delta"].abs() <= tolerance + 1e-9).sum()),
+        "ours_only": int((long["ours"].notna() & long["published"].isna()).sum()),
+        "published_only": int((long["ours"].isna() & long["published"].notna()).sum()),
+        "largest_abs_delta": None,
+        "largest_at": "",
+    }
+    if len(both):
+        worst = both.loc[both["delta"].abs().idxmax()]
+        summary["largest_abs_delta"] = float(abs(worst["delta"]))
+        summary["largest_at"] = _cell_name(worst, keys)
+    return summary
+
+
+def _headline_method(exp: Experiment) -> str:
+    """2DMSE, else the last trained method; of those, the first the reference publishes (the 2DMSE
+    retrieval reference holds Starbucks' BERT-2DMSE, not the seed's 2DMSE)."""
+    methods = [m for m in exp.config["methods"] if m != "pretrained"] or exp.config["methods"]
+    preferred = ["2dmse"] + [m for m in reversed(methods) if m != "2dmse"] if "2dmse" in methods else methods[::-1]
+    published = set(exp.published[exp.published["variant"] == exp.config["reference"]["variant"]]["method"])
+    return next((m for m in preferred if SEED_METHOD_LABELS.get(m, m) in published), preferred[0])
+
+
+def _sts_headline(exp: Experiment) -> dict:
+    """2DMSE (or the method :func:`_headline_method` picks) at the deepest layer and widest dim: ours
+    on our grid, the work's on its own grid (a toy run on a small model still shows the paper's number)."""
+    evaluation = exp.config["evaluation"]
+    method = _headline_method(exp)
+    ours = exp.scores[(exp.scores["variant"] == method) & (exp.scores["dataset"] == evaluation["average_name"])
+                      & (exp.scores["metric"] == evaluation["main_metric"])]
+    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    if len(ours):
+        top = ours[(ours["layer"] == ours["layer"].max())]
+        top = top[top["dim"] == top["dim"].max()].iloc[0]
+        out["ours"] = float(top["value"])
+        out["ours_cell"] = f"{SEED_METHOD_LABELS.get(method, method)} L{top['layer']} d{top['dim']} {top['dataset']}"
+    pub = exp.published[(exp.published["variant"] == exp.config["reference"]["variant"])
+                        & (exp.published["method"] == SEED_METHOD_LABELS.get(method, method))
+                        & (exp.published["metric"] == evaluation["main_metric"])]
+    if evaluation["average_name"] in set(pub["dataset"]):
+        pub = pub[pub["dataset"] == evaluation["average_name"]]
+    if len(pub):
+        top = pub[pub["layer"] == pub["layer"].max()]
+        top = top[top["dim"] == top["dim"].max()].iloc[0]
+        out["published"] = float(top["value"])
+        out["published_cell"] = f"{top['method']} L{top['layer']} d{top['dim']} {top['dataset']}"
+    return out
+
+
+def _electra_headline(exp: Experiment) -> dict:
+    """The first task and model: the test score at the layer dev chooses, beside the published
+    curve's value at that layer."""
+    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    table = _electra_layers(exp)
+    choice = dev_choice(table) if len(table) else table
+    if len(choice):
+        first = choice[(choice["task"] == exp.config["tasks"][0]) & (choice["model"] == exp.config["models"][0])]
+        first = (first if len(first) else choice).iloc[0]
+        cell = f"{first['model']} L{first['chosen_layer']} (dev-chosen) {first['task']}"
+        out.update(ours=float(first["test_mean"]), ours_cell=cell)
+        published = table[(table["task"] == first["task"]) & (table["model"] == first["model"])
+                          & (table["layer"] == first["chosen_layer"])]["published"].dropna()
+        if len(published):
+            out.update(published=float(published.iloc[0]),
+                       published_cell=f"{first['model']} L{first['chosen_layer']} {first['task']}")
+    return out
+
+
+def _with_compared_dataset(exp: Experiment) -> Experiment:
+    """A retrieval experiment seen as the STS code reads one: its compared dataset (the reference's,
+    else the first evaluated) in place of the STS average."""
+    evaluation = exp.config["evaluation"]
+    dataset = exp.config["reference"].get("dataset") or evaluation["datasets"][0]
+    config = {**exp.config, "evaluation": {**evaluation, "average_name": dataset}}
+    return Experiment(exp.name, config, exp.scores, exp.published, exp.main_metrics)
+
+
+HEADLINES = {
+    "splade": lambda exp: splade_report.headline(exp.scores, exp.published, exp.config),
+    "2dmse-sts": _sts_headline,
+    "electra": _electra_headline,
+    "2dmse-retrieval": lambda exp: _sts_headline(_with_compared_dataset(exp)),
+    "homedepot": lambda exp: homedepot.headline(exp.scores, exp.published, exp.config),
+}
+
+
+def status_row(exp: Experiment) -> dict:
+    summary = summarise(comparison(exp), exp.tolerance)
+    compared = summary["compared"]
+    return {
+        "work": exp.work,
+        "experiment": exp.name,
+        "scale": exp.config["scale"],
+        "tolerance": exp.tolerance,
+        "compared": compared,
+        "within": summary["within"],
+        "within_fraction": summary["within"] / compared if compared else None,
+        "largest_abs_delta": summary["largest_abs_delta"],
+        "largest_at": summary["largest_at"],
+        "ours_only": summary["ours_only"],
+        "published_only": summary["published_only"],
+        **{f"headline_{k}": v for k, v in HEADLINES[exp.track](exp).items()},
+    }
+
+
+def status_table(experiments: list[Experiment]) -> pd.DataFrame:
+    rows = [status_row(exp) for exp in experiments]
+    return pd.DataFrame(rows).sort_values(["work", "experiment"], kind="stable").reset_index(drop=True)
+
+
+def _fmt(value, digits: int = 4) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
+def readable_status(status: pd.DataFrame) -> pd.DataFrame:
+    """The status table as people read it: one line per experiment."""
+    rows = []
+    for row in status.itertuples():
+        within = (f"{row.within}/{row.compared} ({row.within_fraction:.0%})" if row.compared
+                  else "no common cell")
+        rows.append({
+            "work": row.work,
+            "experiment": row.experiment,
+            "scale": row.scale,
+            "within ±tolerance": within,
+            "largest |Δ|": f"{_fmt(row.largest_abs_delta)} ({row.largest_at})" if row.compared else "–",
+            "ours": f"{_fmt(row.headline_ours)} ({row.headline_ours_cell})" if row.headline_ours_cell else "–",
+            "published": (f"{_fmt(row.headline_published, 3)} ({row.headline_published_cell})"
+                          if row.headline_published_cell else "–"),
+        })
+    return pd.DataFrame(rows)
+
+
+def summary_line(exp: Experiment, long: pd.DataFrame | None = None) -> str:
+    """``long``: the experiment's :func:`comparison`, when the caller has it already."""
+    s = summarise(comparison(exp) if long is None else long, exp.tolerance)
+    line = f"{exp.work} ({exp.name}, {exp.config['scale']} scale): {s['compared']} cells compared"
+    if s["compared"]:
+        line += (f", {s['within']} within ±{exp.tolerance:g}, largest |Δ| {s['largest_abs_delta']:.4f} at "
+                 f"{s['largest_at']}")
+    return line + (f"; {s['ours_only']} cells ours only, {s['published_only']} published only.")
+
+
+STYLE = ("body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse;margin:6px 0}"
+         "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}")
+
+
+def _page(body: str) -> str:
+    """A standalone page: the report shows each HTML result in a frame of its own."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
+            + body + "</body></html>\n")
+
+
+def status_html(status: pd.DataFrame, figure_uri: str | None = None, figure_caption: str = "") -> str:
+    """The report's first result: the status table and, when given, the headline Pareto figure."""
+    table = readable_status(status).to_html(index=False, border=0, classes="reproduction-status")
+    parts = ['<div id="reproduction-status">', "<h2>Reproduction status</h2>", table]
+    if figure_uri:
+        parts.append(f'<figure><img id="status-figure" alt="{html.escape(figure_caption)}" src="{figure_uri}" '
+                     f'style="max-width:100%"><figcaption>{html.escape(figure_caption)}</figcaption></figure>')
+    parts.append("</div>")
+    return _page("\n".join(parts))
+
+
+def comparisons_html(experiments: list[Experiment]) -> str:
+    """Every experiment's cells that both sides cover: ours, published, Δ, and whether within."""
+    sections = []
+    for exp in experiments:
+        long = comparison(exp)
+        both = long.dropna(subset=["ours", "published"]).copy()
+        both["within"] = (both["delta"].abs() <= exp.tolerance + 1e-9).map({True: "yes", False: "no"})
+        table = (both.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
+                 if len(both) else "<p>No cell in common with the published grid.</p>")
+        sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp, long))}</p>{table}")
+    return _page("".join(sections))
+
+
+#: Costs a Pareto figure can put on x (names in config.PARETO_COSTS), from what each score cell
+#: ran: layers kept × width, and the bytes one document's embedding takes at float32.
+COSTS = {
+    "layers_x_dim": ("layers kept × embedding dim", lambda cells: cells["layer"] * cells["dim"]),
+    "bytes_per_doc": ("bytes per document (float32)", lambda cells: cells["dim"] * 4),
+}
+
+
+def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.DataFrame:
+    """Every variant cell of every experiment scored on ``dataset`` with the experiment's main
+    metric (mean over seeds), and its cost: columns experiment, track, variant, layer, dim, cost,
+    score."""
+    frames = []
+    for exp in experiments:
+        if dataset not in exp.main_metrics or exp.track in SPARSE_TRACKS:
+            continue
+        split = exp.config["evaluation"].get("split", "test")
+        cells = exp.scores[(exp.scores["dataset"] == dataset) & (exp.scores["metric"] == exp.main_metrics[dataset])
+                           & (exp.scores["split"] == split)]
+        if cells.empty:
+            continue
+        if exp.track == "electra":
+            # Every model is its own line of cuts: the model, not the (one) variant, tells them apart.
+            cells = cells.assign(variant=cells["model"])
+        cells = (cells.groupby(["experiment", "track", "variant", "layer", "dim"], as_index=False)["value"].mean()
+                 .rename(columns={"value": "score"}))
+        frames.append(cells.assign(cost=COSTS[cost][1](cells).astype(float)))
+    if not frames:
+        return pd.DataFrame(columns=["experiment", "track", "variant", "layer", "dim", "cost", "score"])
+    points = pd.concat(frames, ignore_index=True)
+    return points.sort_values(["experiment", "variant", "layer", "dim"], kind="stable").reset_index(drop=True)

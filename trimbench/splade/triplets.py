@@ -1,0 +1,196 @@
+"""SPLADE training triplets: from negatives mined over the training split, or from
+``sentence-transformers/msmarco-hard-negatives`` with its cross-encoder scores.
+
+``msmarco-hard-negatives.jsonl.gz`` has one line per MS MARCO training query:
+``{"qid": int, "pos": [pid, ...], "neg": {system: [pid, ...], ...}}`` (13 systems).
+``cross-encoder-ms-marco-MiniLM-L-6-v2-scores.pkl.gz`` is a pickled ``{qid: {pid: score}}`` that
+takes ~17 GB of RAM as Python dicts: :func:`convert_ce_scores` turns it once into a parquet table
+(qid, pid, score; 16 bytes a pair) that :class:`CrossEncoderScores` reads as two numpy arrays.
+
+The seed's selection (sentence-transformers' MS MARCO examples it is built on): per query, up to
+``per_system`` negatives from each system, in the system's order, skipping passages already taken;
+``splade_max`` (train_max.py) also skips a negative whose CE score exceeds
+``min(CE of the positives) − ce_margin`` (3.0); ``distil_splade`` learns the margin
+``CE(q, pos) − CE(q, neg)``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trimbench.data.io import RetrievalSplit, doc_texts
+
+log = logging.getLogger(__name__)
+
+
+def read_hard_negatives(path: Path) -> Iterator[dict]:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def convert_ce_scores(pickle_path: Path, out_path: Path) -> int:
+    """The pickled ``{qid: {pid: score}}`` as a parquet table sorted by (qid, pid); returns pairs."""
+    opener = gzip.open if str(pickle_path).endswith(".gz") else open
+    with opener(pickle_path, "rb") as handle:
+        scores = pickle.load(handle)  # noqa: S301 - the published scores file, named in the config
+    total = sum(len(by_pid) for by_pid in scores.values())
+    qids = np.empty(total, dtype=np.int64)
+    pids = np.empty(total, dtype=np.int64)
+    values = np.empty(total, dtype=np.float32)
+    at = 0
+    for qid in list(scores):
+        by_pid = scores.pop(qid)  # freed as we go: the dicts are the memory
+        n = len(by_pid)
+        qids[at:at + n] = int(qid)
+        pids[at:at + n] = np.fromiter(map(int, by_pid.keys()), dtype=np.int64, count=n)
+        values[at:at + n] = np.fromiter(by_pid.values(), dtype=np.float32, count=n)
+        at += n
+    order = np.lexsort((pids, qids))
+    pd.DataFrame({"qid": qids[order], "pid": pids[order], "score": values[order]}).to_parquet(out_path, index=False)
+    return total
+
+
+class CrossEncoderScores:
+    """CE score of (qid, pid) pairs from the converted table (binary search on a combined key)."""
+
+    def __init__(self, path: Path):
+        table = pd.read_parquet(path)
+        self.keys = _key(table["qid"].to_numpy(np.int64), table["pid"].to_numpy(np.int64))
+        self.scores = table["score"].to_numpy(np.float32)
+
+    def get(self, qid: int, pids: list[int]) -> np.ndarray:
+        """Scores of ``pids`` for ``qid``; NaN where the file has no score."""
+        keys = _key(np.full(len(pids), qid, dtype=np.int64), np.asarray(pids, dtype=np.int64))
+        at = np.clip(np.searchsorted(self.keys, keys), 0, max(len(self.keys) - 1, 0))
+        found = (len(self.keys) > 0) & (self.keys[at] == keys)
+        return np.where(found, self.scores[at], np.nan)
+
+
+def _key(qids: np.ndarray, pids: np.ndarray) -> np.ndarray:
+    return (qids << 32) | pids  # MS MARCO ids are below 2**32
+
+
+def select_negatives(row: dict, ce: CrossEncoderScores | None, ce_margin: float | None, per_system: int,
+                     systems: list[str] | None) -> list[int]:
+    """The seed's negatives of one query (see the module docstring); ``ce_margin`` None: no CE filter."""
+    threshold = None
+    if ce_margin is not None:
+        threshold = float(np.min(ce.get(row["qid"], row["pos"]))) - ce_margin
+    chosen: list[int] = []
+    for system in systems or list(row["neg"]):
+        pids = row["neg"].get(system, [])
+        scores = ce.get(row["qid"], pids) if threshold is not None else None
+        added = 0
+        for i, pid in enumerate(pids):
+            if threshold is not None and scores[i] > threshold:
+                continue
+            if pid not in chosen:
+                chosen.append(pid)
+                added += 1
+                if added >= per_system:
+                    break
+    return chosen
+
+
+def hard_negative_triplets(split: RetrievalSplit, rows: Iterator[dict], ce: CrossEncoderScores, method: str,
+                           settings: dict, seed: int, max_samples: int | None = None) -> pd.DataFrame:
+    """(query, positive, negative[, label]) rows, one per training query with a positive and a negative;
+    the positive and negative drawn by seed among the query's (the seed rotates through them per
+    epoch; one draw keeps the training set one cached file)."""
+    rng = np.random.default_rng(seed)
+    text = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
+    query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
+    margin = settings["ce_margin"] if method == "splade_max" else None
+    out = []
+    for row in rows:
+        if str(row["qid"]) not in query_text or not row["pos"]:
+            continue
+        negatives = [pid for pid in select_negatives(row, ce, margin, settings["per_system"], settings["systems"])
+                     if str(pid) in text]
+        positives = [pid for pid in row["pos"] if str(pid) in text]
+        if not negatives or not positives:
+            continue
+        pos = positives[int(rng.integers(len(positives)))]
+        neg = negatives[int(rng.integers(len(negatives)))]
+        item = {"query": query_text[str(row["qid"])], "positive": text[str(pos)], "negative": text[str(neg)]}
+        if method == "distil_splade":
+            pos_score, neg_score = ce.get(row["qid"], [pos, neg])
+            item["label"] = float(pos_score - neg_score)
+        out.append(item)
+    frame = pd.DataFrame(out, columns=["query", "positive", "negative"]
+                         + (["label"] if method == "distil_splade" else []))
+    return _subsample(frame, max_samples, seed)
+
+
+def mined_triplets(split: RetrievalSplit, mined: list[dict], seed: int, max_samples: int | None) -> pd.DataFrame:
+    """(query, positive, negative) from the retrieval track's mined negatives, drawn once per query
+    by seed so the triplets are one cached file (the seed rotates them per epoch: README).
+
+    The positive is drawn from the query's judged positives and the negative from its mined ones
+    (a random corpus passage when it has none)."""
+    rng = np.random.default_rng(seed)
+    text = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
+    query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
+    all_ids = list(text)
+    rows = []
+    for row in mined:
+        if not row["positives"] or row["query_id"] not in query_text:
+            continue
+        positive = row["positives"][int(rng.integers(len(row["positives"])))]
+        pool = [n["doc_id"] for n in row["negatives"]]
+        if not pool:
+            banned = set(row["positives"])
+            pool = [d for d in rng.choice(all_ids, size=min(len(all_ids), 12), replace=False) if d not in banned]
+        pick = rng.choice(len(pool), size=1, replace=False)[0]
+        rows.append({"query": query_text[row["query_id"]], "positive": text[positive], "negative": text[pool[pick]]})
+    return _subsample(pd.DataFrame(rows), max_samples, seed)
+
+
+def _subsample(frame: pd.DataFrame, max_samples: int | None, seed: int) -> pd.DataFrame:
+    if max_samples is not None and len(frame) > max_samples:
+        frame = frame.sample(n=max_samples, random_state=seed).sort_index()
+    return frame.reset_index(drop=True)
+
+
+def standin_files(split: RetrievalSplit, folder: Path, seed: int, systems: int = 2, per_system: int = 3) -> None:
+    """Smoke mode: a hard-negatives file and a CE scores pickle of the published layout over a
+    stand-in training split (random negatives, random scores; positives score highest)."""
+    rng = np.random.default_rng(seed)
+    doc_ids = list(split.corpus["doc_id"])
+    numeric = {d: i for i, d in enumerate(doc_ids)}
+    relevant = split.relevant()
+    scores, lines = {}, []
+    for qnum, query_id in enumerate(split.queries["query_id"]):
+        positives = [numeric[d] for d in sorted(relevant.get(query_id, ())) if d in numeric]
+        negs = {f"system{s}": [int(i) for i in rng.choice(len(doc_ids), per_system, replace=False)]
+                for s in range(systems)}
+        lines.append({"qid": qnum, "pos": positives, "neg": negs})
+        scores[qnum] = {pid: float(rng.normal()) for pids in negs.values() for pid in pids}
+        scores[qnum].update({pid: 10.0 for pid in positives})
+    # The stand-in ids are positions; the stand-in split is renamed to match.
+    folder.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / "negatives.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(line) + "\n" for line in lines)
+    with gzip.open(folder / "scores.pkl.gz", "wb") as handle:
+        pickle.dump(scores, handle)
+
+
+def numbered(split: RetrievalSplit) -> RetrievalSplit:
+    """The stand-in split with MS MARCO-like integer ids (positions), as :func:`standin_files` writes."""
+    doc_map = {d: str(i) for i, d in enumerate(split.corpus["doc_id"])}
+    query_map = {q: str(i) for i, q in enumerate(split.queries["query_id"])}
+    return RetrievalSplit(split.corpus.assign(doc_id=split.corpus["doc_id"].map(doc_map)),
+                          split.queries.assign(query_id=split.queries["query_id"].map(query_map)),
+                          split.qrels.assign(query_id=split.qrels["query_id"].map(query_map),
+                                             doc_id=split.qrels["doc_id"].map(doc_map)))
