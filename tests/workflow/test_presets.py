@@ -9,8 +9,6 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 
-pytestmark = pytest.mark.workflow
-
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
 TRACK_FIGURES = {"2dmse-sts": ["sts_layers.png"], "2dmse-retrieval": ["retrieval_layers.*.png"],

@@ -102,7 +102,7 @@ def test_missing_hub_column_is_named(tmp_path):
 
 
 def test_comparison_joins_the_write_up():
-    published = pd.read_csv(Path(__file__).resolve().parent.parent / "reference" / "homedepot.csv")
+    published = pd.read_csv(Path(__file__).resolve().parents[2] / "reference" / "homedepot.csv")
     scores = pd.DataFrame({"variant": ["pretrained", "matryoshka"], "layer": [6, 6], "dim": [384, 48],
                            "metric": ["recall@10", "recall@10"], "value": [0.58, 0.6]})
     config = {"model": "minilm", "methods": ["pretrained", "matryoshka"], "reference": {"model": "all-MiniLM-L6-v2"}}

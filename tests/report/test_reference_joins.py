@@ -21,7 +21,7 @@ from trimbench.dense.homedepot import METHOD_LABELS as HOMEDEPOT_LABELS
 from trimbench.report.grid import seed_label
 from trimbench.splade.report import published_rows, row_labels
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PRESETS = ["config.yaml"] + sorted(f"configs/{p.name}" for p in (REPO / "configs").glob("*.yaml"))
 
 

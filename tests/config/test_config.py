@@ -15,7 +15,7 @@ from trimbench.config import schema as tb_schema
 from trimbench.config.schema import ConfigError
 from trimbench.dense import variants as tb_variants
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

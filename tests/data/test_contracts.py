@@ -19,7 +19,7 @@ from trimbench.data.columns import WORD_SIMILARITY_FILES
 from trimbench.data.io import DataError
 from trimbench.data.tables import load_split
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 CONTRACTS = sorted(p.stem.replace("--", "/", 1) for p in contracts.CONTRACT_DIR.glob("*.yaml"))
 DATASETS = [c for c in CONTRACTS if contracts.load(c).type == "dataset"]

@@ -17,8 +17,6 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, run_snakemake
 
-pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
-
 CLUSTER = REPO / "cluster"
 NO_PACKAGES = 2  # start-local-slurm.sh's exit status when it cannot have its packages
 CLUSTER_RULES = {"train_model", "encode_texts", "evaluate_sts"}  # the rest are localrules

@@ -7,7 +7,6 @@ does to a job.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -30,14 +29,6 @@ from conftest import (
 )
 
 from trimbench.jobs import warm
-from trimbench.jobs.artifacts import ArtifactError, describe, producer, reading
-from trimbench.training import (
-    CHECKPOINT_FILES,
-    FINGERPRINT_FILE,
-    SENTENCE_MODEL_FILE,
-    resumable_checkpoint,
-    run_fingerprint,
-)
 
 SCORES = "results/tiny-sts/scores/full.parquet"
 MODEL = "results/tiny-sts/models/full"
@@ -58,71 +49,6 @@ def tree_state(workdir: Path) -> dict[str, int]:
     return {str(p.relative_to(workdir)): p.stat().st_mtime_ns for p in workdir.rglob("*") if p.is_file()}
 
 
-# --- unit: which checkpoint a run resumes from ------------------------------------------------
-
-
-def fake_checkpoint(trainer_dir: Path, step: int, complete: bool = True) -> Path:
-    path = trainer_dir / f"checkpoint-{step}"
-    path.mkdir(parents=True)
-    for name in (SENTENCE_MODEL_FILE, *CHECKPOINT_FILES[:-1]):
-        (path / name).write_text("x")
-    state = json.dumps({"global_step": step})
-    # A kill while writing the state leaves it cut short.
-    (path / "trainer_state.json").write_text(state if complete else state[:7])
-    return path
-
-
-def test_resume_takes_newest_complete_checkpoint_and_drops_half_written_ones(tmp_path):
-    work = tmp_path / "full.tmp"
-    (work).mkdir()
-    (work / FINGERPRINT_FILE).write_text("abc")
-    older = fake_checkpoint(work / "trainer", 2)
-    newer = fake_checkpoint(work / "trainer", 4)
-    half = fake_checkpoint(work / "trainer", 6, complete=False)
-    assert resumable_checkpoint(work, "abc") == newer
-    assert not half.exists() and older.exists()
-
-
-def test_resume_discards_work_dir_of_other_settings(tmp_path):
-    work = tmp_path / "full.tmp"
-    (work).mkdir()
-    (work / FINGERPRINT_FILE).write_text("settings A")
-    fake_checkpoint(work / "trainer", 2)
-    assert resumable_checkpoint(work, "settings B") is None
-    assert not (work / "trainer").exists() and (work / FINGERPRINT_FILE).read_text() == "settings B"
-
-
-def test_fingerprint_changes_with_settings_and_rebuilt_inputs(tmp_path):
-    data = tmp_path / "train.parquet"
-    data.write_bytes(b"rows")
-    base = run_fingerprint({"lr": 1e-5}, [data])
-    assert run_fingerprint({"lr": 1e-5}, [data]) == base
-    assert run_fingerprint({"lr": 2e-5}, [data]) != base
-    os.utime(data, ns=(1, 1))
-    assert run_fingerprint({"lr": 1e-5}, [data]) != base
-
-
-# --- unit: errors about cached artifacts ------------------------------------------------------
-
-
-def test_artifacts_name_the_rule_that_makes_them(tmp_path):
-    assert producer("results/tiny-sts/embeddings/full/lee-sim.npy") == (
-        "encode_texts (encode_corpus for a retrieval experiment)", Path("results/tiny-sts/embeddings/full"))
-    assert producer(tmp_path / "results" / "x" / "models" / "full" / "model.safetensors")[0].startswith("train_model")
-    assert producer("results/negatives/scifact/train/bm25.jsonl")[0] == "mine_negatives"
-    assert producer("results/electra-toy/runs/lee-sim-split/minilm/scores.parquet")[0] == "train_electra"
-    assert producer("results/models/tiny")[0] == "fetch_model"
-    assert producer("results/data/lee-sim/test.parquet")[0] == "prepare_data"
-    assert producer("/opt/models/mine") is None
-    assert "no rule" in describe("/opt/models/mine")
-    with pytest.raises(ArtifactError, match=r"cannot read 'results/x/scores/full.parquet' \(made by rule "
-                                            r"evaluate_sts \(retrieval_scores for a retrieval experiment, "
-                                            r"splade_scores / splade_ensemble for SPLADE\); "
-                                            r"delete 'results/x/scores/full.parquet'"):
-        with reading("results/x/scores/full.parquet"):
-            raise OSError("truncated")
-
-
 # --- the workflow, killed ---------------------------------------------------------------------
 
 
@@ -134,7 +60,6 @@ def uninterrupted(tmp_path_factory) -> Path:
     return workdir
 
 
-@pytest.mark.workflow
 def test_training_killed_after_a_checkpoint_resumes_to_the_same_scores(tmp_path, uninterrupted):
     workdir = tiny_config(tmp_path / "killed", checkpoint_steps=1)
     run = held_run(workdir, "train_model:checkpoint", SCORES)
@@ -151,7 +76,6 @@ def test_training_killed_after_a_checkpoint_resumes_to_the_same_scores(tmp_path,
     assert (workdir / MODEL / weights).read_bytes() == (uninterrupted / MODEL / weights).read_bytes()
 
 
-@pytest.mark.workflow
 def test_checkpoints_of_other_settings_are_never_resumed(tmp_path):
     workdir = tiny_config(tmp_path / "changed", checkpoint_steps=1)
     kill_held_job(held_run(workdir, "train_model:checkpoint", MODEL), workdir / TRAIN_LOG)
@@ -180,7 +104,6 @@ def killed_encoding(tmp_path_factory) -> dict:
     return seen
 
 
-@pytest.mark.workflow
 def test_second_snakemake_on_the_directory_fails_on_the_lock_and_touches_nothing(killed_encoding):
     second = killed_encoding["second"]
     assert second.returncode != 0
@@ -191,7 +114,6 @@ def test_second_snakemake_on_the_directory_fails_on_the_lock_and_touches_nothing
     assert all(re.fullmatch(r"\.snakemake/log/[^/]+\.snakemake\.log", name) for name in set(after) - set(before))
 
 
-@pytest.mark.workflow
 def test_killed_encoding_leaves_nothing_a_later_stage_takes_as_done(killed_encoding):
     # Only the temporary sibling, fully written but never renamed into place, is left...
     assert len(killed_encoding["leftovers"]) == 1
@@ -215,7 +137,6 @@ def run_on_corrupt_copy(finished: Path, destination: Path, relative: str, target
     return result.stdout + result.stderr
 
 
-@pytest.mark.workflow
 def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path):
     npy = "results/tiny-sts/embeddings/full/lee-sim.npy"
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", npy, SCORES)
@@ -225,7 +146,6 @@ def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path
     assert "Traceback" not in output
 
 
-@pytest.mark.workflow
 def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path):
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", f"{MODEL}/model.safetensors",
                                  "results/tiny-sts/embeddings/full")
@@ -255,7 +175,6 @@ def local_sts_config(workdir: Path, csv: str) -> Path:
     return workdir
 
 
-@pytest.mark.workflow
 @pytest.mark.parametrize("interpreter", ["cold", "warm"])
 def test_a_failed_jobs_log_holds_its_traceback(tmp_path, interpreter, request):
     env = {**os.environ, "TRIMBENCH_TEST_FAIL_ONCE": "prepare_data"}
@@ -274,7 +193,6 @@ def test_a_failed_jobs_log_holds_its_traceback(tmp_path, interpreter, request):
     assert "Traceback (most recent call last):" in console  # Snakemake prints the failed job's log
 
 
-@pytest.mark.workflow
 @pytest.mark.parametrize("interpreter", ["cold", "warm"])
 def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_row(tmp_path, interpreter, request):
     """The probe's A17: three empty scores of 40 went through as an all-NaN score table."""
@@ -298,7 +216,6 @@ def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_
 # --- recovering from a killed snakemake: the steps README "Surviving faults" gives -----------------
 
 
-@pytest.mark.workflow
 def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
     """SIGKILL to snakemake and its job (a login session lost) just after the job renamed its
     complete output into place: the lock is left, and Snakemake's marker calls the output

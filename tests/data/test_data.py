@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from trimbench.data.io import DataError
 from trimbench.data.lee import lee_ict, lee_similarity, lee_similarity_split
@@ -109,7 +110,7 @@ def test_sick_labels_are_entailment_ab_as_the_paper_maps_them(tmp_path):
     SICK's 9,840), and an unknown value is named."""
     import yaml
 
-    sick = yaml.safe_load((Path(__file__).parent.parent / "configs" / "electra.yaml").read_text())["datasets"]["sick"]
+    sick = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())["datasets"]["sick"]
     rows = [("A man plays", "A man is playing", "ENTAILMENT", "A_entails_B", 0),
             ("A dog runs", "No dog runs", "NEUTRAL", "A_contradicts_B", 1),
             ("A cat sleeps", "A cat eats", "NEUTRAL", "A_neutral_B", 1)]
@@ -134,7 +135,7 @@ def test_sick_labels_are_entailment_ab_as_the_paper_maps_them(tmp_path):
 def _electra_preset_dataset(name: str) -> dict:
     import yaml
 
-    return yaml.safe_load((Path(__file__).parent.parent / "configs" / "electra.yaml").read_text())["datasets"][name]
+    return yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())["datasets"][name]
 
 
 def _kakaobrain_tsv(frame: pd.DataFrame, path: Path) -> None:

@@ -14,11 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-pytestmark = pytest.mark.workflow
-
 #: commands that need a finished run: what they are checked by instead
 NEEDS_RESULTS = {
-    "snakemake --report results/report.html": "tests/test_workflow.py (the report of a finished run)",
+    "snakemake --report results/report.html": "tests/workflow/test_workflow.py (the report of a finished run)",
 }
 VENV_BIN = Path(sys.executable).parent
 
@@ -72,7 +70,7 @@ def checked(command: str) -> tuple[list[str], list[str]]:
         return (["make", "-n", target] if "$(MAKE)" not in recipe.group(1) else ["true"]), []
     if words[0].startswith("cluster/") and words[0].endswith(".sh"):
         return ["bash", "-n", words[0]], []
-    raise AssertionError(f"README command {command!r}: no rule in tests/test_readme.py checks this form")
+    raise AssertionError(f"README command {command!r}: no rule in tests/workflow/test_readme.py checks this form")
 
 
 def test_the_readme_gives_commands_of_every_kind():

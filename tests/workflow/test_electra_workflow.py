@@ -14,8 +14,6 @@ from conftest import REPO, held_run, job_counts, kill_held_job, run_snakemake
 from trimbench.config import prepare as tb_config
 from trimbench.electra import checks as electra_checks
 
-pytestmark = pytest.mark.workflow
-
 TINY = REPO / "tests" / "configs" / "tiny_electra.yaml"
 
 

@@ -15,8 +15,6 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
 
-pytestmark = pytest.mark.workflow
-
 TRAINED = ["full", "separate-L1", "separate-L2", "matryoshka", "2dmse"]
 
 

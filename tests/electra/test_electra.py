@@ -18,7 +18,7 @@ from trimbench.electra import checks as electra_checks
 from trimbench.electra import report as electra_report
 from trimbench.report import pareto
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 # --- parameter counting ------------------------------------------------------------------------

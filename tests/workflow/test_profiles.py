@@ -13,8 +13,6 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, job_counts
 
-pytestmark = pytest.mark.workflow
-
 
 def install_profile(config_home: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "-s", "-C", str(REPO), "slurm-profile", *args], capture_output=True, text=True,

@@ -1,0 +1,57 @@
+"""Resumable training (trimbench.training): which checkpoint a run resumes from, and the fingerprint
+that keeps checkpoints of other settings from being resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from trimbench.training import (
+    CHECKPOINT_FILES,
+    FINGERPRINT_FILE,
+    SENTENCE_MODEL_FILE,
+    resumable_checkpoint,
+    run_fingerprint,
+)
+
+
+def fake_checkpoint(trainer_dir: Path, step: int, complete: bool = True) -> Path:
+    path = trainer_dir / f"checkpoint-{step}"
+    path.mkdir(parents=True)
+    for name in (SENTENCE_MODEL_FILE, *CHECKPOINT_FILES[:-1]):
+        (path / name).write_text("x")
+    state = json.dumps({"global_step": step})
+    # A kill while writing the state leaves it cut short.
+    (path / "trainer_state.json").write_text(state if complete else state[:7])
+    return path
+
+
+def test_resume_takes_newest_complete_checkpoint_and_drops_half_written_ones(tmp_path):
+    work = tmp_path / "full.tmp"
+    (work).mkdir()
+    (work / FINGERPRINT_FILE).write_text("abc")
+    older = fake_checkpoint(work / "trainer", 2)
+    newer = fake_checkpoint(work / "trainer", 4)
+    half = fake_checkpoint(work / "trainer", 6, complete=False)
+    assert resumable_checkpoint(work, "abc") == newer
+    assert not half.exists() and older.exists()
+
+
+def test_resume_discards_work_dir_of_other_settings(tmp_path):
+    work = tmp_path / "full.tmp"
+    (work).mkdir()
+    (work / FINGERPRINT_FILE).write_text("settings A")
+    fake_checkpoint(work / "trainer", 2)
+    assert resumable_checkpoint(work, "settings B") is None
+    assert not (work / "trainer").exists() and (work / FINGERPRINT_FILE).read_text() == "settings B"
+
+
+def test_fingerprint_changes_with_settings_and_rebuilt_inputs(tmp_path):
+    data = tmp_path / "train.parquet"
+    data.write_bytes(b"rows")
+    base = run_fingerprint({"lr": 1e-5}, [data])
+    assert run_fingerprint({"lr": 1e-5}, [data]) == base
+    assert run_fingerprint({"lr": 2e-5}, [data]) != base
+    os.utime(data, ns=(1, 1))
+    assert run_fingerprint({"lr": 1e-5}, [data]) != base
