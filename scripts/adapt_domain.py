@@ -1,7 +1,34 @@
-"""Rule adapt_domain: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule adapt_domain: domain adaptation (MLM) of one ELECTRA-track model on the adaptation texts.
+
+input:  model, data
+output: model
+params: stage, kind, untracked
+"""
+
+
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("adapt_domain", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench.electra.train import adapt_domain as adapt
+    from trimbench.electra.train import unique_texts
+    from trimbench.training import run_fingerprint
+
+    p = job.params
+    table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
+    texts = unique_texts(table, p.kind, p.stage["max_samples"], p.stage["seed"])
+    output = Path(job.output.model)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, *job.input.data])
+    with atomic_path(output) as tmp:
+        adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

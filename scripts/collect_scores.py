@@ -1,7 +1,22 @@
-"""Rule collect_scores: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule collect_scores: an experiment's score tables, concatenated into one tidy table.
+
+input:  scores
+output: scores
+params: -
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("collect_scores", globals().get("snakemake"))
+
+def main(job) -> None:
+    from trimbench import scores as score_table
+    frame = score_table.concat([score_table.read(path) for path in job.input.scores])
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(frame, tmp)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

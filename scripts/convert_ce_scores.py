@@ -1,7 +1,28 @@
-"""Rule convert_ce_scores: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule convert_ce_scores: the cross-encoder scores file as a table (query, passage, score).
+
+input:  scores
+output: table
+params: -
+"""
+
+import logging
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("convert_ce_scores", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    from trimbench.splade.triplets import convert_ce_scores as convert
+
+    with atomic_path(job.output.table) as tmp:
+        pairs = convert(Path(job.input.scores), Path(tmp))
+    log.info("%d (query, passage) cross-encoder scores converted", pairs)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,24 @@
-"""Rule electra_table: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule electra_table: the ELECTRA track's layer tables and dev-choice tables, ours beside the published curves.
+
+input:  scores, reference
+output: layers_markdown, layers_csv, layers_html, choice_markdown, choice_csv, choice_html
+params: main_metrics, reference_experiments
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("electra_table", globals().get("snakemake"))
+
+def main(job) -> None:
+    from trimbench.electra.report import choice_tables, layer_tables, read_layer_table
+
+    p = job.params
+    table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics)
+    outputs = {f"layers_{k}": v for k, v in layer_tables(table).items()}
+    outputs |= {f"choice_{k}": v for k, v in choice_tables(table).items()}
+    job.write_texts(outputs)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

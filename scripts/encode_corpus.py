@@ -1,7 +1,45 @@
-"""Rule encode_corpus: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule encode_corpus: the corpus and queries of every evaluation set, every grid layer at the widest dim, once.
+
+input:  model, data
+output: embeddings
+params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk
+"""
+
+import logging
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.artifacts import reading
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("encode_corpus", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.dense.search import encode_queries, encode_retrieval_set, write_manifest
+    from trimbench.models import load_sentence_model
+
+    p = job.params
+    with reading(job.input.model):
+        model = load_sentence_model(job.input.model, pooling=p.pooling)
+    with atomic_path(job.output.embeddings) as tmp:
+        counts = {}
+        for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+            docs_of = p.corpus_of[dataset]
+            if docs_of == dataset:
+                counts[dataset] = encode_retrieval_set(model, RetrievalSplit.load(folder), p.layers, p.max_dim,
+                                                       Path(tmp) / dataset, p.q_max_length, p.p_max_length,
+                                                       p.batch_size, p.chunk)
+            else:  # its corpus is encoded with dataset docs_of's
+                counts[dataset] = {"docs_of": docs_of, **encode_queries(
+                    model, RetrievalSplit.read(folder, "queries"), p.layers, p.max_dim, Path(tmp) / dataset,
+                    p.q_max_length, p.batch_size)}
+            log.info("encoded %s: %s", dataset, counts[dataset])
+        write_manifest(Path(tmp), p.layers, p.max_dim, counts)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

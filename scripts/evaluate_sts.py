@@ -1,7 +1,29 @@
-"""Rule evaluate_sts: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule evaluate_sts: every (layer, dim) cell of one variant on every evaluation set.
+
+input:  embeddings, data
+output: scores
+params: datasets, layers, dims, metrics, average_name, meta
+"""
+
+
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("evaluate_sts", globals().get("snakemake"))
+
+def main(job) -> None:
+    from trimbench import scores as score_table
+    from trimbench.dense.sts import evaluate_variant
+
+    p = job.params
+    frame = evaluate_variant(Path(job.input.embeddings), dict(zip(p.datasets, job.input.data, strict=True)), p.meta,
+                             p.layers, p.dims, p.metrics, p.average_name)
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(frame, tmp)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

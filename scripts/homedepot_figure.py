@@ -1,7 +1,26 @@
-"""Rule homedepot_figure: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule homedepot_figure: the Home Depot study's recall figure.
+
+input:  scores, reference
+output: png, svg
+params: config, title
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("homedepot_figure", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.dense.homedepot import recall_figure
+
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        recall_figure(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
+                      job.params.title, {"png": png, "svg": svg})
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,24 @@
-"""Rule homedepot_table: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule homedepot_table: the Home Depot study's tables, ours beside the published numbers.
+
+input:  scores, reference
+output: markdown, csv, html
+params: config
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("homedepot_table", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.dense.homedepot import tables
+
+    outputs = tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
+    job.write_texts(outputs)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

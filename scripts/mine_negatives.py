@@ -1,7 +1,45 @@
-"""Rule mine_negatives: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule mine_negatives: hard negatives for a retrieval training split (the dataset's own, BM25 or a
+dense model; a cross-encoder filter).
+
+input:  data, miner, cross_encoder
+output: negatives
+params: negatives, pooling, similarity
+"""
+
+import logging
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.artifacts import reading
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("mine_negatives", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.negatives import bm25_mine, cross_encoder_filter, dataset_negatives, dense_mine, write_rows
+
+    p = job.params
+    settings = p.negatives
+    split = RetrievalSplit.load(job.input.data)
+    if settings["miner"] == "dataset":
+        rows = dataset_negatives(split)
+    elif settings["miner"] == "bm25":
+        rows = bm25_mine(split, settings["depth"], settings["keep"], threads=int(job.threads))
+    else:
+        from trimbench.models import load_sentence_model
+
+        with reading(job.input.miner):
+            model = load_sentence_model(job.input.miner, pooling=p.pooling)
+        rows = dense_mine(split, model, settings["depth"], settings["keep"], p.similarity)
+    if settings["cross_encoder"]:
+        rows = cross_encoder_filter(rows, split, job.input.cross_encoder, settings["margin"])
+    with atomic_path(job.output.negatives) as tmp:
+        count = write_rows(rows, tmp)
+    log.info("%s negatives for %d queries written", settings["miner"], count)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,25 @@
-"""Rule pareto_figure: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule pareto_figure: the ELECTRA track's Pareto figure (parameters against quality).
+
+input:  scores, reference
+output: png, svg
+params: main_metrics, reference_experiments, roles, title
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("pareto_figure", globals().get("snakemake"))
+
+def main(job) -> None:
+    from trimbench.electra.report import pareto_figure as draw
+    from trimbench.electra.report import read_layer_table
+
+    p = job.params
+    table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics)
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        draw(table, p.roles, p.title, {"png": png, "svg": svg})
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,25 @@
-"""Rule retrieval_ablation: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule retrieval_ablation: one ablation figure: experiments that differ from the plain 2DMSE one in one setting.
+
+input:  scores
+output: png, svg
+params: configs, dataset, metric, title
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("retrieval_ablation", globals().get("snakemake"))
+
+def main(job) -> None:
+    from trimbench import scores as score_table
+    from trimbench.dense.ablations import ablation_figure
+
+    p = job.params
+    with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
+        ablation_figure([score_table.read(path) for path in job.input.scores], p.configs, p.dataset, p.metric,
+                        p.title, {"png": png, "svg": svg})
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

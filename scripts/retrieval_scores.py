@@ -1,7 +1,42 @@
-"""Rule retrieval_scores: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule retrieval_scores: every (layer, dim) cell of one variant searched and scored on every evaluation set.
+
+input:  embeddings, data
+output: scores, runs
+params: datasets, layers, dims, metrics, relevance_level, top_k, similarity, passage_layer,
+        average_over, average_name, meta
+"""
+
+
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("retrieval_scores", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.dense.search import grid_scores
+    from trimbench.runs import with_average
+
+    p = job.params
+    rows = []
+    with atomic_path(job.output.runs) as runs:
+        for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+            # doc ids only: MS MARCO's 8.8M passages need not be read to score its runs
+            split = RetrievalSplit(RetrievalSplit.read(folder, "corpus", ["doc_id"]),
+                                   RetrievalSplit.read(folder, "queries"), RetrievalSplit.read(folder, "qrels"))
+            rows += grid_scores(Path(job.input.embeddings), dataset, split, p.layers, p.dims,
+                                p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer,
+                                p.relevance_level[dataset])
+    table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta)
+    with atomic_path(job.output.scores) as tmp:
+        score_table.write(score_table.frame(table.to_dict("records")), tmp)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

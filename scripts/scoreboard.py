@@ -1,7 +1,36 @@
-"""Rule scoreboard: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule scoreboard: the reproduction scoreboard: each experiment against the work it reproduces.
+
+input:  scores, references, figure
+output: csv, markdown, html, comparisons
+params: names, configs, main_metrics, figure_caption
+"""
+
+
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("scoreboard", globals().get("snakemake"))
+
+def main(job) -> None:
+    import base64
+
+    from trimbench.report.scoreboard import comparisons_html, readable_status, status_html, status_table
+    from trimbench.report.scoreboard import experiments as scoreboard_experiments
+
+    p = job.params
+    experiments = scoreboard_experiments(p.names, p.configs, p.main_metrics, job.input.scores, job.input.references)
+    status = status_table(experiments)
+    figure_uri = "data:image/png;base64," + base64.b64encode(Path(job.input.figure).read_bytes()).decode()
+    outputs = {
+        "csv": status.to_csv(index=False, float_format="%.6f"),
+        "markdown": "# Reproduction status\n\n" + readable_status(status).to_markdown(index=False) + "\n",
+        "html": status_html(status, figure_uri, job.params.figure_caption),
+        "comparisons": comparisons_html(experiments),
+    }
+    job.write_texts(outputs)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

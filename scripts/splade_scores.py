@@ -1,7 +1,43 @@
-"""Rule splade_scores: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule splade_scores: search every evaluation set with one run's index; TREC runs and scores (effectiveness, FLOPS).
+
+input:  vectors, index, data
+output: scores, runs
+params: datasets, index_of, metrics, relevance_level, top_k, average_over, average_name, meta
+"""
+
+
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.artifacts import reading
+from trimbench.jobs.run import run
 
-rules.run("splade_scores", globals().get("snakemake"))
+
+def main(job) -> None:
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.runs import write_runs_and_scores
+    from trimbench.splade import vectors as sparse
+
+    p, vectors = job.params, Path(job.input.vectors)
+    vocab = sparse.read_vocabulary(vectors)
+    runs, rows, corpora = {}, [], {}
+    for dataset, folder in zip(p.datasets, job.input.data, strict=True):
+        index = p.index_of[dataset]
+        with reading(vectors):
+            if index not in corpora:  # evaluation sets over one corpus read its documents once
+                corpora[index] = sparse.CorpusSparsity.of(sparse.load_docs(vectors / dataset))
+            queries = sparse.load_queries(vectors / dataset)
+        query_ids = list(RetrievalSplit.read(folder, "queries", columns=["query_id"])["query_id"])
+        with reading(index):
+            runs[dataset] = sparse.impact_search(Path(index), query_ids, sparse.term_maps(queries, vocab), p.top_k,
+                                                 threads=int(job.threads))
+        rows += [{**p.meta, "dataset": dataset, "metric": metric, "value": value}
+                 for metric, value in sparse.sparsity_scores(queries, corpora[index]).items()]
+    write_runs_and_scores(runs, rows, job.wildcards.variant, dict(zip(p.datasets, job.input.data, strict=True)),
+                          p.metrics, p.relevance_level, p.meta, p.average_over, p.average_name, job.output.runs,
+                          job.output.scores)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

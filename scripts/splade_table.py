@@ -1,7 +1,24 @@
-"""Rule splade_table: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule splade_table: the SPLADE seed's table, ours beside the published numbers.
+
+input:  scores, reference
+output: markdown, csv, html
+params: config
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("splade_table", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.splade.report import splade_tables
+
+    outputs = splade_tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
+    job.write_texts(outputs)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,52 @@
-"""Rule splade_triplets: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule splade_triplets: the training triplets of one SPLADE method.
+
+input:  -
+output: triplets
+params: hard_negatives, seed, max_samples
+"""
+
+import logging
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.artifacts import reading
+from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.run import run
 
-rules.run("splade_triplets", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    import tempfile
+
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.negatives import read_rows
+    from trimbench.splade import triplets as hn
+
+    p, method = job.params, job.wildcards.method
+    split = RetrievalSplit.load(job.input.data)
+    hard = p.hard_negatives
+    if hard is None:
+        frame = hn.mined_triplets(split, read_rows(Path(job.input.negatives)), p.seed, p.max_samples)
+    elif hard["source"] == "standin":
+        with tempfile.TemporaryDirectory(prefix="hard-negatives-") as work:
+            hn.standin_files(split, Path(work), p.seed)
+            hn.convert_ce_scores(Path(work) / "scores.pkl.gz", Path(work) / "ce-scores.parquet")
+            rows = hn.read_hard_negatives(Path(work) / "negatives.jsonl.gz")
+            scores = hn.CrossEncoderScores(Path(work) / "ce-scores.parquet")
+            frame = hn.hard_negative_triplets(hn.numbered(split), rows, scores, method, hard, p.seed, p.max_samples)
+    else:
+        with reading(job.input.ce_scores):
+            scores = hn.CrossEncoderScores(Path(job.input.ce_scores))
+        frame = hn.hard_negative_triplets(split, hn.read_hard_negatives(Path(job.input.negatives)), scores, method,
+                                          hard, p.seed, p.max_samples)
+    if frame.empty:
+        raise ValueError(f"no training triplet for {method}: no query has both a positive and a negative")
+    log.info("%s: %d training triplets", method, len(frame))
+    with atomic_path(job.output.triplets) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

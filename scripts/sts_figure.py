@@ -1,7 +1,26 @@
-"""Rule sts_figure: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule sts_figure, retrieval_figure: the seed's layer figure, ours beside the published curves.
+
+input:  scores, reference
+output: png, svg
+params: reference_variant, dataset, metric, title, depth
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("sts_figure", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.report.grid import sts_layer_figure
+
+    p = job.params
+    published = pd.read_csv(job.input.reference)
+    sts_layer_figure(score_table.read(job.input.scores), published, p.reference_variant, p.dataset, p.metric,
+                     p.title, {"png": job.output.png, "svg": job.output.svg}, depth=p.depth)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

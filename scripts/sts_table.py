@@ -1,7 +1,27 @@
-"""Rule sts_table: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule sts_table, retrieval_table: the seed's table layout (layer x method by dim), ours beside the published numbers.
+
+input:  scores, reference
+output: markdown, csv, html, comparison
+params: reference_variant, dataset, metric
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("sts_table", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.report.grid import sts_grid_tables
+
+    p = job.params
+    published = pd.read_csv(job.input.reference)
+    outputs = sts_grid_tables(score_table.read(job.input.scores), published, p.reference_variant,
+                              p.dataset, p.metric)
+    job.write_texts(outputs)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

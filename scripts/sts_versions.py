@@ -1,7 +1,30 @@
-"""Rule sts_versions: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule sts_versions: tables and figure of several STS experiments (e.g. v1 and v2) side by side.
+
+input:  scores, references
+output: markdown, csv, html, png, svg
+params: blocks, title
+"""
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("sts_versions", globals().get("snakemake"))
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench import scores as score_table
+    from trimbench.report.grid import VersionBlock, sts_versions_figure, sts_versions_tables
+
+    p = job.params
+    blocks = [
+        VersionBlock(spec["label"], score_table.read(scores), pd.read_csv(reference), spec["reference_variant"],
+                     spec["dataset"], spec["metric"])
+        for spec, scores, reference in zip(p.blocks, job.input.scores, job.input.references, strict=True)
+    ]
+    job.write_texts(sts_versions_tables(blocks))
+    sts_versions_figure(blocks, p.title, {"png": job.output.png, "svg": job.output.svg})
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,38 @@
-"""Rule train_model: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule train_model: fine-tune one variant of a dense STS experiment (its method's loss, cut where it says).
+
+input:  model, data
+output: model
+params: method, cut_layers, pooling, objective, semantics, dims, train, kind, untracked
+"""
+
+import logging
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("train_model", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    import pandas as pd
+
+    from trimbench.dense.losses import build_sts_loss
+    from trimbench.models import load_for_training
+    from trimbench.training import fine_tune, run_fingerprint, training_rows
+
+    p = job.params
+    train = p.train
+    model = load_for_training(job.input.model, p.pooling, train["max_seq_length"], train["seed"], train["attention"],
+                              p.cut_layers)
+    frame = training_rows(pd.read_parquet(job.input.data), p.kind, train["max_samples"], train["seed"])
+    log.info("method %s on %d rows of kind %s", p.method, len(frame), p.kind)
+    loss = build_sts_loss(model, p.method, train, p.dims, p.semantics, p.objective)
+    log.info("objective %s: loss %s", p.objective, type(loss).__name__)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    fine_tune(model, frame, loss, train, Path(job.output.model), fingerprint)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,7 +1,41 @@
-"""Rule train_retriever: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule train_retriever: fine-tune one variant of a 2DMSE retrieval experiment on (query, positive, negatives) groups.
+
+input:  model, data, negatives
+output: model
+params: method, cut_layers, cut_dim, pooling, train, settings, untracked
+"""
+
+import logging
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.run import run
 
-rules.run("train_retriever", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.dense.retrieval_loss import EpochGroups, GroupedContrastiveLoss, group_pools
+    from trimbench.models import load_for_training
+    from trimbench.negatives import iter_rows
+    from trimbench.training import fine_tune, run_fingerprint
+
+    p = job.params
+    train, settings = p.train, p.settings
+    model = load_for_training(job.input.model, p.pooling, settings["p_max_length"], train["seed"],
+                              train["attention"], p.cut_layers)
+    table, texts = group_pools(RetrievalSplit.load(job.input.data), iter_rows(Path(job.input.negatives)),
+                               train["max_samples"], train["seed"])
+    groups = EpochGroups(texts, settings["group_size"], train["seed"])
+    log.info("method %s on %d queries, groups of %d passages drawn afresh each epoch", p.method, len(table),
+             settings["group_size"])
+    loss = GroupedContrastiveLoss(model, p.method, settings["target_dims"], settings, p.cut_dim)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data, job.input.negatives])
+    fine_tune(model, table.with_transform(groups), loss, train, Path(job.output.model), fingerprint,
+              callbacks=[groups.callback()])
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

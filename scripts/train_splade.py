@@ -1,7 +1,41 @@
-"""Rule train_splade: a thin call into trimbench (see trimbench/steps.py). Runnable alone: --help."""
+"""Rule train_splade: train one SPLADE run (method, lambda_q, lambda_d).
+
+input:  model, triplets
+output: model
+params: run, semantics, train, untracked, max_length
+"""
+
+import logging
+from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.jobs import run as rules
+from trimbench.jobs.artifacts import reading
+from trimbench.jobs.run import run
 
-rules.run("train_splade", globals().get("snakemake"))
+log = logging.getLogger("trimbench")
+
+
+def main(job) -> None:
+    import pandas as pd
+    from transformers import set_seed
+
+    from trimbench.splade.model import load_splade_model, train_splade
+    from trimbench.training import run_fingerprint
+
+    p = job.params
+    run = p.run
+    # Seeded before loading: a head the checkpoint lacks (mlm_head: tied) starts the same on a resume.
+    set_seed(p.train["seed"])
+    with reading(job.input.model):
+        model = load_splade_model(job.input.model, max_seq_length=p.max_length)
+    frame = pd.read_parquet(job.input.triplets)
+    log.info("%s from %s on %d triplets, lambda_q %g, lambda_d %g, semantics %s", run["method"], run["model"],
+             len(frame), run["lambda_q"], run["lambda_d"], p.semantics)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.triplets])
+    train_splade(model, frame, run["method"], run["lambda_q"], run["lambda_d"], p.semantics, p.train,
+                 Path(job.output.model), fingerprint)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

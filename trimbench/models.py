@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from trimbench.jobs.artifacts import reading
+
+log = logging.getLogger("trimbench")
 
 
 @dataclass(frozen=True)
@@ -214,6 +219,23 @@ def use_attention(st_model, implementation: str):
     if auto_model.config._attn_implementation != implementation:
         auto_model.set_attn_implementation(implementation)
     return st_model
+
+
+def load_for_training(path: str | Path, pooling: str | None, max_seq_length: int | None, seed: int, attention: str,
+                      cut: int | None):
+    """A base model loaded for fine-tuning: seeded first (weights the folder lacks, e.g. BERT's unused
+    pooler, are initialised at random, and a resumed run must start from the same ones), with the
+    attention implementation asked for, cut to ``cut`` layers where given."""
+    from transformers import set_seed
+
+    set_seed(seed)
+    with reading(path):
+        model = load_sentence_model(path, pooling=pooling, max_seq_length=max_seq_length)
+    use_attention(model, attention)
+    if cut is not None:
+        cut_layers(model, cut)
+        log.info("cut to %d layers", cut)
+    return model
 
 
 def default_device() -> str:

@@ -3,10 +3,17 @@ ir-measures in trec_eval's order; averages over datasets."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from trimbench import scores as score_table
+from trimbench.data.io import RetrievalSplit
+from trimbench.jobs.atomic import atomic_path
+
+log = logging.getLogger("trimbench")
 
 #: our metric names -> (the ir-measures measure pytrec_eval computes, the run depth trec_eval reads:
 #: its ``-M``). RR@k is ``trec_eval -M k -m recip_rank`` (the 2DMSE seed's ``-c -M 10 -m
@@ -107,3 +114,24 @@ def with_average(table: pd.DataFrame, over: list[str] | None, name: str, meta: d
     part = table[table["dataset"].isin(over)]
     average = part.groupby(list(keys), as_index=False)["value"].mean().assign(dataset=name, **meta)
     return pd.concat([table, average], ignore_index=True)
+
+
+def write_runs_and_scores(runs: dict[str, pd.DataFrame], extra_rows: list[dict], tag: str, data: dict[str, str],
+                          metrics: list[str], relevance_level: dict[str, int], meta: dict, average_over,
+                          average_name: str, runs_dir: str | Path, scores_path: str | Path) -> None:
+    """The TREC run of each dataset (``data``: dataset -> its retrieval folder) into ``runs_dir``, and
+    the score table (each run's metrics, ``extra_rows``, the average) to ``scores_path``, atomically."""
+    rows = list(extra_rows)
+    with atomic_path(runs_dir) as tmp_runs:
+        Path(tmp_runs).mkdir(parents=True, exist_ok=True)
+        for dataset, folder in data.items():
+            run = runs[dataset]
+            write_trec_run(run, Path(tmp_runs) / f"{dataset}.trec", tag)
+            qrels = RetrievalSplit.read(folder, "qrels")
+            for metric, value in evaluate_run(run, qrels, metrics, relevance_level[dataset]).items():
+                rows.append({**meta, "dataset": dataset, "metric": metric, "value": value})
+            log.info("%s: %s", dataset, ", ".join(f"{r['metric']} {r['value']:.4f}" for r in rows
+                                                  if r["dataset"] == dataset))
+    table = with_average(pd.DataFrame(rows), average_over, average_name, meta, ["metric"])
+    with atomic_path(scores_path) as tmp:
+        score_table.write(score_table.frame(table.to_dict("records")), tmp)

@@ -1,4 +1,4 @@
-"""The Home Depot Matryoshka study (seed 001): product search with all-MiniLM-L6-v2.
+"""The Home Depot Matryoshka study's data (seed 001: product search with all-MiniLM-L6-v2).
 
 Data (``bstds/home_depot``: query, description, entity_id, id, relevance 1-3), as the seed's
 ``src/data.py`` builds it: the table shuffled as ``datasets.Dataset.shuffle(seed)`` does, the first

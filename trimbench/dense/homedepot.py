@@ -1,12 +1,6 @@
-"""The Home Depot Matryoshka study (seed 001): product search with all-MiniLM-L6-v2.
-
-Data (``bstds/home_depot``: query, description, entity_id, id, relevance 1-3), as the seed's
-``src/data.py`` builds it: the table shuffled as ``datasets.Dataset.shuffle(seed)`` does, the first
-``rows`` kept and split as ``train_test_split(test_fraction, seed)`` does. Training pairs are every
-(query, description) row of the train part with relevance > 2.5 (9,202 in the seed's log); test
-queries are the test part's rows with relevance >= 2.5, each keyed by its row ``id`` with its own
-product as the one relevant document. Products are keyed by ``entity_id``: the corpus is every
-product of the test part plus ``distractors`` products of neither part.
+"""The Home Depot Matryoshka study's views (seed 001: product search with all-MiniLM-L6-v2): its
+tables and recall figure, ours beside the published numbers, and the scoreboard's comparison and
+headline. The data are built by :mod:`trimbench.data.homedepot`.
 """
 
 from __future__ import annotations

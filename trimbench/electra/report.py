@@ -4,10 +4,12 @@ the published per-layer curves (``reference/electra.csv``)."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from trimbench import scores as score_table
 from trimbench.electra.checks import PARAMETERS
 from trimbench.report.figures import plt, save, sns
 from trimbench.report.pareto import plot_front
@@ -81,6 +83,12 @@ def layer_table(scores: pd.DataFrame, published: pd.DataFrame, reference_experim
     table = table.merge(chosen, on=["task", "model"], how="left")
     table["chosen"] = table["layer"] == table.pop("chosen_layer")
     return table
+
+
+def read_layer_table(scores: str | Path, reference: str | Path, reference_experiments: dict[str, str],
+                     main_metrics: dict) -> pd.DataFrame:
+    """:func:`layer_table` of an experiment's score table and reference file."""
+    return layer_table(score_table.read(scores), pd.read_csv(reference), reference_experiments, main_metrics)
 
 
 def _mean_sd(mean, sd) -> str:

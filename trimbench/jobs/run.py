@@ -1,10 +1,16 @@
 """Running a rule's step: from Snakemake's ``script:`` object, or alone from the command line.
 
-Each ``scripts/<rule>.py`` is ``rules.run("<rule>")``. Under Snakemake the job comes from the
-injected ``snakemake`` object; alone, from arguments, for debugging one stage::
+Each ``scripts/<rule>.py`` holds its step as ``main(job)`` and ends with ``run(main, snakemake)``.
+Under Snakemake the job comes from the injected ``snakemake`` object; alone, from arguments, for
+debugging one stage::
 
     python scripts/evaluate_sts.py --input embeddings=results/x/embeddings/full \\
         --output scores=/tmp/s.parquet --params '{"experiment": "x", ...}' --log /tmp/e.log
+
+A script imports the libraries its step needs inside ``main``: where the warm interpreter runs
+(:mod:`trimbench.jobs.warm`), the script's own process only hands the job over, and the forked
+child loads the script again by its path to run ``main``. Scripts have no ``from __future__``
+import: Snakemake runs a copy of each with its preamble in front.
 """
 
 from __future__ import annotations
@@ -14,13 +20,16 @@ import contextlib
 import json
 import logging
 import os
+import runpy
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 from trimbench.jobs import faults, warm
 from trimbench.jobs.artifacts import ArtifactError
+from trimbench.jobs.atomic import atomic_path
 
 #: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
 UNTRACKED_PARAM = "untracked"
@@ -33,6 +42,12 @@ class Job(SimpleNamespace):
         """The named values of ``field`` (e.g. "params") as a dict, from Snakemake or the CLI."""
         values = getattr(self, field)
         return dict(values.items()) if hasattr(values, "items") else dict(vars(values))
+
+    def write_texts(self, texts: dict[str, str]) -> None:
+        """Each text to the output of its name, atomically."""
+        for name, text in texts.items():
+            with atomic_path(getattr(self.output, name)) as tmp:
+                Path(tmp).write_text(text)
 
 
 def _named(pairs: list[str]) -> SimpleNamespace:
@@ -91,26 +106,33 @@ def _log_to(path: str | None):
             os.close(saved[1])
 
 
-def run(rule: str, smk=None) -> None:
-    """Run ``trimbench.steps.<rule>(job)`` with logging to the rule's log and torch limited to the
-    rule's threads: in a child of the warm interpreter where a launcher started one
-    (:mod:`trimbench.warm`; the script then imports nothing heavy, not even trimbench.steps), else here.
+def run(main: Callable, smk=None) -> None:
+    """Run a script's ``main(job)`` with logging to the rule's log and torch limited to the rule's
+    threads: in a child of the warm interpreter where a launcher started one (:mod:`trimbench.jobs.warm`:
+    the child loads the script by its path, see :func:`run_script`), else here.
 
     A cached input that cannot be used (:class:`ArtifactError`), a data file that cannot
-    (:class:`~trimbench.data.DataError`) end the job with their one message naming the file, instead
+    (:class:`~trimbench.data.io.DataError`) end the job with their one message naming the file, instead
     of a stack trace from deep inside numpy; any other error's traceback goes to the job's log.
     """
     if smk is not None:
-        code = warm.call_in_server("trimbench.jobs.run.run_here", rule, smk)
+        # The script's own path: Snakemake runs a copy of it, with __file__ set to the original.
+        code = warm.call_in_server("trimbench.jobs.run.run_script", main.__globals__["__file__"], smk)
         if code is not None:
             raise SystemExit(code)
-    run_here(rule, smk)
+    run_here(main, smk)
 
 
-def run_here(rule: str, smk=None) -> None:
-    from trimbench import steps
+def run_script(path: str, smk) -> None:
+    """In a child of the warm interpreter: the job's script at ``path``, loaded under a name other
+    than ``__main__`` (so that it does not run itself), runs its ``main`` here."""
+    sys.path.insert(0, str(Path(path).parent))  # its `import _repo`, as when Python runs a script
+    run_here(runpy.run_path(path, run_name="trimbench_job")["main"], smk)
 
-    step = getattr(steps, rule)
+
+def run_here(main: Callable, smk=None) -> None:
+    # The rule's name: Snakemake's, or alone the script's (rule name = script name).
+    rule = smk.rule if smk is not None else Path(main.__globals__["__file__"]).stem
     job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
     log_path = job.log[0] if job.log else None
     with _log_to(log_path):
@@ -126,7 +148,7 @@ def run_here(rule: str, smk=None) -> None:
         log.info("rule %s started (pid %d%s)", rule, os.getpid(), ", forked by the warm interpreter" * warm.forked)
         try:
             faults.start_job(rule, log_path)
-            step(job)
+            main(job)
         except Exception as error:
             # Into the job's own log, which Snakemake prints for a failed job and a cluster keeps:
             # an error that names its culprit (a damaged cache, a bad data file, a config key) as

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from trimbench import scores as score_table
 from trimbench.config.prepare import SPARSE_TRACKS
 from trimbench.dense import homedepot
 from trimbench.dense.variants import SEED_METHOD_LABELS
@@ -48,6 +49,14 @@ class Experiment:
     @property
     def tolerance(self) -> float:
         return self.config["reference"]["tolerance"]
+
+
+def experiments(names: list[str], configs: list[dict], main_metrics: list[dict], scores: list[str],
+                references: list[str]) -> list[Experiment]:
+    """The experiments of a scoreboard or Pareto job, read from their score tables and reference files."""
+    return [Experiment(name, config, score_table.read(path), pd.read_csv(reference), metrics)
+            for name, config, metrics, path, reference in zip(names, configs, main_metrics, scores, references,
+                                                              strict=True)]
 
 
 def _electra_layers(exp: Experiment) -> pd.DataFrame:

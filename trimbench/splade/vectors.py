@@ -26,6 +26,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from trimbench.java import setup_java
+from trimbench.jobs.artifacts import reading
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,12 @@ def vocabulary(tokenizer) -> list[str]:
     """Term of each vocabulary id (the index's terms are the tokenizer's word pieces)."""
     by_id = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
     return [token for token, _ in by_id]
+
+
+def read_vocabulary(folder: Path) -> list[str]:
+    """The vocabulary an encode_sparse output folder was written with."""
+    with reading(folder):
+        return json.loads((folder / VOCAB_FILE).read_text())
 
 
 def save_vectors(folder: Path, docs: sp.csr_matrix | None, queries: sp.csr_matrix) -> None:
