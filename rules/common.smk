@@ -78,6 +78,24 @@ def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
 
 
+def exp_param(*keys):
+    """A params function reading ``EXPERIMENTS[wildcards.experiment][key][key]...`` (PyPSA's
+    ``config_provider``): ``datasets=exp_param("evaluation", "datasets")``."""
+
+    def get(wildcards):
+        value = experiment(wildcards)
+        for key in keys:
+            value = value[key]
+        return value
+
+    return get
+
+
+def per_attempt(base):
+    """A resource that grows with each attempt: ``base`` on the first, twice it on the second, ..."""
+    return lambda wildcards, attempt: base * attempt
+
+
 def experiment_settings(wildcards):
     """The experiment's config as a view's param: without the logging-only settings, so that
     changing those re-runs nothing (trimbench.config.tracked)."""

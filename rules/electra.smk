@@ -18,8 +18,8 @@ rule adapt_domain:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 16000 * attempt,
-        runtime=lambda wc, attempt: 720 * attempt,
+        mem_mb=per_attempt(16000),
+        runtime=per_attempt(720),
     params:
         stage=lambda wc: tb_config.tracked(experiment(wc)["domain_adaptation"]),
         kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
@@ -47,13 +47,13 @@ rule pretune_word_similarity:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(120),
     params:
         k=lambda wc: int(wc.k),
         stage=lambda wc: tb_config.tracked(experiment(wc)["word_similarity"]),
-        pooling=lambda wc: experiment(wc)["pooling"],
-        eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        pooling=exp_param("pooling"),
+        eval_batch_size=exp_param("evaluation", "batch_size"),
         untracked=lambda wc: tb_config.untracked(
             stage=experiment(wc)["word_similarity"]
         ),
@@ -81,19 +81,19 @@ rule train_electra:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 8000 * attempt,
+        mem_mb=per_attempt(8000),
         # Every cut and seed of the model in turn: a paper fine-tune takes minutes on a GPU.
         runtime=lambda wc, attempt: 15 * len(get_electra_runs(wc)) * attempt,
     params:
         runs=get_electra_runs,
         start_layers=start_model_layers,
-        random_init=lambda wc: experiment(wc)["random_init"],
+        random_init=exp_param("random_init"),
         objective=lambda wc: tb_electra.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
         kind=lambda wc: DATASETS[wc.task]["kind"],
         train=lambda wc: tb_config.tracked(experiment(wc)["train"]),
-        pooling=lambda wc: experiment(wc)["pooling"],
-        eval_batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        pooling=exp_param("pooling"),
+        eval_batch_size=exp_param("evaluation", "batch_size"),
         meta=run_meta,
         untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
     script:
@@ -130,7 +130,7 @@ rule electra_table:
         "../envs/report.yaml"
     params:
         main_metrics=main_metrics,
-        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        reference_experiments=exp_param("reference", "experiments"),
     script:
         "../scripts/electra_table.py"
 
@@ -155,7 +155,7 @@ rule electra_figure:
         "../envs/report.yaml"
     params:
         main_metrics=main_metrics,
-        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        reference_experiments=exp_param("reference", "experiments"),
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
@@ -182,7 +182,7 @@ rule pareto_figure:
         "../envs/report.yaml"
     params:
         main_metrics=main_metrics,
-        reference_experiments=lambda wc: experiment(wc)["reference"]["experiments"],
+        reference_experiments=exp_param("reference", "experiments"),
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: parameters used against test score",
     script:

@@ -15,15 +15,15 @@ rule encode_texts:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(60),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        datasets=exp_param("evaluation", "datasets"),
         layers=lambda wc: list(variant(wc).eval_layers),
         max_dim=lambda wc: max(experiment(wc)["grid"]["dims"]),
-        pooling=lambda wc: experiment(wc)["pooling"],
-        max_seq_length=lambda wc: experiment(wc)["evaluation"]["max_seq_length"],
-        batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
+        pooling=exp_param("pooling"),
+        max_seq_length=exp_param("evaluation", "max_seq_length"),
+        batch_size=exp_param("evaluation", "batch_size"),
     script:
         "../scripts/encode_texts.py"
 

@@ -16,14 +16,14 @@ rule evaluate_sts:
         "../envs/train.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(30),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        datasets=exp_param("evaluation", "datasets"),
         layers=lambda wc: list(variant(wc).eval_layers),
-        dims=lambda wc: experiment(wc)["grid"]["dims"],
-        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
-        average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        dims=exp_param("grid", "dims"),
+        metrics=exp_param("evaluation", "metrics"),
+        average_name=exp_param("evaluation", "average_name"),
         meta=score_meta,
     script:
         "../scripts/evaluate_sts.py"

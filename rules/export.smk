@@ -17,13 +17,13 @@ rule export_model:
         "../envs/train.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(30),
     params:
         layers=lambda wc: int(wc.layer),
         dim=lambda wc: int(wc.dim),
-        pooling=lambda wc: experiment(wc)["pooling"],
-        max_seq_length=lambda wc: experiment(wc)["evaluation"]["max_seq_length"],
+        pooling=exp_param("pooling"),
+        max_seq_length=exp_param("evaluation", "max_seq_length"),
     script:
         "../scripts/export_model.py"
 

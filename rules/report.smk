@@ -28,9 +28,9 @@ rule sts_table:
     conda:
         "../envs/report.yaml"
     params:
-        reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
-        dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
-        metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
+        reference_variant=exp_param("reference", "variant"),
+        dataset=exp_param("evaluation", "average_name"),
+        metric=exp_param("evaluation", "main_metric"),
     script:
         "../scripts/sts_table.py"
 
@@ -54,11 +54,11 @@ rule sts_figure:
     conda:
         "../envs/report.yaml"
     params:
-        reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
-        dataset=lambda wc: experiment(wc)["evaluation"]["average_name"],
-        metric=lambda wc: experiment(wc)["evaluation"]["main_metric"],
+        reference_variant=exp_param("reference", "variant"),
+        dataset=exp_param("evaluation", "average_name"),
+        metric=exp_param("evaluation", "main_metric"),
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
-        depth=lambda wc: experiment(wc)["_depth"],
+        depth=exp_param("_depth"),
     script:
         "../scripts/sts_figure.py"
 

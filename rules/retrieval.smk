@@ -17,8 +17,8 @@ rule prepare_retrieval:
     conda:
         "../envs/retrieval.yaml"
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(60),
     params:
         name=lambda wc: wc.dataset,
         entry=preparation_entry,
@@ -49,8 +49,8 @@ rule mine_negatives:
         "../envs/retrieval.yaml"
     threads: 2
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(240),
     params:
         negatives=lambda wc: MINERS[wc.miner][0],
         pooling=lambda wc: MINERS[wc.miner][1],
@@ -79,13 +79,13 @@ rule train_retriever:
     resources:
         gpu=1,
         # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
-        mem_mb=lambda wc, attempt: 16000 * attempt,
-        runtime=lambda wc, attempt: 480 * attempt,
+        mem_mb=per_attempt(16000),
+        runtime=per_attempt(480),
     params:
         method=lambda wc: variant(wc).method,
         cut_layers=lambda wc: variant(wc).cut_layers,
         cut_dim=lambda wc: variant(wc).cut_dim,
-        pooling=lambda wc: experiment(wc)["pooling"],
+        pooling=exp_param("pooling"),
         train=lambda wc: tb_config.tracked(train_settings(wc)),
         settings=retriever_settings,
         untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
@@ -109,18 +109,18 @@ rule encode_corpus:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(240),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
-        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
+        datasets=exp_param("evaluation", "datasets"),
+        corpus_of=exp_param("_corpus_of"),
         layers=encoded_layers,
         max_dim=lambda wc: max(variant_dims(wc)),
-        pooling=lambda wc: experiment(wc)["pooling"],
-        q_max_length=lambda wc: experiment(wc)["retrieval"]["q_max_length"],
-        p_max_length=lambda wc: experiment(wc)["retrieval"]["p_max_length"],
-        batch_size=lambda wc: experiment(wc)["evaluation"]["batch_size"],
-        chunk=lambda wc: experiment(wc)["retrieval"]["encode_chunk"],
+        pooling=exp_param("pooling"),
+        q_max_length=exp_param("retrieval", "q_max_length"),
+        p_max_length=exp_param("retrieval", "p_max_length"),
+        batch_size=exp_param("evaluation", "batch_size"),
+        chunk=exp_param("retrieval", "encode_chunk"),
     script:
         "../scripts/encode_corpus.py"
 
@@ -140,19 +140,19 @@ rule retrieval_scores:
         "../envs/retrieval.yaml"
     threads: 2
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(120),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        datasets=exp_param("evaluation", "datasets"),
         layers=lambda wc: list(variant(wc).eval_layers),
         dims=variant_dims,
-        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        metrics=exp_param("evaluation", "metrics"),
         relevance_level=relevance_level,
-        top_k=lambda wc: experiment(wc)["retrieval"]["top_k"],
-        similarity=lambda wc: experiment(wc)["retrieval"]["similarity"],
+        top_k=exp_param("retrieval", "top_k"),
+        similarity=exp_param("retrieval", "similarity"),
         passage_layer=passage_layer,
-        average_over=lambda wc: experiment(wc)["retrieval"]["average_over"],
-        average_name=lambda wc: experiment(wc)["retrieval"]["average_name"],
+        average_over=exp_param("retrieval", "average_over"),
+        average_name=exp_param("retrieval", "average_name"),
         meta=score_meta,
     script:
         "../scripts/retrieval_scores.py"
@@ -181,7 +181,7 @@ rule retrieval_table:
     conda:
         "../envs/report.yaml"
     params:
-        reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
+        reference_variant=exp_param("reference", "variant"),
         dataset=lambda wc: wc.view,
         metric=lambda wc: retrieval_view_metric(wc),
     script:
@@ -209,11 +209,11 @@ rule retrieval_figure:
     conda:
         "../envs/report.yaml"
     params:
-        reference_variant=lambda wc: experiment(wc)["reference"]["variant"],
+        reference_variant=exp_param("reference", "variant"),
         dataset=lambda wc: wc.view,
         metric=lambda wc: retrieval_view_metric(wc),
         title=lambda wc: f"{wc.experiment} ({wc.view}): {experiment(wc)['description']}",
-        depth=lambda wc: experiment(wc)["_depth"],
+        depth=exp_param("_depth"),
     script:
         "../scripts/sts_figure.py"
 

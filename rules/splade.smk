@@ -15,7 +15,7 @@ rule fetch_hard_negatives:
     conda:
         "../envs/retrieval.yaml"
     resources:
-        runtime=lambda wc, attempt: 120 * attempt,
+        runtime=per_attempt(120),
     params:
         hard_negatives=lambda wc: next(
             EXPERIMENTS[name]["train"]["hard_negatives"]
@@ -41,8 +41,8 @@ rule convert_ce_scores:
         "../envs/retrieval.yaml"
     # The pickle holds ~17 GB of Python dicts once loaded; it is read once, here.
     resources:
-        mem_mb=lambda wc, attempt: 24000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=per_attempt(24000),
+        runtime=per_attempt(60),
     script:
         "../scripts/convert_ce_scores.py"
 
@@ -60,12 +60,12 @@ rule splade_triplets:
     conda:
         "../envs/retrieval.yaml"
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(60),
     params:
-        hard_negatives=lambda wc: experiment(wc)["train"]["hard_negatives"],
-        seed=lambda wc: experiment(wc)["train"]["seed"],
-        max_samples=lambda wc: experiment(wc)["train"]["max_samples"],
+        hard_negatives=exp_param("train", "hard_negatives"),
+        seed=exp_param("train", "seed"),
+        max_samples=exp_param("train", "max_samples"),
     script:
         "../scripts/splade_triplets.py"
 
@@ -87,11 +87,11 @@ rule train_splade:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 16000 * attempt,
-        runtime=lambda wc, attempt: 1440 * attempt,
+        mem_mb=per_attempt(16000),
+        runtime=per_attempt(1440),
     params:
         run=splade_run,
-        semantics=lambda wc: experiment(wc)["semantics"],
+        semantics=exp_param("semantics"),
         train=lambda wc: {
             k: v
             for k, v in tb_config.tracked(experiment(wc)["train"]).items()
@@ -121,12 +121,12 @@ rule encode_sparse:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 16000 * attempt,
-        runtime=lambda wc, attempt: 480 * attempt,
+        mem_mb=per_attempt(16000),
+        runtime=per_attempt(480),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
-        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
-        settings=lambda wc: experiment(wc)["splade"],
+        datasets=exp_param("evaluation", "datasets"),
+        corpus_of=exp_param("_corpus_of"),
+        settings=exp_param("splade"),
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
         ),
@@ -151,11 +151,11 @@ rule index_sparse:
     # Anserini's indexing threads.
     threads: 4
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 480 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(480),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
-        corpus_of=lambda wc: experiment(wc)["_corpus_of"],
+        datasets=exp_param("evaluation", "datasets"),
+        corpus_of=exp_param("_corpus_of"),
     script:
         "../scripts/index_sparse.py"
 
@@ -177,16 +177,16 @@ rule splade_scores:
         "../envs/retrieval.yaml"
     threads: 2
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(240),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
+        datasets=exp_param("evaluation", "datasets"),
         index_of=lambda wc: splade_index_of(wc.experiment, wc.variant),
-        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        metrics=exp_param("evaluation", "metrics"),
         relevance_level=relevance_level,
-        top_k=lambda wc: experiment(wc)["splade"]["top_k"],
-        average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],
-        average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        top_k=exp_param("splade", "top_k"),
+        average_over=exp_param("evaluation", "average_over"),
+        average_name=exp_param("evaluation", "average_name"),
         meta=lambda wc: splade_meta(
             wc, wc.variant, experiment(wc)["runs"][wc.variant]["model"]
         ),
@@ -216,15 +216,15 @@ rule splade_ensemble:
     conda:
         "../envs/retrieval.yaml"
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(60),
     params:
-        datasets=lambda wc: experiment(wc)["evaluation"]["datasets"],
-        metrics=lambda wc: experiment(wc)["evaluation"]["metrics"],
+        datasets=exp_param("evaluation", "datasets"),
+        metrics=exp_param("evaluation", "metrics"),
         relevance_level=relevance_level,
-        top_k=lambda wc: experiment(wc)["splade"]["top_k"],
-        average_over=lambda wc: experiment(wc)["evaluation"]["average_over"],
-        average_name=lambda wc: experiment(wc)["evaluation"]["average_name"],
+        top_k=exp_param("splade", "top_k"),
+        average_over=exp_param("evaluation", "average_over"),
+        average_name=exp_param("evaluation", "average_name"),
         meta=lambda wc: splade_meta(wc, wc.variant),
     script:
         "../scripts/splade_ensemble.py"

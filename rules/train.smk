@@ -21,15 +21,15 @@ rule train_model:
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         gpu=1,
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(240),
     params:
         method=lambda wc: variant(wc).method,
         cut_layers=lambda wc: variant(wc).cut_layers,
-        pooling=lambda wc: experiment(wc)["pooling"],
-        objective=lambda wc: experiment(wc)["objective"],
-        semantics=lambda wc: experiment(wc)["semantics"],
-        dims=lambda wc: experiment(wc)["grid"]["dims"],
+        pooling=exp_param("pooling"),
+        objective=exp_param("objective"),
+        semantics=exp_param("semantics"),
+        dims=exp_param("grid", "dims"),
         train=lambda wc: tb_config.tracked(train_settings(wc)),
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
         untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
