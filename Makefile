@@ -26,7 +26,7 @@ demo:
 test: env
 	$(BIN)/python -m pytest -ra
 
-# The performance figures (README, "Performance"); each benchmark takes --help for bigger runs.
+# The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
 BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed
 
 bench: env
