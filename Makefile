@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
 
-.PHONY: demo test env lint dry-run report bench clean slurm-profile
+.PHONY: demo test env lint dry-run report bench clean slurm-profile docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ demo:
 test: env
 	$(BIN)/python -m pytest -ra
 
-# The performance figures (README, "Performance"); each benchmark takes --help for bigger runs.
+# The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
 BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed
 
 bench: env
@@ -67,6 +67,11 @@ slurm-profile:
 		mkdir -p "$$dir" && ln -s "$$target" "$$link" && \
 		echo "slurm-profile: linked $$link -> $$target; snakemake --profile $(PROFILE_NAME) works"; \
 	fi
+
+# The per-key configuration reference, generated from the schema's descriptions
+# (tests/config/test_schema_docs.py fails when it is stale).
+docs: env
+	$(BIN)/python -m trimbench.config.schema_docs > docs/configuration-reference.md
 
 report: env
 	$(BIN)/snakemake --report results/report.html

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,29 @@ def test_missing_local_model_folder(default, tmp_path):
     default["models"]["minilm"] = {"source": "local", "path": str(tmp_path)}
     with pytest.raises(ConfigError, match=r"models\.minilm\.path: '.*' is not a model directory"):
         prepare(default)
+
+
+def test_a_local_model_without_weights_or_with_a_cut_weight_file_is_refused_before_any_job(default, tmp_path,
+                                                                                          minilm_dir):
+    """The probe's 18b/18c: once a job failed at encoding; now the config check names the key."""
+    model = tmp_path / "mine"
+    shutil.copytree(minilm_dir, model)
+    default["models"]["minilm"] = {"source": "local", "path": str(model)}
+    prepare(copy.deepcopy(default))  # the intact copy passes
+    weights = model / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) - 100])
+    with pytest.raises(ConfigError, match=r"config key models\.minilm\.path: model directory '.*mine' has a damaged "
+                                          rf"weight file 'model\.safetensors' \({len(data) - 100} bytes; its header "
+                                          rf"describes {len(data)}\)"):
+        prepare(copy.deepcopy(default))
+    weights.unlink()
+    with pytest.raises(ConfigError, match=r"models\.minilm\.path: model directory '.*mine' holds no weights"):
+        prepare(copy.deepcopy(default))
+
+
+def test_the_shipped_minilm_folder_passes_the_weights_check(minilm_dir):
+    assert tb_schema.weights_problem(minilm_dir) is None
 
 
 def test_a_local_models_broken_config_json_is_named(default, tmp_path):

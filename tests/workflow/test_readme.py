@@ -1,6 +1,7 @@
-"""Every command the README prints runs here as printed: snakemake commands as dry runs from a copy
-of the checkout (offline, no cluster), the others as far as they can run without their inputs.
-A new form of command in the README needs a rule here, or the test fails."""
+"""Every command the README and the docs/ pages print runs here as printed: snakemake commands as
+dry runs from a copy of the checkout (offline, no cluster), the others as far as they can run
+without their inputs. A new form of command there needs a rule here, or the test fails. And every
+relative link between those pages reaches a file (and its heading, where it names one)."""
 
 from __future__ import annotations
 
@@ -19,17 +20,21 @@ NEEDS_RESULTS = {
     "snakemake --report results/report.html": "tests/workflow/test_workflow.py (the report of a finished run)",
 }
 VENV_BIN = Path(sys.executable).parent
+#: the pages whose commands and links are checked: the front page and everything behind it
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
 def readme_commands() -> list[str]:
-    """The commands of the README's ```bash blocks: continuation lines joined, comments dropped."""
-    blocks = re.findall(r"^```bash\n(.*?)^```", (REPO / "README.md").read_text(), flags=re.MULTILINE | re.DOTALL)
+    """The commands of the pages' ```bash blocks, each once: continuation lines joined, comments
+    dropped."""
     commands = []
-    for block in blocks:
-        for command in re.sub(r"\\\n\s*", " ", block).splitlines():
-            words = shlex.split(command, comments=True)
-            if words:
-                commands.append(" ".join(words))
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for block in re.findall(r"^ *```bash\n(.*?)^ *```", text, flags=re.MULTILINE | re.DOTALL):
+            for command in re.sub(r"\\\n\s*", " ", block).splitlines():
+                words = shlex.split(command, comments=True)
+                if words and " ".join(words) not in commands:
+                    commands.append(" ".join(words))
     return commands
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 from pathlib import Path
 
 import jsonschema
@@ -293,9 +294,48 @@ def check_model_paths(name: str, entry: dict, workdir: Path) -> None:
             )
 
 
+#: the weight files transformers loads (a sharded checkpoint's index names its shards)
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json")
+
+
+def weights_problem(folder: Path) -> str | None:
+    """Why a local model folder cannot be loaded, found without loading it: no weight file anywhere
+    in it (a sentence-transformers folder may keep them in a module's subfolder), or a safetensors
+    file shorter than its own header says (a copy cut short). None when it looks loadable."""
+    found = [path for path in folder.rglob("*") if path.name in WEIGHT_FILES]
+    if not found:
+        return f"holds no weights (none of {', '.join(WEIGHT_FILES)})"
+    for path in found:
+        if path.suffix == ".safetensors":
+            expected = _safetensors_size(path)
+            if expected is None or expected != path.stat().st_size:
+                return (f"has a damaged weight file '{path.relative_to(folder)}' ({path.stat().st_size} bytes; "
+                        f"its header {'cannot be read' if expected is None else f'describes {expected}'})")
+    return None
+
+
+def _safetensors_size(path: Path) -> int | None:
+    """The file size a safetensors header describes: 8 bytes of length, the JSON header, the tensors."""
+    try:
+        with path.open("rb") as handle:
+            length = int.from_bytes(handle.read(8), "little")
+            if not 0 < length <= 100_000_000:
+                return None
+            header = json.loads(handle.read(length))
+        ends = [tensor["data_offsets"][1] for key, tensor in header.items() if key != "__metadata__"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    return 8 + length + max(ends, default=0)
+
+
 def model_shape(name: str, entry: dict, workdir: Path) -> ModelShape:
     try:
-        return declared_shape(entry, workdir)
+        shape = declared_shape(entry, workdir)
     except (FileNotFoundError, ValueError, ImportError) as exc:
         raise ConfigError(f"config key models.{name}: {exc}") from exc
+    problem = weights_problem(resolve_path(entry["path"], workdir)) if entry["source"] == "local" else None
+    if problem:
+        raise ConfigError(f"config key models.{name}.path: model directory '{entry['path']}' {problem}")
+    return shape
 
