@@ -76,6 +76,10 @@ def _receive(conn: socket.socket) -> bytes:
 # --- the job's side --------------------------------------------------------------------------------
 
 
+#: the signals a client passes on to its job
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def call_in_server(target: str, *args) -> int | None:
     """Run ``target(*args)`` (``"module.function"``) in a child of the warm server; its exit code.
 
@@ -84,6 +88,9 @@ def call_in_server(target: str, *args) -> int | None:
     path = os.environ.get(WARM)
     if not path or "SLURM_JOB_ID" in os.environ:
         return None
+    # Held from before the child exists until they are forwarded to it: a signal in between would
+    # otherwise end this client and leave the job to die with it, not by the signal.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -96,10 +103,12 @@ def call_in_server(target: str, *args) -> int | None:
         reply = json.loads(_receive(conn))
     except (OSError, ValueError, TypeError, pickle.PicklingError) as error:  # unreachable, or a job it cannot take
         conn.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         log.debug("no warm interpreter at %s (%s): running here", path, error)
         return None
     if "refused" in reply:
         conn.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         log.debug("the warm interpreter refused the job (%s): running here", reply["refused"])
         return None
     child = reply["pid"]
@@ -108,8 +117,9 @@ def call_in_server(target: str, *args) -> int | None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, number)
 
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)  # one that came meanwhile is forwarded now
     try:
         status = json.loads(_receive(conn))["status"]
     except ConnectionError:
