@@ -64,6 +64,28 @@ def variant_train_settings(exp: dict, method: str) -> dict:
     return settings
 
 
+#: retrieval settings that only one method reads: left out of the other methods' params likewise
+METHOD_ONLY_RETRIEVAL_SETTINGS = {
+    "starbucks-2dmse": ("starbucks_layers", "starbucks_dims", "starbucks_kl_weight"),
+}
+
+
+def variant_retrieval_settings(exp: dict, method: str) -> dict:
+    """The ``retrieval`` settings one variant's training uses: other methods' own settings dropped."""
+    unused = {key for other, keys in METHOD_ONLY_RETRIEVAL_SETTINGS.items() if other != method for key in keys}
+    return {key: value for key, value in exp["retrieval"].items() if key not in unused}
+
+
+#: dataset keys only scoring reads: left out of the data rules' params, so that changing one
+#: re-scores runs without preparing the data again
+SCORING_DATASET_KEYS = ("relevance_level",)
+
+
+def preparation_entry(entry: dict) -> dict:
+    """A dataset's entry as the data rules see it: without :data:`SCORING_DATASET_KEYS`."""
+    return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS}
+
+
 #: settings that change what a job logs, never what it makes: kept out of the params Snakemake
 #: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
 LOGGING_ONLY_SETTINGS = ("logging_steps",)
