@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from trimbench.contracts import BEIR_FILES
-from trimbench.data import DataError, lee_ict
+from trimbench.data import DataError, fetched, lee_ict
 
 FILES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
 NEGATIVES_FILE = "negatives.parquet"
@@ -111,13 +111,9 @@ def trec_file_text(entry: dict, key: str, workdir: Path) -> str:
             return local.read_text(encoding="utf-8")
     if not url:
         raise DataError(f"TREC {key} file '{path}' does not exist (and the dataset names no {key}_url)")
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:
-            return response.read().decode("utf-8")
-    except (urllib.error.URLError, OSError) as exc:
+    try:  # the same cached download as every file given by URL (data.fetched)
+        return fetched(url, workdir).read_text(encoding="utf-8")
+    except OSError as exc:  # requests' connection errors are OSErrors too
         raise DataError(f"cannot download TREC {key} file {url} ({exc}); without a network, put it at "
                         f"'{path or 'the path of ' + key}' beside the run") from exc
 

@@ -196,7 +196,7 @@ def _local_file(entry: dict, split: str, workdir: Path) -> Path:
 
 
 def is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
+    return location.startswith(("http://", "https://", "file://"))
 
 
 def fetched(location: str, workdir: Path, extract: bool = False) -> Path:
