@@ -194,23 +194,10 @@ def train_settings(wildcards):
     )
 
 
-# Retrieval settings that only one method reads: left out of the other methods' params likewise.
-METHOD_ONLY_RETRIEVAL_SETTINGS = {
-    "starbucks-2dmse": ("starbucks_layers", "starbucks_dims", "starbucks_kl_weight"),
-}
-
-
 def retriever_settings(wildcards):
-    method = variant(wildcards).method
-    unused = {
-        key
-        for m, keys in METHOD_ONLY_RETRIEVAL_SETTINGS.items()
-        if m != method
-        for key in keys
-    }
-    return {
-        k: v for k, v in experiment(wildcards)["retrieval"].items() if k not in unused
-    }
+    return tb_variants.variant_retrieval_settings(
+        experiment(wildcards), variant(wildcards).method
+    )
 
 
 def training_threads(train):
@@ -493,16 +480,8 @@ def retrieval_eval_data(wildcards):
     return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
 
 
-#: dataset keys only scoring reads: left out of the data rules' params, so that changing one
-#: re-scores runs without preparing the data again
-SCORING_DATASET_KEYS = ("relevance_level",)
-
-
 def preparation_entry(wildcards):
-    entry = DATASETS[wildcards.dataset]
-    return {
-        key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS
-    }
+    return tb_config.preparation_entry(DATASETS[wildcards.dataset])
 
 
 def relevance_level(wildcards):

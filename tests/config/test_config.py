@@ -391,3 +391,12 @@ def test_name_and_number_messages_say_what_to_write(default, edit, message):
     with pytest.raises(ConfigError) as error:
         prepare(default)
     assert str(error.value).startswith(message), str(error.value)
+
+
+def test_a_variant_gets_only_its_own_methods_retrieval_settings_and_data_rules_no_scoring_keys():
+    exp = {"retrieval": {"group_size": 8, "starbucks_layers": [2, 12], "starbucks_dims": [32],
+                         "starbucks_kl_weight": 1.0}}
+    assert tb_variants.variant_retrieval_settings(exp, "2dmse") == {"group_size": 8}
+    assert tb_variants.variant_retrieval_settings(exp, "starbucks-2dmse") == exp["retrieval"]
+    entry = {"source": "hub", "id": "BeIR/msmarco", "relevance_level": 2}
+    assert tb_config.preparation_entry(entry) == {"source": "hub", "id": "BeIR/msmarco"}

@@ -344,3 +344,18 @@ def test_tevatron_standins_share_ids_and_give_each_query_its_own_negatives():
     for query_id, negatives in per_query.items():  # 30 distinct corpus passages, never the positive
         assert len(set(negatives)) == 30 and set(negatives) <= corpus and positive[query_id] not in negatives
     assert config["experiments"]["2dmse-retrieval"]["_corpus_of"]["trec-dl-2019"] == "msmarco"
+
+
+def test_every_contracted_models_smoke_stand_in_has_its_architecture():
+    """A smoke-mode stand-in is built in its contract's architecture (DeBERTa-v3's model_type is
+    deberta-v2), so a preset's DeBERTa runs go through the DeBERTa code paths in smoke mode too."""
+    from trimbench.config import smoke
+
+    models = [contracts.load(path.stem.replace("--", "/", 1) if "--" in path.stem else path.stem)
+              for path in sorted(contracts.CONTRACT_DIR.glob("*.yaml"))]
+    models = [c for c in models if c is not None and c.type == "model"]
+    assert len(models) >= 20
+    for contract in models:
+        assert contracts.model_fact(contract, "model_type") in smoke.TINY_ARCHITECTURES, contract.id
+    assert smoke._architecture({"id": "microsoft/deberta-v3-base"}) == "deberta"
+    assert smoke._architecture({"id": "google/electra-base-discriminator"}) == "electra"

