@@ -10,18 +10,15 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
-# Before the stage files: their stage target rules call into this track's functions.
-include: "rules/electra_common.smk"
-include: "rules/splade_common.smk"
 include: "rules/data.smk"
-include: "rules/train.smk"
-include: "rules/encode.smk"
-include: "rules/evaluate.smk"
-include: "rules/report.smk"
-include: "rules/electra.smk"
-include: "rules/retrieval.smk"
-include: "rules/export.smk"
+include: "rules/dense.smk"
 include: "rules/splade.smk"
+include: "rules/electra.smk"
+include: "rules/export.smk"
+include: "rules/report.smk"
+# Last: its stage rules (all_data, ...) take their inputs from every track's functions when they
+# are defined. The other files' order does not matter: their input functions run at DAG time.
+include: "rules/targets.smk"
 
 
 rule all:

@@ -1,4 +1,8 @@
-# Datasets and models, prepared once and shared by all experiments.
+# Data shared by every track: datasets, registry models, BEIR-style retrieval splits and mined
+# hard negatives (cached per miner, shared by the dense retrieval and SPLADE tracks).
+
+
+include: "functions/data.smk"
 
 
 rule prepare_data:
@@ -35,6 +39,52 @@ rule fetch_model:
         "../scripts/fetch_model.py"
 
 
-rule all_data:
+rule prepare_retrieval:
+    output:
+        folder=directory(retrieval_data("{dataset}", "{split}")),
+    log:
+        f"{RESULTS}/logs/prepare_retrieval/{{dataset}}/{{split}}.log",
+    conda:
+        "../envs/retrieval.yaml"
+    resources:
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(60),
+    params:
+        name=lambda wc: wc.dataset,
+        entry=preparation_entry,
+    script:
+        "../scripts/prepare_retrieval.py"
+
+
+rule mine_negatives:
     input:
-        stage_targets("data"),
+        data=retrieval_data("{dataset}", "{split}"),
+        miner=lambda wc: (
+            model_dir(MINERS[wc.miner][0]["model"])
+            if MINERS[wc.miner][0]["miner"] == "dense"
+            else []
+        ),
+        cross_encoder=lambda wc: (
+            model_dir(MINERS[wc.miner][0]["cross_encoder"])
+            if MINERS[wc.miner][0]["cross_encoder"]
+            else []
+        ),
+    output:
+        negatives=f"{RESULTS}/negatives/{{dataset}}/{{split}}/{{miner}}.jsonl",
+    log:
+        f"{RESULTS}/logs/mine_negatives/{{dataset}}/{{split}}/{{miner}}.log",
+    # a configured miner only
+    wildcard_constraints:
+        miner=names_regex(MINERS),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 2
+    resources:
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(240),
+    params:
+        negatives=lambda wc: MINERS[wc.miner][0],
+        pooling=lambda wc: MINERS[wc.miner][1],
+        similarity=lambda wc: MINERS[wc.miner][2],
+    script:
+        "../scripts/mine_negatives.py"

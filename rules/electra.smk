@@ -1,7 +1,9 @@
 # The ELECTRA track (truncated encoders): each model cut after every layer k, fine-tuned per
 # task and seed (one job per task and model; optional stages first), scored on dev and test;
 # tables and figures per experiment.
-# Input functions: rules/electra_common.smk.
+
+
+include: "functions/electra.smk"
 
 
 rule adapt_domain:

@@ -1,6 +1,9 @@
 # Trimmed models as standalone sentence-transformers folders: a grid cell (k, d) that runs alone.
 
 
+include: "functions/export.smk"
+
+
 rule export_model:
     input:
         model=variant_model,
@@ -26,8 +29,3 @@ rule export_model:
         max_seq_length=exp_param("evaluation", "max_seq_length"),
     script:
         "../scripts/export_model.py"
-
-
-rule all_exported:
-    input:
-        [path for name in EXPERIMENTS for path in exported_models(name)],

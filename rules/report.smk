@@ -1,107 +1,22 @@
-# Tables and figures: views of the score table, ours beside the published numbers.
+# The score table of each experiment and the views across experiments and tracks: the
+# reproduction status (the report's front page) and the quality-vs-cost Pareto figures.
 
 
-rule sts_table:
+include: "functions/report.smk"
+
+
+rule collect_scores:
     input:
+        scores=experiment_scores,
+    output:
         scores=f"{RESULTS}/{{experiment}}/scores.parquet",
-        reference=reference_file,
-    output:
-        markdown=f"{RESULTS}/{{experiment}}/tables/sts_grid.md",
-        csv=f"{RESULTS}/{{experiment}}/tables/sts_grid.csv",
-        html=report(
-            f"{RESULTS}/{{experiment}}/tables/sts_grid.html",
-            caption="../report/sts_table.rst",
-            category=experiment_track,
-            subcategory="{experiment}",
-            labels={"experiment": "{experiment}", "view": "seed table"},
-        ),
-        comparison=report(
-            f"{RESULTS}/{{experiment}}/tables/sts_vs_published.csv",
-            caption="../report/sts_comparison.rst",
-            category=experiment_track,
-            subcategory="{experiment}",
-            labels={"experiment": "{experiment}", "view": "ours vs published"},
-        ),
     log:
-        f"{RESULTS}/logs/sts_table/{{experiment}}.log",
+        f"{RESULTS}/logs/collect_scores/{{experiment}}.log",
     localrule: True
     conda:
         "../envs/report.yaml"
-    params:
-        reference_variant=exp_param("reference", "variant"),
-        dataset=exp_param("evaluation", "average_name"),
-        metric=exp_param("evaluation", "main_metric"),
     script:
-        "../scripts/sts_table.py"
-
-
-rule sts_figure:
-    input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
-        reference=reference_file,
-    output:
-        png=report(
-            f"{RESULTS}/{{experiment}}/figures/sts_layers.png",
-            caption="../report/sts_figure.rst",
-            category=experiment_track,
-            subcategory="{experiment}",
-            labels={"experiment": "{experiment}", "view": "layer subplots"},
-        ),
-        svg=f"{RESULTS}/{{experiment}}/figures/sts_layers.svg",
-    log:
-        f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
-    localrule: True
-    conda:
-        "../envs/report.yaml"
-    params:
-        reference_variant=exp_param("reference", "variant"),
-        dataset=exp_param("evaluation", "average_name"),
-        metric=exp_param("evaluation", "main_metric"),
-        title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
-        depth=exp_param("_depth"),
-    script:
-        "../scripts/sts_figure.py"
-
-
-rule sts_versions:
-    input:
-        scores=lambda wc: [
-            f"{RESULTS}/{name}/scores.parquet"
-            for name in version_experiments(wc.track)
-        ],
-        references=lambda wc: [
-            reference_path(name) for name in version_experiments(wc.track)
-        ],
-    output:
-        markdown=f"{RESULTS}/tracks/{{track}}/sts_versions.md",
-        csv=f"{RESULTS}/tracks/{{track}}/sts_versions.csv",
-        html=report(
-            f"{RESULTS}/tracks/{{track}}/sts_versions.html",
-            caption="../report/sts_versions_table.rst",
-            category="{track}",
-            subcategory="all experiments side by side",
-            labels={"track": "{track}", "view": "seed table, all versions"},
-        ),
-        png=report(
-            f"{RESULTS}/tracks/{{track}}/sts_versions_layers.png",
-            caption="../report/sts_versions_figure.rst",
-            category="{track}",
-            subcategory="all experiments side by side",
-            labels={"track": "{track}", "view": "layer subplots, all versions"},
-        ),
-        svg=f"{RESULTS}/tracks/{{track}}/sts_versions_layers.svg",
-    log:
-        f"{RESULTS}/logs/sts_versions/{{track}}.log",
-    localrule: True
-    conda:
-        "../envs/report.yaml"
-    params:
-        blocks=lambda wc: [
-            version_block(name) for name in version_experiments(wc.track)
-        ],
-        title=lambda wc: f"{wc.track}: " + " | ".join(version_experiments(wc.track)),
-    script:
-        "../scripts/sts_versions.py"
+        "../scripts/collect_scores.py"
 
 
 rule scoreboard:
@@ -133,7 +48,7 @@ rule scoreboard:
     params:
         names=list(EXPERIMENTS),
         configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
-        main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
+        main_metrics=MAIN_METRICS,
         figure_caption="Quality against cost on {}, every variant of every experiment; the "
         "Pareto front in black ({}).".format(*HEADLINE_PARETO),
     script:
@@ -167,6 +82,6 @@ rule pareto:
         figures=PARETO_FIGURES,
         names=list(EXPERIMENTS),
         configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
-        main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
+        main_metrics=MAIN_METRICS,
     script:
         "../scripts/pareto.py"

@@ -1,7 +1,8 @@
 # SPLADE (track: splade): training triplets, training, sparse encoding, pyserini impact indexes,
-# search, ensembles and the seed's table. Data and mined negatives come from rules/retrieval.smk.
-# Models and scores share the dense tracks' paths; wildcard constraints keep each rule to its own
-# experiments (train_model and evaluate_sts to those with variants).
+# search, ensembles and the seed's table. Data and mined negatives: rules/data.smk.
+
+
+include: "functions/splade.smk"
 
 
 rule fetch_hard_negatives:
@@ -108,7 +109,7 @@ rule train_splade:
 rule encode_sparse:
     input:
         model=lambda wc: f"{RESULTS}/{wc.experiment}/models/{wc.run}",
-        data=splade_eval_data,
+        data=eval_retrieval_data,
     output:
         vectors=directory(f"{RESULTS}/{{experiment}}/vectors/{{run}}"),
     log:
@@ -137,7 +138,7 @@ rule encode_sparse:
 rule index_sparse:
     input:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.run),
-        data=splade_eval_data,
+        data=eval_retrieval_data,
     output:
         index=directory(f"{RESULTS}/{{experiment}}/indexes/{{run}}"),
     log:
@@ -164,7 +165,7 @@ rule splade_scores:
     input:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.variant),
         index=lambda wc: f"{RESULTS}/{wc.experiment}/indexes/{wc.variant}",
-        data=splade_eval_data,
+        data=eval_retrieval_data,
     output:
         scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
         runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
@@ -204,7 +205,7 @@ rule splade_ensemble:
             f"{RESULTS}/{wc.experiment}/scores/{run}.parquet"
             for run in experiment(wc)["ensembles"][wc.variant]["runs"]
         ],
-        data=splade_eval_data,
+        data=eval_retrieval_data,
     output:
         scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
         runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),

@@ -34,12 +34,23 @@ PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
 SPARSE_TRACKS = ("splade",)
 #: tracks whose experiments have their own shape (runs, not variants) -> the check of one experiment
 OWN_SHAPE_TRACKS = {"electra": electra_checks.check_experiment, "splade": splade_checks.check_experiment}
+#: tracks whose datasets are not scored in ``evaluation.main_metric`` -> their own main metrics
+OWN_MAIN_METRICS = {"electra": electra_checks.main_metrics}
 
 
 
 #: dataset keys only scoring reads: left out of the data rules' params, so that changing one
 #: re-scores runs without preparing the data again
 SCORING_DATASET_KEYS = ("relevance_level",)
+
+
+def dataset_main_metrics(exp: dict, datasets: dict) -> dict:
+    """Each dataset an experiment is scored on -> the metric its tables lead with. A pure function
+    of the config, so that the parse-time report targets need no track's rule file."""
+    if exp["track"] in OWN_MAIN_METRICS:
+        return OWN_MAIN_METRICS[exp["track"]](exp, datasets)
+    evaluation = exp["evaluation"]
+    return dict.fromkeys(evaluation["datasets"], evaluation["main_metric"])
 
 
 def preparation_entry(entry: dict) -> dict:

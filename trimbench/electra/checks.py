@@ -41,6 +41,11 @@ def objective(dataset: dict) -> str:
     return "cosine_bce" if dataset["num_labels"] == 2 else "softmax"
 
 
+def main_metrics(exp: dict, datasets: dict) -> dict:
+    """Each task of an experiment -> the metric its tables lead with (by the task's objective)."""
+    return {task: MAIN_METRIC[objective(datasets[task])] for task in exp["tasks"]}
+
+
 def variant_name(exp: dict) -> str:
     """The score table's ``variant``: which optional stages ran before fine-tuning."""
     stages = ["cut"]

@@ -1,10 +1,8 @@
-# The SPLADE track (track: splade): its runs, ensembles and input functions for rules/splade.smk;
-# common.smk's target functions branch into these.
+# Input functions and parse-time tables of rules/splade.smk (Snakemake's linter keeps functions
+# out of files with rules).
 from trimbench.splade import checks as tb_splade
 
-SPLADE_EXPERIMENTS = [
-    name for name, exp in EXPERIMENTS.items() if exp["track"] == "splade"
-]
+SPLADE_EXPERIMENTS = track_experiments("splade")
 SPLADE_RUNS = sorted(
     {run for name in SPLADE_EXPERIMENTS for run in EXPERIMENTS[name]["runs"]}
 )
@@ -16,12 +14,6 @@ HARD_NEGATIVES = f"{RESULTS}/data/msmarco-hard-negatives"
 
 def splade_run(wildcards):
     return experiment(wildcards)["runs"][wildcards.run]
-
-
-def splade_negatives_path(name):
-    """Mined negatives over the training split (cached per miner, shared with dense retrieval)."""
-    train = EXPERIMENTS[name]["train"]
-    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{miner_key(train['negatives'])}.jsonl"
 
 
 def hard_negatives_file(name, key):
@@ -36,7 +28,7 @@ def splade_triplet_inputs(wildcards):
     name, train = wildcards.experiment, experiment(wildcards)["train"]
     inputs = {"data": retrieval_data(train["dataset"], train["split"])}
     if train["hard_negatives"] is None:
-        inputs["negatives"] = splade_negatives_path(name)
+        inputs["negatives"] = negatives_path(train, train["negatives"])
     elif train["hard_negatives"]["source"] != "standin":  # smoke mode generates its own
         inputs["negatives"] = hard_negatives_file(name, "negatives_file")
         inputs["ce_scores"] = f"{HARD_NEGATIVES}/ce-scores.parquet"
@@ -54,11 +46,6 @@ def splade_index_of(name, run):
     return {
         ds: f"{RESULTS}/{name}/indexes/{run}/{first}" for ds, first in corpus_of.items()
     }
-
-
-def splade_eval_data(wildcards):
-    evaluation = experiment(wildcards)["evaluation"]
-    return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
 
 
 def splade_meta(wildcards, variant, model=None):
@@ -109,18 +96,3 @@ def splade_stage_targets(name, stage):
 
 def splade_methods(name):
     return sorted({spec["method"] for spec in EXPERIMENTS[name]["runs"].values()})
-
-
-# Mined negatives of SPLADE experiments go through the retrieval track's cached mine_negatives
-# (dense miners pool the model's own way and score by dot product).
-MINERS.update(
-    {
-        miner_key(EXPERIMENTS[name]["train"]["negatives"]): (
-            EXPERIMENTS[name]["train"]["negatives"],
-            None,
-            "dot",
-        )
-        for name in SPLADE_EXPERIMENTS
-        if EXPERIMENTS[name]["train"]["hard_negatives"] is None
-    }
-)

@@ -1,5 +1,6 @@
-# The ELECTRA track (truncated encoders): expansion of its experiments into runs and the input
-# functions of rules/electra.smk; common.smk's target functions branch into these.
+# Input functions and parse-time tables of rules/electra.smk (Snakemake's linter keeps functions
+# out of files with rules).
+from trimbench.electra import checks as tb_electra
 
 
 def electra_run_scores(name):
@@ -116,10 +117,7 @@ def run_meta(wildcards):
 
 
 def main_metrics(wildcards):
-    return {
-        task: tb_electra.MAIN_METRIC[tb_electra.objective(DATASETS[task])]
-        for task in experiment(wildcards)["tasks"]
-    }
+    return tb_config.dataset_main_metrics(experiment(wildcards), DATASETS)
 
 
 def model_roles(wildcards):

@@ -1,62 +1,53 @@
-# Dense retrieval: BEIR-style data, hard-negative mining, group training, one-pass corpus
-# encoding, faiss search and trec_eval metrics (tracks 2dmse-retrieval and homedepot).
-# The STS rules make the same kinds of outputs (models/, embeddings/, scores/); ruleorder gives
-# these rules the retrieval experiments, and their wildcard constraints keep them off the others.
+# The dense tracks: 2dmse-sts (the STS grid), 2dmse-retrieval (group training, one-pass corpus
+# encoding, faiss search, trec_eval metrics) and homedepot (pairs training as 2dmse-sts, scored as
+# retrieval). Every (layer, dim) cell of every variant, the seed's tables and figures, the
+# side-by-side and ablation views. Data and mined negatives: rules/data.smk.
 
 
+include: "functions/dense.smk"
+
+
+# The STS rules make the same kinds of outputs (models/, embeddings/, scores/) as the retrieval
+# ones; ruleorder gives the retrieval rules the retrieval experiments, and their wildcard
+# constraints keep them off the others.
 ruleorder: train_retriever > train_model
 ruleorder: encode_corpus > encode_texts
 ruleorder: retrieval_scores > evaluate_sts
 
 
-rule prepare_retrieval:
-    output:
-        folder=directory(retrieval_data("{dataset}", "{split}")),
-    log:
-        f"{RESULTS}/logs/prepare_retrieval/{{dataset}}/{{split}}.log",
-    conda:
-        "../envs/retrieval.yaml"
-    resources:
-        mem_mb=per_attempt(4000),
-        runtime=per_attempt(60),
-    params:
-        name=lambda wc: wc.dataset,
-        entry=preparation_entry,
-    script:
-        "../scripts/prepare_retrieval.py"
-
-
-rule mine_negatives:
+rule train_model:
     input:
-        data=retrieval_data("{dataset}", "{split}"),
-        miner=lambda wc: (
-            model_dir(MINERS[wc.miner][0]["model"])
-            if MINERS[wc.miner][0]["miner"] == "dense"
-            else []
-        ),
-        cross_encoder=lambda wc: (
-            model_dir(MINERS[wc.miner][0]["cross_encoder"])
-            if MINERS[wc.miner][0]["cross_encoder"]
-            else []
-        ),
+        model=lambda wc: model_dir(experiment(wc)["model"]),
+        data=train_data,
     output:
-        negatives=f"{RESULTS}/negatives/{{dataset}}/{{split}}/{{miner}}.jsonl",
+        model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
     log:
-        f"{RESULTS}/logs/mine_negatives/{{dataset}}/{{split}}/{{miner}}.log",
+        f"{RESULTS}/logs/train_model/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        miner=names_regex(MINERS),
+        experiment=names_regex(VARIANTS),
     conda:
-        "../envs/retrieval.yaml"
-    threads: 2
+        "../envs/train.yaml"
+    # One thread feeds a GPU (batches are tokenised in the main process), plus one per process
+    # tokenising beside it (train.dataloader_workers): what SLURM is asked for (cpus_per_task). On
+    # CPU, single-threaded jobs side by side beat fewer multi-threaded ones (tiny test config on 2
+    # cores: 283 s vs 326 s).
+    threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
+        gpu=1,
         mem_mb=per_attempt(8000),
         runtime=per_attempt(240),
     params:
-        negatives=lambda wc: MINERS[wc.miner][0],
-        pooling=lambda wc: MINERS[wc.miner][1],
-        similarity=lambda wc: MINERS[wc.miner][2],
+        method=lambda wc: variant(wc).method,
+        cut_layers=lambda wc: variant(wc).cut_layers,
+        pooling=exp_param("pooling"),
+        objective=exp_param("objective"),
+        semantics=exp_param("semantics"),
+        dims=exp_param("grid", "dims"),
+        train=lambda wc: tb_config.tracked(train_settings(wc)),
+        kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
+        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
     script:
-        "../scripts/mine_negatives.py"
+        "../scripts/train_model.py"
 
 
 rule train_retriever:
@@ -65,7 +56,9 @@ rule train_retriever:
         data=lambda wc: retrieval_data(
             experiment(wc)["train"]["dataset"], experiment(wc)["train"]["split"]
         ),
-        negatives=lambda wc: negatives_path(wc.experiment),
+        negatives=lambda wc: negatives_path(
+            experiment(wc)["train"], experiment(wc)["retrieval"]["negatives"]
+        ),
     output:
         model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
     log:
@@ -93,10 +86,37 @@ rule train_retriever:
         "../scripts/train_retriever.py"
 
 
+rule encode_texts:
+    input:
+        model=variant_model,
+        data=eval_tables,
+    output:
+        embeddings=directory(f"{RESULTS}/{{experiment}}/embeddings/{{variant}}"),
+    log:
+        f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
+    conda:
+        "../envs/train.yaml"
+    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(60),
+    params:
+        datasets=exp_param("evaluation", "datasets"),
+        layers=lambda wc: list(variant(wc).eval_layers),
+        max_dim=lambda wc: max(experiment(wc)["grid"]["dims"]),
+        pooling=exp_param("pooling"),
+        max_seq_length=exp_param("evaluation", "max_seq_length"),
+        batch_size=exp_param("evaluation", "batch_size"),
+    script:
+        "../scripts/encode_texts.py"
+
+
 rule encode_corpus:
     input:
         model=variant_model,
-        data=retrieval_eval_data,
+        data=eval_retrieval_data,
     output:
         embeddings=directory(f"{RESULTS}/{{experiment}}/embeddings/{{variant}}"),
     log:
@@ -125,10 +145,37 @@ rule encode_corpus:
         "../scripts/encode_corpus.py"
 
 
+rule evaluate_sts:
+    input:
+        embeddings=variant_embeddings,
+        data=eval_tables,
+    output:
+        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
+    log:
+        f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
+    wildcard_constraints:
+        experiment=names_regex(VARIANTS),
+    conda:
+        "../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=per_attempt(4000),
+        runtime=per_attempt(30),
+    params:
+        datasets=exp_param("evaluation", "datasets"),
+        layers=lambda wc: list(variant(wc).eval_layers),
+        dims=exp_param("grid", "dims"),
+        metrics=exp_param("evaluation", "metrics"),
+        average_name=exp_param("evaluation", "average_name"),
+        meta=score_meta,
+    script:
+        "../scripts/evaluate_sts.py"
+
+
 rule retrieval_scores:
     input:
         embeddings=variant_embeddings,
-        data=retrieval_eval_data,
+        data=eval_retrieval_data,
     output:
         scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
         runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
@@ -156,6 +203,68 @@ rule retrieval_scores:
         meta=score_meta,
     script:
         "../scripts/retrieval_scores.py"
+
+
+rule sts_table:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        markdown=f"{RESULTS}/{{experiment}}/tables/sts_grid.md",
+        csv=f"{RESULTS}/{{experiment}}/tables/sts_grid.csv",
+        html=report(
+            f"{RESULTS}/{{experiment}}/tables/sts_grid.html",
+            caption="../report/sts_table.rst",
+            category=experiment_track,
+            subcategory="{experiment}",
+            labels={"experiment": "{experiment}", "view": "seed table"},
+        ),
+        comparison=report(
+            f"{RESULTS}/{{experiment}}/tables/sts_vs_published.csv",
+            caption="../report/sts_comparison.rst",
+            category=experiment_track,
+            subcategory="{experiment}",
+            labels={"experiment": "{experiment}", "view": "ours vs published"},
+        ),
+    log:
+        f"{RESULTS}/logs/sts_table/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        reference_variant=exp_param("reference", "variant"),
+        dataset=exp_param("evaluation", "average_name"),
+        metric=exp_param("evaluation", "main_metric"),
+    script:
+        "../scripts/sts_table.py"
+
+
+rule sts_figure:
+    input:
+        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        reference=reference_file,
+    output:
+        png=report(
+            f"{RESULTS}/{{experiment}}/figures/sts_layers.png",
+            caption="../report/sts_figure.rst",
+            category=experiment_track,
+            subcategory="{experiment}",
+            labels={"experiment": "{experiment}", "view": "layer subplots"},
+        ),
+        svg=f"{RESULTS}/{{experiment}}/figures/sts_layers.svg",
+    log:
+        f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        reference_variant=exp_param("reference", "variant"),
+        dataset=exp_param("evaluation", "average_name"),
+        metric=exp_param("evaluation", "main_metric"),
+        title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
+        depth=exp_param("_depth"),
+    script:
+        "../scripts/sts_figure.py"
 
 
 rule retrieval_table:
@@ -218,9 +327,42 @@ rule retrieval_figure:
         "../scripts/sts_figure.py"
 
 
-rule all_negatives:
+rule sts_versions:
     input:
-        stage_targets("negatives"),
+        scores=lambda wc: [
+            f"{RESULTS}/{name}/scores.parquet" for name in track_experiments(wc.track)
+        ],
+        references=lambda wc: [
+            reference_path(name) for name in track_experiments(wc.track)
+        ],
+    output:
+        markdown=f"{RESULTS}/tracks/{{track}}/sts_versions.md",
+        csv=f"{RESULTS}/tracks/{{track}}/sts_versions.csv",
+        html=report(
+            f"{RESULTS}/tracks/{{track}}/sts_versions.html",
+            caption="../report/sts_versions_table.rst",
+            category="{track}",
+            subcategory="all experiments side by side",
+            labels={"track": "{track}", "view": "seed table, all versions"},
+        ),
+        png=report(
+            f"{RESULTS}/tracks/{{track}}/sts_versions_layers.png",
+            caption="../report/sts_versions_figure.rst",
+            category="{track}",
+            subcategory="all experiments side by side",
+            labels={"track": "{track}", "view": "layer subplots, all versions"},
+        ),
+        svg=f"{RESULTS}/tracks/{{track}}/sts_versions_layers.svg",
+    log:
+        f"{RESULTS}/logs/sts_versions/{{track}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        blocks=lambda wc: [version_block(name) for name in track_experiments(wc.track)],
+        title=lambda wc: f"{wc.track}: " + " | ".join(track_experiments(wc.track)),
+    script:
+        "../scripts/sts_versions.py"
 
 
 rule homedepot_table:

@@ -1,0 +1,226 @@
+# Input functions and parse-time tables of rules/dense.smk (Snakemake's linter keeps functions
+# out of files with rules).
+from trimbench.dense import variants as tb_variants
+from trimbench.dense.ablations import TITLES as ABLATION_TITLES, ablation_groups
+
+VARIANTS = {
+    name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
+    for name, exp in EXPERIMENTS.items()
+    # runs, not variants: rules/electra.smk and rules/splade.smk
+    if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
+}
+RETRIEVAL_EXPERIMENTS = track_experiments(*tb_variants.RETRIEVAL_TRACKS)
+GROUP_TRAINED_EXPERIMENTS = track_experiments(*tb_variants.GROUP_TRAINED_TRACKS)
+HOMEDEPOT_EXPERIMENTS = track_experiments("homedepot")
+#: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
+SIDE_BY_SIDE_TRACKS = ("2dmse-sts",)
+
+
+def variant(wildcards):
+    return VARIANTS[wildcards.experiment][wildcards.variant]
+
+
+def trained_variants(name):
+    return [
+        v for v in VARIANTS[name].values() if v.trained and v.model_variant == v.name
+    ]
+
+
+def encoded_variants(name):
+    return [v for v in VARIANTS[name].values() if v.model_variant == v.name]
+
+
+def variant_model(wildcards):
+    v = variant(wildcards)
+    if not v.trained:
+        return model_dir(experiment(wildcards)["model"])
+    return f"{RESULTS}/{wildcards.experiment}/models/{v.model_variant}"
+
+
+def variant_embeddings(wildcards):
+    """Embeddings a variant is scored on: BERT-S at full depth reuses the full model's."""
+    return f"{RESULTS}/{wildcards.experiment}/embeddings/{variant(wildcards).model_variant}"
+
+
+def score_meta(wildcards):
+    """The columns every score row of this variant shares (the tidy table's key)."""
+    exp, v = experiment(wildcards), variant(wildcards)
+    return {
+        "experiment": wildcards.experiment,
+        "track": exp["track"],
+        "variant": v.method,
+        "model": exp["model"],
+        "split": exp["evaluation"]["split"],
+        "seed": exp["train"]["seed"] if v.trained else None,
+    }
+
+
+def train_settings(wildcards):
+    return tb_variants.variant_train_settings(
+        experiment(wildcards), variant(wildcards).method
+    )
+
+
+def retriever_settings(wildcards):
+    return tb_variants.variant_retrieval_settings(
+        experiment(wildcards), variant(wildcards).method
+    )
+
+
+def train_data(wildcards):
+    train = experiment(wildcards)["train"]
+    return data_table(train["dataset"], train["split"])
+
+
+def eval_tables(wildcards):
+    evaluation = experiment(wildcards)["evaluation"]
+    return [data_table(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+
+
+def passage_layer(wildcards):
+    """Fixed-doc models score passages from the last layer (BERT-S models are cut: their own)."""
+    exp, v = experiment(wildcards), variant(wildcards)
+    fixed = exp["retrieval"]["passage_to_last_layer"] and v.method != "separate"
+    return exp["_depth"] if fixed else None
+
+
+def encoded_layers(wildcards):
+    layers = list(variant(wildcards).eval_layers)
+    extra = passage_layer(wildcards)
+    return sorted(set(layers + ([extra] if extra else [])))
+
+
+def variant_dims(wildcards):
+    v = variant(wildcards)
+    return [v.cut_dim] if v.cut_dim else experiment(wildcards)["grid"]["dims"]
+
+
+def version_block(name):
+    exp = EXPERIMENTS[name]
+    return {
+        "label": name,
+        "reference_variant": exp["reference"]["variant"],
+        "dataset": exp["evaluation"]["average_name"],
+        "metric": exp["evaluation"]["main_metric"],
+    }
+
+
+def retrieval_views(name):
+    """Datasets the tables and figures show: the compared one, the others searching its corpus
+    (TREC DL 2019 / 2020 beside MS MARCO dev), then the average when configured."""
+    exp = EXPERIMENTS[name]
+    compared = exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    views = [compared] + [
+        ds
+        for ds, first in exp["_corpus_of"].items()
+        if first == exp["_corpus_of"].get(compared) and ds != compared
+    ]
+    if exp["retrieval"]["average_over"]:
+        views.append(exp["retrieval"]["average_name"])
+    return list(dict.fromkeys(views))
+
+
+def retrieval_view_metric(wildcards):
+    """The compared dataset in the main metric; the others (the BEIR average: the seed's figures;
+    TREC DL: graded judgements) in nDCG@10."""
+    exp = experiment(wildcards)
+    if wildcards.view == (
+        exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    ):
+        return exp["evaluation"]["main_metric"]
+    return "ndcg@10"
+
+
+def retrieval_ablation_groups(track):
+    names = track_experiments(track)
+    return ablation_groups({name: EXPERIMENTS[name] for name in names})
+
+
+def ablation_base(wildcards):
+    """The plain 2DMSE experiment an ablation group is compared with."""
+    return EXPERIMENTS[retrieval_ablation_groups(wildcards.track)[wildcards.group][0]]
+
+
+# --- targets (bound per track in rules/targets.smk) ---
+def sts_outputs(name):
+    base = f"{RESULTS}/{name}"
+    return [
+        f"{base}/scores.parquet",
+        *expand(f"{base}/tables/sts_grid.{{ext}}", ext=["md", "csv", "html"]),
+        f"{base}/tables/sts_vs_published.csv",
+        *expand(f"{base}/figures/sts_layers.{{ext}}", ext=["png", "svg"]),
+    ]
+
+
+def retrieval_outputs(name):
+    base = f"{RESULTS}/{name}"
+    return [
+        f"{base}/scores.parquet",
+        *expand(
+            f"{base}/tables/retrieval_grid.{{view}}.{{ext}}",
+            view=retrieval_views(name),
+            ext=["md", "csv", "html"],
+        ),
+        *expand(
+            f"{base}/figures/retrieval_layers.{{view}}.{{ext}}",
+            view=retrieval_views(name),
+            ext=["png", "svg"],
+        ),
+    ]
+
+
+def homedepot_outputs(name):
+    base = f"{RESULTS}/{name}"
+    return [
+        f"{base}/scores.parquet",
+        *expand(f"{base}/tables/homedepot.{{ext}}", ext=["md", "csv", "html"]),
+        *expand(f"{base}/figures/homedepot_recall.{{ext}}", ext=["png", "svg"]),
+    ]
+
+
+def dense_scores(name):
+    return [f"{RESULTS}/{name}/scores/{v}.parquet" for v in VARIANTS[name]]
+
+
+def dense_stage_targets(name, stage):
+    exp, trained = EXPERIMENTS[name], trained_variants(name)
+    train, evaluation = exp["train"], exp["evaluation"]
+    retrieval = exp["track"] in tb_variants.RETRIEVAL_TRACKS
+    group_trained = exp["track"] in tb_variants.GROUP_TRAINED_TRACKS
+    if stage == "data":
+        eval_data = retrieval_data if retrieval else data_table
+        out = [eval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+        if trained:
+            train_table = retrieval_data if group_trained else data_table
+            out.append(train_table(train["dataset"], train["split"]))
+        return out
+    if stage == "negatives":
+        if group_trained and trained:
+            return [negatives_path(train, exp["retrieval"]["negatives"])]
+        return []
+    if stage == "models":
+        return [f"{RESULTS}/{name}/models/{v.name}" for v in trained]
+    if stage == "embeddings":
+        return [f"{RESULTS}/{name}/embeddings/{v.name}" for v in encoded_variants(name)]
+    if stage == "scores":
+        return [f"{RESULTS}/{name}/scores.parquet"]
+    return []
+
+
+def dense_track_outputs(track):
+    """Views across a track's experiments: the ablation figures found in a retrieval track; the
+    side-by-side table and figure where a track has more than one experiment to compare.
+    """
+    if track in tb_variants.RETRIEVAL_TRACKS:
+        return expand(
+            f"{RESULTS}/tracks/{track}/ablation_{{group}}.{{ext}}",
+            group=list(retrieval_ablation_groups(track)),
+            ext=["png", "svg"],
+        )
+    if track not in SIDE_BY_SIDE_TRACKS or len(track_experiments(track)) < 2:
+        return []
+    base = f"{RESULTS}/tracks/{track}"
+    return [
+        *expand(f"{base}/sts_versions.{{ext}}", ext=["md", "csv", "html"]),
+        *expand(f"{base}/sts_versions_layers.{{ext}}", ext=["png", "svg"]),
+    ]

@@ -1,0 +1,10 @@
+# Input functions and parse-time tables of rules/export.smk (Snakemake's linter keeps functions
+# out of files with rules).
+def exported_models(name):
+    """The standalone trimmed models of an experiment's export cells."""
+    export = EXPERIMENTS[name].get("export") or {"cells": []}
+    return [
+        f"{RESULTS}/{name}/exported/{variant}/L{layer}_d{dim}"
+        for variant in export["cells"] and export["variants"]
+        for layer, dim in export["cells"]
+    ]
