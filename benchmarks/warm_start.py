@@ -47,7 +47,7 @@ def timed_run(launcher: list[str], workdir: Path, config: Path, targets: list[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", type=Path, default=REPO / "tests" / "configs" / "tiny.yaml")
-    parser.add_argument("--target", nargs="*", default=["results/tiny-sts/scores.parquet"])
+    parser.add_argument("--target", nargs="*", default=["results/2dmse-sts/tiny-sts/scores.parquet"])
     args = parser.parse_args()
 
     runs = {"cold": [sys.executable, "-m", "snakemake"], "warm": [sys.executable, "-m", "trimbench.warm"]}

@@ -75,6 +75,11 @@ def retrieval_data(dataset, split):
     return f"{RESULTS}/data/{dataset}/beir-{split}"
 
 
+def experiment_dir(name):
+    """An experiment's outputs: results/<track>/<experiment>, so a path names its rule file."""
+    return f"{RESULTS}/{EXPERIMENTS[name]['track']}/{name}"
+
+
 def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
 

@@ -7,12 +7,9 @@
 include: "functions/dense.smk"
 
 
-# The STS rules make the same kinds of outputs (models/, embeddings/, scores/) as the retrieval
-# ones; ruleorder gives the retrieval rules the retrieval experiments, and their wildcard
-# constraints keep them off the others.
-ruleorder: train_retriever > train_model
-ruleorder: encode_corpus > encode_texts
-ruleorder: retrieval_scores > evaluate_sts
+# Outputs sit under results/<track>/<experiment>/ (the experiment's `track`). A rule that serves
+# one track names it in its paths; train_model (2dmse-sts, homedepot), encode_corpus and
+# retrieval_scores (2dmse-retrieval, homedepot) serve two, and constrain {track} to them.
 
 
 rule train_model:
@@ -20,11 +17,11 @@ rule train_model:
         model=lambda wc: model_dir(experiment(wc)["model"]),
         data=train_data,
     output:
-        model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
+        model=directory(f"{RESULTS}/{{track}}/{{experiment}}/models/{{variant}}"),
     log:
-        f"{RESULTS}/logs/train_model/{{experiment}}/{{variant}}.log",
+        f"{RESULTS}/logs/train_model/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        experiment=names_regex(VARIANTS),
+        track=names_regex(tb_variants.PAIR_TRAINED_TRACKS),
     conda:
         "../envs/train.yaml"
     # One thread feeds a GPU (batches are tokenised in the main process), plus one per process
@@ -60,11 +57,9 @@ rule train_retriever:
             experiment(wc)["train"], experiment(wc)["retrieval"]["negatives"]
         ),
     output:
-        model=directory(f"{RESULTS}/{{experiment}}/models/{{variant}}"),
+        model=directory(f"{RESULTS}/2dmse-retrieval/{{experiment}}/models/{{variant}}"),
     log:
         f"{RESULTS}/logs/train_retriever/{{experiment}}/{{variant}}.log",
-    wildcard_constraints:
-        experiment=names_regex(GROUP_TRAINED_EXPERIMENTS),
     conda:
         "../envs/retrieval.yaml"
     # As train_model: one thread feeds a GPU, one more per dataloader worker.
@@ -91,7 +86,9 @@ rule encode_texts:
         model=variant_model,
         data=eval_tables,
     output:
-        embeddings=directory(f"{RESULTS}/{{experiment}}/embeddings/{{variant}}"),
+        embeddings=directory(
+            f"{RESULTS}/2dmse-sts/{{experiment}}/embeddings/{{variant}}"
+        ),
     log:
         f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
     conda:
@@ -118,11 +115,13 @@ rule encode_corpus:
         model=variant_model,
         data=eval_retrieval_data,
     output:
-        embeddings=directory(f"{RESULTS}/{{experiment}}/embeddings/{{variant}}"),
+        embeddings=directory(
+            f"{RESULTS}/{{track}}/{{experiment}}/embeddings/{{variant}}"
+        ),
     log:
-        f"{RESULTS}/logs/encode_corpus/{{experiment}}/{{variant}}.log",
+        f"{RESULTS}/logs/encode_corpus/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        experiment=names_regex(RETRIEVAL_EXPERIMENTS),
+        track=names_regex(tb_variants.RETRIEVAL_TRACKS),
     conda:
         "../envs/retrieval.yaml"
     # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
@@ -150,11 +149,9 @@ rule evaluate_sts:
         embeddings=variant_embeddings,
         data=eval_tables,
     output:
-        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
+        scores=f"{RESULTS}/2dmse-sts/{{experiment}}/scores/{{variant}}.parquet",
     log:
         f"{RESULTS}/logs/evaluate_sts/{{experiment}}/{{variant}}.log",
-    wildcard_constraints:
-        experiment=names_regex(VARIANTS),
     conda:
         "../envs/train.yaml"
     threads: 1
@@ -177,12 +174,12 @@ rule retrieval_scores:
         embeddings=variant_embeddings,
         data=eval_retrieval_data,
     output:
-        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
-        runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
+        scores=f"{RESULTS}/{{track}}/{{experiment}}/scores/{{variant}}.parquet",
+        runs=directory(f"{RESULTS}/{{track}}/{{experiment}}/runs/{{variant}}"),
     log:
-        f"{RESULTS}/logs/retrieval_scores/{{experiment}}/{{variant}}.log",
+        f"{RESULTS}/logs/retrieval_scores/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        experiment=names_regex(RETRIEVAL_EXPERIMENTS),
+        track=names_regex(tb_variants.RETRIEVAL_TRACKS),
     conda:
         "../envs/retrieval.yaml"
     threads: 2
@@ -207,20 +204,20 @@ rule retrieval_scores:
 
 rule sts_table:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/2dmse-sts/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
-        markdown=f"{RESULTS}/{{experiment}}/tables/sts_grid.md",
-        csv=f"{RESULTS}/{{experiment}}/tables/sts_grid.csv",
+        markdown=f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_grid.md",
+        csv=f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_grid.csv",
         html=report(
-            f"{RESULTS}/{{experiment}}/tables/sts_grid.html",
+            f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_grid.html",
             caption="../report/sts_table.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "seed table"},
         ),
         comparison=report(
-            f"{RESULTS}/{{experiment}}/tables/sts_vs_published.csv",
+            f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_vs_published.csv",
             caption="../report/sts_comparison.rst",
             category=experiment_track,
             subcategory="{experiment}",
@@ -241,17 +238,17 @@ rule sts_table:
 
 rule sts_figure:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/2dmse-sts/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
         png=report(
-            f"{RESULTS}/{{experiment}}/figures/sts_layers.png",
+            f"{RESULTS}/2dmse-sts/{{experiment}}/figures/sts_layers.png",
             caption="../report/sts_figure.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "layer subplots"},
         ),
-        svg=f"{RESULTS}/{{experiment}}/figures/sts_layers.svg",
+        svg=f"{RESULTS}/2dmse-sts/{{experiment}}/figures/sts_layers.svg",
     log:
         f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
     localrule: True
@@ -269,23 +266,21 @@ rule sts_figure:
 
 rule retrieval_table:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/2dmse-retrieval/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
-        markdown=f"{RESULTS}/{{experiment}}/tables/retrieval_grid.{{view}}.md",
-        csv=f"{RESULTS}/{{experiment}}/tables/retrieval_grid.{{view}}.csv",
+        markdown=f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_grid.{{view}}.md",
+        csv=f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_grid.{{view}}.csv",
         html=report(
-            f"{RESULTS}/{{experiment}}/tables/retrieval_grid.{{view}}.html",
+            f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_grid.{{view}}.html",
             caption="../report/retrieval_table.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "grid {view}"},
         ),
-        comparison=f"{RESULTS}/{{experiment}}/tables/retrieval_vs_published.{{view}}.csv",
+        comparison=f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_vs_published.{{view}}.csv",
     log:
         f"{RESULTS}/logs/retrieval_table/{{experiment}}.{{view}}.log",
-    wildcard_constraints:
-        experiment=names_regex(GROUP_TRAINED_EXPERIMENTS),
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -299,21 +294,19 @@ rule retrieval_table:
 
 rule retrieval_figure:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/2dmse-retrieval/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
         png=report(
-            f"{RESULTS}/{{experiment}}/figures/retrieval_layers.{{view}}.png",
+            f"{RESULTS}/2dmse-retrieval/{{experiment}}/figures/retrieval_layers.{{view}}.png",
             caption="../report/retrieval_figure.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "layer subplots {view}"},
         ),
-        svg=f"{RESULTS}/{{experiment}}/figures/retrieval_layers.{{view}}.svg",
+        svg=f"{RESULTS}/2dmse-retrieval/{{experiment}}/figures/retrieval_layers.{{view}}.svg",
     log:
         f"{RESULTS}/logs/retrieval_figure/{{experiment}}.{{view}}.log",
-    wildcard_constraints:
-        experiment=names_regex(GROUP_TRAINED_EXPERIMENTS),
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -330,7 +323,8 @@ rule retrieval_figure:
 rule sts_versions:
     input:
         scores=lambda wc: [
-            f"{RESULTS}/{name}/scores.parquet" for name in track_experiments(wc.track)
+            f"{experiment_dir(name)}/scores.parquet"
+            for name in track_experiments(wc.track)
         ],
         references=lambda wc: [
             reference_path(name) for name in track_experiments(wc.track)
@@ -367,13 +361,13 @@ rule sts_versions:
 
 rule homedepot_table:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/homedepot/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
-        markdown=f"{RESULTS}/{{experiment}}/tables/homedepot.md",
-        csv=f"{RESULTS}/{{experiment}}/tables/homedepot.csv",
+        markdown=f"{RESULTS}/homedepot/{{experiment}}/tables/homedepot.md",
+        csv=f"{RESULTS}/homedepot/{{experiment}}/tables/homedepot.csv",
         html=report(
-            f"{RESULTS}/{{experiment}}/tables/homedepot.html",
+            f"{RESULTS}/homedepot/{{experiment}}/tables/homedepot.html",
             caption="../report/homedepot_table.rst",
             category=experiment_track,
             subcategory="{experiment}",
@@ -381,8 +375,6 @@ rule homedepot_table:
         ),
     log:
         f"{RESULTS}/logs/homedepot_table/{{experiment}}.log",
-    wildcard_constraints:
-        experiment=names_regex(HOMEDEPOT_EXPERIMENTS),
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -394,21 +386,19 @@ rule homedepot_table:
 
 rule homedepot_figure:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/homedepot/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
         png=report(
-            f"{RESULTS}/{{experiment}}/figures/homedepot_recall.png",
+            f"{RESULTS}/homedepot/{{experiment}}/figures/homedepot_recall.png",
             caption="../report/homedepot_figure.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "recall@10 vs dim"},
         ),
-        svg=f"{RESULTS}/{{experiment}}/figures/homedepot_recall.svg",
+        svg=f"{RESULTS}/homedepot/{{experiment}}/figures/homedepot_recall.svg",
     log:
         f"{RESULTS}/logs/homedepot_figure/{{experiment}}.log",
-    wildcard_constraints:
-        experiment=names_regex(HOMEDEPOT_EXPERIMENTS),
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -422,7 +412,7 @@ rule homedepot_figure:
 rule retrieval_ablation:
     input:
         scores=lambda wc: [
-            f"{RESULTS}/{name}/scores.parquet"
+            f"{experiment_dir(name)}/scores.parquet"
             for name in retrieval_ablation_groups(wc.track)[wc.group]
         ],
     output:

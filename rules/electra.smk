@@ -11,7 +11,7 @@ rule adapt_domain:
         model=lambda wc: model_dir(wc.model),
         data=lambda wc: adaptation_tables(experiment(wc)),
     output:
-        model=directory(f"{RESULTS}/{{experiment}}/adapted/{{model}}"),
+        model=directory(f"{RESULTS}/electra/{{experiment}}/adapted/{{model}}"),
     log:
         f"{RESULTS}/logs/adapt_domain/{{experiment}}/{{model}}.log",
     conda:
@@ -38,7 +38,7 @@ rule pretune_word_similarity:
         train=lambda wc: word_similarity_tables(experiment(wc), "train"),
         validation=lambda wc: word_similarity_tables(experiment(wc), "validation"),
     output:
-        model=directory(f"{RESULTS}/{{experiment}}/pretuned/{{model}}/L{{k}}"),
+        model=directory(f"{RESULTS}/electra/{{experiment}}/pretuned/{{model}}/L{{k}}"),
     log:
         f"{RESULTS}/logs/pretune_word_similarity/{{experiment}}/{{model}}/L{{k}}.log",
     wildcard_constraints:
@@ -70,8 +70,8 @@ rule train_electra:
         validation=lambda wc: data_table(wc.task, "validation"),
         test=lambda wc: data_table(wc.task, "test"),
     output:
-        scores=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/scores.parquet",
-        history=f"{RESULTS}/{{experiment}}/runs/{{task}}/{{model}}/history.json",
+        scores=f"{RESULTS}/electra/{{experiment}}/runs/{{task}}/{{model}}/scores.parquet",
+        history=f"{RESULTS}/electra/{{experiment}}/runs/{{task}}/{{model}}/history.json",
     log:
         f"{RESULTS}/logs/train_electra/{{experiment}}/{{task}}/{{model}}.log",
     wildcard_constraints:
@@ -104,22 +104,22 @@ rule train_electra:
 
 rule electra_table:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
-        layers_markdown=f"{RESULTS}/{{experiment}}/tables/layers.md",
-        layers_csv=f"{RESULTS}/{{experiment}}/tables/layers.csv",
+        layers_markdown=f"{RESULTS}/electra/{{experiment}}/tables/layers.md",
+        layers_csv=f"{RESULTS}/electra/{{experiment}}/tables/layers.csv",
         layers_html=report(
-            f"{RESULTS}/{{experiment}}/tables/layers.html",
+            f"{RESULTS}/electra/{{experiment}}/tables/layers.html",
             caption="../report/electra_layers.rst",
             category="{experiment}",
             subcategory="tables",
             labels={"experiment": "{experiment}", "view": "per layer"},
         ),
-        choice_markdown=f"{RESULTS}/{{experiment}}/tables/dev_choice.md",
-        choice_csv=f"{RESULTS}/{{experiment}}/tables/dev_choice.csv",
+        choice_markdown=f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.md",
+        choice_csv=f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.csv",
         choice_html=report(
-            f"{RESULTS}/{{experiment}}/tables/dev_choice.html",
+            f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.html",
             caption="../report/electra_choice.rst",
             category="{experiment}",
             subcategory="tables",
@@ -139,17 +139,17 @@ rule electra_table:
 
 rule electra_figure:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
         png=report(
-            f"{RESULTS}/{{experiment}}/figures/layers.png",
+            f"{RESULTS}/electra/{{experiment}}/figures/layers.png",
             caption="../report/electra_figure.rst",
             category="{experiment}",
             subcategory="figures",
             labels={"experiment": "{experiment}", "view": "score per layer"},
         ),
-        svg=f"{RESULTS}/{{experiment}}/figures/layers.svg",
+        svg=f"{RESULTS}/electra/{{experiment}}/figures/layers.svg",
     log:
         f"{RESULTS}/logs/electra_figure/{{experiment}}.log",
     localrule: True
@@ -166,17 +166,17 @@ rule electra_figure:
 
 rule pareto_figure:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
         png=report(
-            f"{RESULTS}/{{experiment}}/figures/pareto.png",
+            f"{RESULTS}/electra/{{experiment}}/figures/pareto.png",
             caption="../report/pareto_figure.rst",
             category="{experiment}",
             subcategory="figures",
             labels={"experiment": "{experiment}", "view": "Pareto front"},
         ),
-        svg=f"{RESULTS}/{{experiment}}/figures/pareto.svg",
+        svg=f"{RESULTS}/electra/{{experiment}}/figures/pareto.svg",
     log:
         f"{RESULTS}/logs/pareto_figure/{{experiment}}.log",
     localrule: True

@@ -9,10 +9,10 @@ rule export_model:
         model=variant_model,
     output:
         model=directory(
-            f"{RESULTS}/{{experiment}}/exported/{{variant}}/L{{layer}}_d{{dim}}"
+            f"{RESULTS}/{{track}}/{{experiment}}/exported/{{variant}}/L{{layer}}_d{{dim}}"
         ),
     log:
-        f"{RESULTS}/logs/export_model/{{experiment}}/{{variant}}/L{{layer}}_d{{dim}}.log",
+        f"{RESULTS}/logs/export_model/{{track}}/{{experiment}}/{{variant}}/L{{layer}}_d{{dim}}.log",
     wildcard_constraints:
         layer=r"\d+",
         dim=r"\d+",

@@ -9,9 +9,9 @@ rule collect_scores:
     input:
         scores=experiment_scores,
     output:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
     log:
-        f"{RESULTS}/logs/collect_scores/{{experiment}}.log",
+        f"{RESULTS}/logs/collect_scores/{{track}}/{{experiment}}.log",
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -21,7 +21,7 @@ rule collect_scores:
 
 rule scoreboard:
     input:
-        scores=[f"{RESULTS}/{name}/scores.parquet" for name in EXPERIMENTS],
+        scores=[f"{experiment_dir(name)}/scores.parquet" for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
         figure=pareto_path(*HEADLINE_PARETO, "png"),
     output:
@@ -58,7 +58,7 @@ rule scoreboard:
 # One job draws every (dataset, cost) figure: each is seconds of work after the same inputs.
 rule pareto:
     input:
-        scores=[f"{RESULTS}/{name}/scores.parquet" for name in EXPERIMENTS],
+        scores=[f"{experiment_dir(name)}/scores.parquet" for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
     output:
         points=[pareto_path(d, c, "csv") for d, c in PARETO_FIGURES],

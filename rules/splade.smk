@@ -52,11 +52,10 @@ rule splade_triplets:
     input:
         unpack(splade_triplet_inputs),
     output:
-        triplets=f"{RESULTS}/{{experiment}}/triplets/{{method}}.parquet",
+        triplets=f"{RESULTS}/splade/{{experiment}}/triplets/{{method}}.parquet",
     log:
         f"{RESULTS}/logs/splade_triplets/{{experiment}}/{{method}}.log",
     wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
         method="splade_max|distil_splade",
     conda:
         "../envs/retrieval.yaml"
@@ -74,13 +73,12 @@ rule splade_triplets:
 rule train_splade:
     input:
         model=lambda wc: model_dir(splade_run(wc)["model"]),
-        triplets=lambda wc: f"{RESULTS}/{wc.experiment}/triplets/{splade_run(wc)['method']}.parquet",
+        triplets=lambda wc: f"{experiment_dir(wc.experiment)}/triplets/{splade_run(wc)['method']}.parquet",
     output:
-        model=directory(f"{RESULTS}/{{experiment}}/models/{{run}}"),
+        model=directory(f"{RESULTS}/splade/{{experiment}}/models/{{run}}"),
     log:
         f"{RESULTS}/logs/train_splade/{{experiment}}/{{run}}.log",
     wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
@@ -108,14 +106,13 @@ rule train_splade:
 
 rule encode_sparse:
     input:
-        model=lambda wc: f"{RESULTS}/{wc.experiment}/models/{wc.run}",
+        model=lambda wc: f"{experiment_dir(wc.experiment)}/models/{wc.run}",
         data=eval_retrieval_data,
     output:
-        vectors=directory(f"{RESULTS}/{{experiment}}/vectors/{{run}}"),
+        vectors=directory(f"{RESULTS}/splade/{{experiment}}/vectors/{{run}}"),
     log:
         f"{RESULTS}/logs/encode_sparse/{{experiment}}/{{run}}.log",
     wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
@@ -140,11 +137,10 @@ rule index_sparse:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.run),
         data=eval_retrieval_data,
     output:
-        index=directory(f"{RESULTS}/{{experiment}}/indexes/{{run}}"),
+        index=directory(f"{RESULTS}/splade/{{experiment}}/indexes/{{run}}"),
     log:
         f"{RESULTS}/logs/index_sparse/{{experiment}}/{{run}}.log",
     wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
@@ -164,15 +160,14 @@ rule index_sparse:
 rule splade_scores:
     input:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.variant),
-        index=lambda wc: f"{RESULTS}/{wc.experiment}/indexes/{wc.variant}",
+        index=lambda wc: f"{experiment_dir(wc.experiment)}/indexes/{wc.variant}",
         data=eval_retrieval_data,
     output:
-        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
-        runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
+        scores=f"{RESULTS}/splade/{{experiment}}/scores/{{variant}}.parquet",
+        runs=directory(f"{RESULTS}/splade/{{experiment}}/runs/{{variant}}"),
     log:
         f"{RESULTS}/logs/splade_scores/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
         variant=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
@@ -198,21 +193,20 @@ rule splade_scores:
 rule splade_ensemble:
     input:
         runs=lambda wc: [
-            f"{RESULTS}/{wc.experiment}/runs/{run}"
+            f"{experiment_dir(wc.experiment)}/runs/{run}"
             for run in experiment(wc)["ensembles"][wc.variant]["runs"]
         ],
         member_scores=lambda wc: [
-            f"{RESULTS}/{wc.experiment}/scores/{run}.parquet"
+            f"{experiment_dir(wc.experiment)}/scores/{run}.parquet"
             for run in experiment(wc)["ensembles"][wc.variant]["runs"]
         ],
         data=eval_retrieval_data,
     output:
-        scores=f"{RESULTS}/{{experiment}}/scores/{{variant}}.parquet",
-        runs=directory(f"{RESULTS}/{{experiment}}/runs/{{variant}}"),
+        scores=f"{RESULTS}/splade/{{experiment}}/scores/{{variant}}.parquet",
+        runs=directory(f"{RESULTS}/splade/{{experiment}}/runs/{{variant}}"),
     log:
         f"{RESULTS}/logs/splade_ensemble/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
         variant=names_regex(SPLADE_ENSEMBLES),
     conda:
         "../envs/retrieval.yaml"
@@ -233,13 +227,13 @@ rule splade_ensemble:
 
 rule splade_table:
     input:
-        scores=f"{RESULTS}/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/splade/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
-        markdown=f"{RESULTS}/{{experiment}}/tables/splade.md",
-        csv=f"{RESULTS}/{{experiment}}/tables/splade.csv",
+        markdown=f"{RESULTS}/splade/{{experiment}}/tables/splade.md",
+        csv=f"{RESULTS}/splade/{{experiment}}/tables/splade.csv",
         html=report(
-            f"{RESULTS}/{{experiment}}/tables/splade.html",
+            f"{RESULTS}/splade/{{experiment}}/tables/splade.html",
             caption="../report/splade_table.rst",
             category=experiment_track,
             subcategory="{experiment}",
@@ -247,8 +241,6 @@ rule splade_table:
         ),
     log:
         f"{RESULTS}/logs/splade_table/{{experiment}}.log",
-    wildcard_constraints:
-        experiment=names_regex(SPLADE_EXPERIMENTS),
     localrule: True
     conda:
         "../envs/report.yaml"

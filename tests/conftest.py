@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -90,6 +91,22 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
             f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
         )
     return result
+
+
+#: config files whose experiments the tests run (besides a working directory's own config.yaml)
+CONFIG_FILES = (*sorted((REPO / "tests" / "configs").glob("*.yaml")), *sorted((REPO / "configs").glob("*.yaml")),
+                REPO / "config.yaml")
+
+
+def experiment_dir(workdir: Path | str, name: str) -> Path:
+    """Where experiment ``name``'s outputs are: ``results/<track>/<name>`` in ``workdir`` (a relative path
+    for ``workdir=""``); the track is read from ``workdir``'s config.yaml or a config the tests use."""
+    for config in (Path(workdir) / "config.yaml" if workdir else None, *CONFIG_FILES):
+        if config is not None and config.is_file():
+            experiments = yaml.safe_load(config.read_text()).get("experiments") or {}
+            if name in experiments:
+                return Path(workdir) / "results" / experiments[name]["track"] / name
+    raise KeyError(f"experiment {name!r} is in no test config")
 
 
 @pytest.fixture

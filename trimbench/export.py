@@ -6,7 +6,7 @@ physically keeps only its first k blocks (so it also runs faster) and its
 ``config_sentence_transformers.json`` carries ``truncate_dim``, which plain
 ``SentenceTransformer(path)`` reads back.
 
-    python -m trimbench.export --model results/sts-v1/models/2dmse --layers 4 --dim 128 --out /tmp/L4_d128
+    python -m trimbench.export --model results/2dmse-sts/sts-v1/models/2dmse --layers 4 --dim 128 --out /tmp/L4_d128
 """
 
 from __future__ import annotations

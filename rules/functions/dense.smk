@@ -34,12 +34,12 @@ def variant_model(wildcards):
     v = variant(wildcards)
     if not v.trained:
         return model_dir(experiment(wildcards)["model"])
-    return f"{RESULTS}/{wildcards.experiment}/models/{v.model_variant}"
+    return f"{experiment_dir(wildcards.experiment)}/models/{v.model_variant}"
 
 
 def variant_embeddings(wildcards):
     """Embeddings a variant is scored on: BERT-S at full depth reuses the full model's."""
-    return f"{RESULTS}/{wildcards.experiment}/embeddings/{variant(wildcards).model_variant}"
+    return f"{experiment_dir(wildcards.experiment)}/embeddings/{variant(wildcards).model_variant}"
 
 
 def score_meta(wildcards):
@@ -143,7 +143,7 @@ def ablation_base(wildcards):
 
 # --- targets (bound per track in rules/targets.smk) ---
 def sts_outputs(name):
-    base = f"{RESULTS}/{name}"
+    base = f"{experiment_dir(name)}"
     return [
         f"{base}/scores.parquet",
         *expand(f"{base}/tables/sts_grid.{{ext}}", ext=["md", "csv", "html"]),
@@ -153,7 +153,7 @@ def sts_outputs(name):
 
 
 def retrieval_outputs(name):
-    base = f"{RESULTS}/{name}"
+    base = f"{experiment_dir(name)}"
     return [
         f"{base}/scores.parquet",
         *expand(
@@ -170,7 +170,7 @@ def retrieval_outputs(name):
 
 
 def homedepot_outputs(name):
-    base = f"{RESULTS}/{name}"
+    base = f"{experiment_dir(name)}"
     return [
         f"{base}/scores.parquet",
         *expand(f"{base}/tables/homedepot.{{ext}}", ext=["md", "csv", "html"]),
@@ -179,7 +179,7 @@ def homedepot_outputs(name):
 
 
 def dense_scores(name):
-    return [f"{RESULTS}/{name}/scores/{v}.parquet" for v in VARIANTS[name]]
+    return [f"{experiment_dir(name)}/scores/{v}.parquet" for v in VARIANTS[name]]
 
 
 def dense_stage_targets(name, stage):
@@ -199,11 +199,14 @@ def dense_stage_targets(name, stage):
             return [negatives_path(train, exp["retrieval"]["negatives"])]
         return []
     if stage == "models":
-        return [f"{RESULTS}/{name}/models/{v.name}" for v in trained]
+        return [f"{experiment_dir(name)}/models/{v.name}" for v in trained]
     if stage == "embeddings":
-        return [f"{RESULTS}/{name}/embeddings/{v.name}" for v in encoded_variants(name)]
+        return [
+            f"{experiment_dir(name)}/embeddings/{v.name}"
+            for v in encoded_variants(name)
+        ]
     if stage == "scores":
-        return [f"{RESULTS}/{name}/scores.parquet"]
+        return [f"{experiment_dir(name)}/scores.parquet"]
     return []
 
 

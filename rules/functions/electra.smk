@@ -5,7 +5,7 @@ from trimbench.electra import checks as tb_electra
 
 def electra_run_scores(name):
     return [
-        f"{RESULTS}/{name}/runs/{task}/{model}/scores.parquet"
+        f"{experiment_dir(name)}/runs/{task}/{model}/scores.parquet"
         for task, model in tb_electra.train_jobs(EXPERIMENTS[name])
     ]
 
@@ -21,10 +21,10 @@ def electra_stage_dirs(name):
     exp = EXPERIMENTS[name]
     dirs = []
     if exp["domain_adaptation"]:
-        dirs += [f"{RESULTS}/{name}/adapted/{model}" for model in exp["models"]]
+        dirs += [f"{experiment_dir(name)}/adapted/{model}" for model in exp["models"]]
     if exp["word_similarity"]:
         dirs += [
-            f"{RESULTS}/{name}/pretuned/{model}/L{k}"
+            f"{experiment_dir(name)}/pretuned/{model}/L{k}"
             for model, k in tb_electra.stage_models(exp)
         ]
     return dirs
@@ -55,7 +55,7 @@ def word_similarity_tables(exp, split):
 
 
 def electra_outputs(name):
-    base = f"{RESULTS}/{name}"
+    base = f"{experiment_dir(name)}"
     return [
         f"{base}/scores.parquet",
         *expand(
@@ -77,14 +77,14 @@ def electra_stage_targets(name, stage):
     if stage == "models":
         return electra_stage_dirs(name)
     if stage == "scores":
-        return [f"{RESULTS}/{name}/scores.parquet"]
+        return [f"{experiment_dir(name)}/scores.parquet"]
     return []
 
 
 def adapted_or_registry_model(wildcards):
     """The model a stage or run starts from: domain-adapted where configured."""
     if experiment(wildcards)["domain_adaptation"]:
-        return f"{RESULTS}/{wildcards.experiment}/adapted/{wildcards.model}"
+        return f"{experiment_dir(wildcards.experiment)}/adapted/{wildcards.model}"
     return model_dir(wildcards.model)
 
 
@@ -99,7 +99,8 @@ def start_model_layers(wildcards):
 def run_start_models(wildcards):
     name, model = wildcards.experiment, wildcards.model
     return [
-        f"{RESULTS}/{name}/pretuned/{model}/L{k}" for k in start_model_layers(wildcards)
+        f"{experiment_dir(name)}/pretuned/{model}/L{k}"
+        for k in start_model_layers(wildcards)
     ] or [adapted_or_registry_model(wildcards)]
 
 

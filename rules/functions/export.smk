@@ -4,7 +4,7 @@ def exported_models(name):
     """The standalone trimmed models of an experiment's export cells."""
     export = EXPERIMENTS[name].get("export") or {"cells": []}
     return [
-        f"{RESULTS}/{name}/exported/{variant}/L{layer}_d{dim}"
+        f"{experiment_dir(name)}/exported/{variant}/L{layer}_d{dim}"
         for variant in export["cells"] and export["variants"]
         for layer, dim in export["cells"]
     ]

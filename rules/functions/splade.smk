@@ -36,7 +36,7 @@ def splade_triplet_inputs(wildcards):
 
 
 def splade_vectors(name, run):
-    return f"{RESULTS}/{name}/vectors/{run}"
+    return f"{experiment_dir(name)}/vectors/{run}"
 
 
 def splade_index_of(name, run):
@@ -44,7 +44,8 @@ def splade_index_of(name, run):
     share a corpus (MS MARCO dev, DL19, DL20) share the index of the first of them."""
     corpus_of = EXPERIMENTS[name]["_corpus_of"]
     return {
-        ds: f"{RESULTS}/{name}/indexes/{run}/{first}" for ds, first in corpus_of.items()
+        ds: f"{experiment_dir(name)}/indexes/{run}/{first}"
+        for ds, first in corpus_of.items()
     }
 
 
@@ -63,13 +64,13 @@ def splade_meta(wildcards, variant, model=None):
 def splade_scores(name):
     exp = EXPERIMENTS[name]
     return [
-        f"{RESULTS}/{name}/scores/{v}.parquet"
+        f"{experiment_dir(name)}/scores/{v}.parquet"
         for v in [*exp["runs"], *exp["ensembles"]]
     ]
 
 
 def splade_outputs(name):
-    base = f"{RESULTS}/{name}"
+    base = f"{experiment_dir(name)}"
     return [
         f"{base}/scores.parquet",
         *expand(f"{base}/tables/splade.{{ext}}", ext=["md", "csv", "html"]),
@@ -84,13 +85,15 @@ def splade_stage_targets(name, stage):
             retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]
         ]
     if stage == "negatives":
-        return [f"{RESULTS}/{name}/triplets/{m}.parquet" for m in splade_methods(name)]
+        return [
+            f"{experiment_dir(name)}/triplets/{m}.parquet" for m in splade_methods(name)
+        ]
     if stage == "models":
-        return [f"{RESULTS}/{name}/models/{run}" for run in exp["runs"]]
+        return [f"{experiment_dir(name)}/models/{run}" for run in exp["runs"]]
     if stage == "embeddings":
         return [splade_vectors(name, run) for run in exp["runs"]]
     if stage == "scores":
-        return [f"{RESULTS}/{name}/scores.parquet"]
+        return [f"{experiment_dir(name)}/scores.parquet"]
     return []
 
 

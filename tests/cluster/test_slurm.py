@@ -15,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, run_snakemake
+from conftest import REPO, SNAKEMAKE, experiment_dir, run_snakemake
 
+TINY_STS = experiment_dir("", "tiny-sts")
 CLUSTER = REPO / "cluster"
 NO_PACKAGES = 2  # start-local-slurm.sh's exit status when it cannot have its packages
 CLUSTER_RULES = {"train_model", "encode_texts", "evaluate_sts"}  # the rest are localrules
@@ -107,15 +108,15 @@ def test_cluster_gives_the_local_score_table(cluster_run, workdir_factory):
     local = workdir_factory("local")
     run_snakemake(local)
     for experiment in ("tiny-sts", "tiny-sts-v2"):
-        scores = f"results/{experiment}/scores.parquet"
+        scores = experiment_dir("", experiment) / "scores.parquet"
         pd.testing.assert_frame_equal(pd.read_parquet(cluster / scores), pd.read_parquet(local / scores))
 
 
 def test_failed_job_is_retried_with_more_memory_and_the_run_completes(local_slurm, workdir_factory):
     workdir = workdir_factory("retried")
     env = {**local_slurm, "TRIMBENCH_TEST_FAIL_ONCE": "encode_texts"}
-    output = run_on_cluster(workdir, "results/tiny-sts/scores/pretrained.parquet", env=env)
-    assert (workdir / "results/tiny-sts/scores/pretrained.parquet").is_file()
+    output = run_on_cluster(workdir, f"{TINY_STS}/scores/pretrained.parquet", env=env)
+    assert (workdir / f"{TINY_STS}/scores/pretrained.parquet").is_file()
     encodings = [slurm_id for slurm_id, rule in submissions(output).items() if rule == "encode_texts"]
     records = accounting(encodings)
     # The first attempt failed; the retry asked for twice the memory (mem_mb grows with attempt).
@@ -129,11 +130,11 @@ def test_requeued_training_resumes_from_its_checkpoint(local_slurm, workdir_fact
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     config["experiments"]["tiny-sts"]["train"]["checkpoint_steps"] = 1
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    train_log = workdir / "results/logs/train_model/tiny-sts/full.log"
+    train_log = workdir / "results/logs/train_model/2dmse-sts/tiny-sts/full.log"
     output_file = workdir / "snakemake.out"
     env = {**local_slurm, "TRIMBENCH_TEST_HOLD": "train_model:checkpoint"}  # held once, after checkpoint-1
     with output_file.open("w") as output:
-        run = subprocess.Popen(cluster_command(workdir, "results/tiny-sts/models/full"), cwd=workdir, env=env,
+        run = subprocess.Popen(cluster_command(workdir, f"{TINY_STS}/models/full"), cwd=workdir, env=env,
                                stdout=output, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 600
     while "test hold at checkpoint" not in (train_log.read_text() if train_log.exists() else ""):
@@ -144,7 +145,7 @@ def test_requeued_training_resumes_from_its_checkpoint(local_slurm, workdir_fact
     subprocess.run(["scontrol", "requeue", slurm_id], check=True)
     assert run.wait(timeout=900) == 0, output_file.read_text()[-8000:]
     assert re.search(r"resuming from checkpoint \S+/full\.tmp/trainer/checkpoint-1 \(step 1\)", train_log.read_text())
-    assert (workdir / "results/tiny-sts/models/full/model.safetensors").is_file()
+    assert (workdir / f"{TINY_STS}/models/full/model.safetensors").is_file()
     states = subprocess.run(["sacct", "-D", "-X", "-n", "-P", "-j", slurm_id, "-o", "State"], capture_output=True,
                             text=True, check=True).stdout.split()
     assert states == ["REQUEUED", "COMPLETED"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, held_run, job_counts, kill_held_job, run_snakemake
+from conftest import REPO, experiment_dir, held_run, job_counts, kill_held_job, run_snakemake
 
 from trimbench.config import prepare as tb_config
 from trimbench.electra import checks as electra_checks
@@ -27,7 +27,7 @@ def finished(tmp_path_factory) -> Path:
 
 
 def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
-    base = finished / "results" / "tiny-cut"
+    base = experiment_dir(finished, "tiny-cut")
     for name in ("tables/layers.md", "tables/layers.csv", "tables/layers.html", "tables/dev_choice.md",
                  "tables/dev_choice.csv", "tables/dev_choice.html", "figures/layers.png", "figures/layers.svg",
                  "figures/pareto.png", "figures/pareto.svg"):
@@ -53,7 +53,7 @@ def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
 
 
 def test_layer_chosen_by_mean_dev_score(finished):
-    base = finished / "results" / "tiny-cut"
+    base = experiment_dir(finished, "tiny-cut")
     table = pd.read_parquet(base / "scores.parquet")
     dev = table[(table["split"] == "validation") & (table["metric"] == "spearman_cosine")]
     expected = dev.groupby(["model", "layer"])["value"].mean().groupby("model").idxmax().map(lambda key: key[1])
@@ -67,7 +67,7 @@ def test_parameter_rows_count_the_cut_model(finished):
     from trimbench.electra.train import parameters_used
     from trimbench.models import cut_layers, load_sentence_model
 
-    table = pd.read_parquet(finished / "results" / "tiny-cut" / "scores.parquet")
+    table = pd.read_parquet(experiment_dir(finished, "tiny-cut") / "scores.parquet")
     counts = table[table["metric"] == "parameters"]
     assert counts["split"].isna().all()
     for k in (0, 2):
@@ -79,7 +79,7 @@ def test_parameter_rows_count_the_cut_model(finished):
 
 
 def test_pair_classification_tasks_report_f1_and_macro_f1(finished):
-    table = pd.read_parquet(finished / "results" / "tiny-pairs" / "scores.parquet")
+    table = pd.read_parquet(experiment_dir(finished, "tiny-pairs") / "scores.parquet")
     metrics = table.groupby("dataset")["metric"].agg(lambda m: sorted(set(m))).to_dict()
     assert metrics == {"mrpc-like": ["accuracy", "f1", "parameters"],
                        "sick-like": ["accuracy", "macro_f1", "parameters"]}
@@ -87,7 +87,7 @@ def test_pair_classification_tasks_report_f1_and_macro_f1(finished):
 
 
 def test_optional_stages_run_before_fine_tuning(finished):
-    base = finished / "results" / "tiny-stages"
+    base = experiment_dir(finished, "tiny-stages")
     assert (base / "adapted" / "tiny-bert" / "config.json").is_file()
     pretuned = base / "pretuned" / "tiny-bert" / "L1"
     assert (pretuned / "modules.json").is_file() and (pretuned / "trimbench_history.json").is_file()
@@ -98,7 +98,7 @@ def test_optional_stages_run_before_fine_tuning(finished):
 
 
 def test_views_rebuild_byte_identical(finished):
-    base = finished / "results" / "tiny-cut"
+    base = experiment_dir(finished, "tiny-cut")
     views = sorted([*(base / "tables").iterdir(), *(base / "figures").iterdir()])
     before = {path.name: path.read_bytes() for path in views}
     result = run_snakemake(finished, "-R", "electra_table", "electra_figure", "pareto_figure",
@@ -125,7 +125,7 @@ def test_changed_training_reruns_only_that_experiments_runs(finished, tmp_path):
 def test_job_killed_after_its_first_run_resumes_to_the_same_scores(finished, tmp_path):
     """tiny-electra-generator's job (2 cuts x 2 seeds) killed once its first run is kept: the re-run
     trains the three runs left and writes the scores of an uninterrupted job."""
-    job = "results/tiny-cut/runs/lee-sim-split/tiny-electra-generator"
+    job = f"{experiment_dir('', 'tiny-cut')}/runs/lee-sim-split/tiny-electra-generator"
     shutil.copy(TINY, tmp_path / "config.yaml")
     run = held_run(tmp_path, "train_electra:run", f"{job}/scores.parquet")
     kill_held_job(run, tmp_path / "results/logs/train_electra/tiny-cut/lee-sim-split/tiny-electra-generator.log")
@@ -200,14 +200,15 @@ def test_stsb_toy_protocol_on_real_data(shared_data: Path, tmp_path):
     """MiniLM cut at layer 3, 320 STS-B training pairs, 1 epoch, the paper's optimisation: the
     STS-B protocol end to end on the real splits (5749 / 1500 / 1379 pairs)."""
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(real_data_config(shared_data)))
-    run_snakemake(tmp_path, "results/stsb-toy/tables/dev_choice.csv")
-    scores = pd.read_parquet(tmp_path / "results" / "stsb-toy" / "scores.parquet")
+    run_snakemake(tmp_path, f"{experiment_dir('', 'stsb-toy')}/tables/dev_choice.csv")
+    scores = pd.read_parquet(experiment_dir(tmp_path, "stsb-toy") / "scores.parquet")
     spearman = scores[scores["metric"] == "spearman_cosine"].set_index("split")["value"]
     # all-MiniLM-L6-v2 cut at layer 3 scores 0.5586 on STS-B test untuned (0.8203 at full depth);
     # ten steps of the paper's optimisation lift it to 0.5905 (CPU, one thread).
     assert spearman["test"] == pytest.approx(0.5905, abs=0.01), spearman
     assert spearman["validation"] == pytest.approx(0.6556, abs=0.01), spearman
-    history = json.loads((tmp_path / "results" / "stsb-toy" / "runs" / "stsb" / "minilm" / "history.json").read_text())
+    history_file = experiment_dir(tmp_path, "stsb-toy") / "runs" / "stsb" / "minilm" / "history.json"
+    history = json.loads(history_file.read_text())
     assert history["L3/seed0"]["train_rows"] == 320
 
 

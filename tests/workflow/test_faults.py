@@ -19,6 +19,7 @@ import pytest
 import yaml
 from conftest import (
     REPO,
+    experiment_dir,
     held_pid,
     held_run,
     job_counts,
@@ -30,9 +31,10 @@ from conftest import (
 
 from trimbench.jobs import warm
 
-SCORES = "results/tiny-sts/scores/full.parquet"
-MODEL = "results/tiny-sts/models/full"
-TRAIN_LOG = "results/logs/train_model/tiny-sts/full.log"
+TINY_STS = experiment_dir("", "tiny-sts")
+SCORES = f"{TINY_STS}/scores/full.parquet"
+MODEL = f"{TINY_STS}/models/full"
+TRAIN_LOG = "results/logs/train_model/2dmse-sts/tiny-sts/full.log"
 
 
 def tiny_config(workdir: Path, **train) -> Path:
@@ -90,7 +92,7 @@ def killed_encoding(tmp_path_factory) -> dict:
     """Encoding held with its output fully written under the temporary name, not yet renamed; a
     second snakemake started on the directory meanwhile; then the job killed, then a re-run."""
     workdir = tiny_config(tmp_path_factory.mktemp("killed-encoding"))
-    target = "results/tiny-sts/scores/pretrained.parquet"
+    target = f"{TINY_STS}/scores/pretrained.parquet"
     log = workdir / "results/logs/encode_texts/tiny-sts/pretrained.log"
     run = held_run(workdir, "encode_texts:commit", target)
     held_pid(run, log)
@@ -98,7 +100,7 @@ def killed_encoding(tmp_path_factory) -> dict:
     seen["second"] = run_snakemake(workdir, target, check=False)
     seen["after_second"] = tree_state(workdir)
     seen["killed_output"] = kill_held_job(run, log)
-    seen["leftovers"] = sorted(p.name for p in (workdir / "results/tiny-sts/embeddings").iterdir())
+    seen["leftovers"] = sorted(p.name for p in (workdir / f"{TINY_STS}/embeddings").iterdir())
     seen["dry_run"] = run_snakemake(workdir, "-n", target).stdout
     seen["rerun"] = run_snakemake(workdir, target)
     return seen
@@ -121,7 +123,7 @@ def test_killed_encoding_leaves_nothing_a_later_stage_takes_as_done(killed_encod
     # ... so snakemake runs the encoding again, and the evaluation after it.
     counts = job_counts(killed_encoding["dry_run"])
     assert counts["encode_texts"] == 1 and counts["evaluate_sts"] == 1
-    embeddings = killed_encoding["workdir"] / "results/tiny-sts/embeddings"
+    embeddings = killed_encoding["workdir"] / f"{TINY_STS}/embeddings"
     assert [p.name for p in embeddings.iterdir()] == ["pretrained"]  # the leftover is cleared
     assert (embeddings / "pretrained" / "manifest.json").is_file()
 
@@ -138,19 +140,18 @@ def run_on_corrupt_copy(finished: Path, destination: Path, relative: str, target
 
 
 def test_truncated_embeddings_name_the_file_and_the_rule(uninterrupted, tmp_path):
-    npy = "results/tiny-sts/embeddings/full/lee-sim.npy"
+    npy = f"{TINY_STS}/embeddings/full/lee-sim.npy"
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", npy, SCORES)
-    assert f"cannot read '{npy}' (made by rule encode_texts (encode_corpus for a retrieval experiment); " \
-           "delete 'results/tiny-sts/embeddings/full' and " \
+    assert f"cannot read '{npy}' (made by rule encode_texts; " \
+           f"delete '{TINY_STS}/embeddings/full' and " \
            "re-run snakemake to rebuild it): ValueError" in output
     assert "Traceback" not in output
 
 
 def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path):
     output = run_on_corrupt_copy(uninterrupted, tmp_path / "corrupt", f"{MODEL}/model.safetensors",
-                                 "results/tiny-sts/embeddings/full")
-    assert f"cannot read '{MODEL}' (made by rule train_model (train_retriever for a retrieval experiment, " \
-           "train_splade for SPLADE); " \
+                                 f"{TINY_STS}/embeddings/full")
+    assert f"cannot read '{MODEL}' (made by rule train_model; " \
            f"delete '{MODEL}' and re-run snakemake to rebuild it)" in output
     assert "Traceback" not in output
 
@@ -201,7 +202,7 @@ def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_
         env[warm.WARM] = str(request.getfixturevalue("warm_server"))
     rows = [f"text {i},other {i},{'' if i in (6, 19, 32) else i % 6}" for i in range(40)]
     workdir = local_sts_config(tmp_path, "sentence1,sentence2,score\n" + "\n".join(rows) + "\n")
-    result = subprocess.run(snakemake_command(workdir, "results/tiny-sts/scores/pretrained.parquet"), cwd=workdir,
+    result = subprocess.run(snakemake_command(workdir, f"{TINY_STS}/scores/pretrained.parquet"), cwd=workdir,
                             env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode != 0
     message = (f"dataset 'local-sts' (file '{workdir}/local-sts/test.csv'): 3 of 40 rows have a missing, "
@@ -210,7 +211,7 @@ def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_
     log = (workdir / "results/logs/prepare_data/local-sts/test.log").read_text()
     assert message in log and "Traceback" not in log, log
     assert f"rule prepare_data: {message}" in result.stdout + result.stderr
-    assert not (workdir / "results/data/local-sts").exists() and not (workdir / "results/tiny-sts/scores").exists()
+    assert not (workdir / "results/data/local-sts").exists() and not (workdir / f"{TINY_STS}/scores").exists()
 
 
 # --- recovering from a killed snakemake: the steps README "Surviving faults" gives -----------------
@@ -222,7 +223,7 @@ def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
     incomplete. The README's recovery, `snakemake --unlock` then the same command again, must
     finish the run (the probe's kills 5-7 needed --rerun-incomplete as well)."""
     workdir = tiny_config(tmp_path)
-    target = "results/tiny-sts/scores/pretrained.parquet"
+    target = f"{TINY_STS}/scores/pretrained.parquet"
     run = held_run(workdir, "encode_texts:committed", target)
     held_pid(run, workdir / "results/logs/encode_texts/tiny-sts/pretrained.log")
     os.killpg(run.pid, signal.SIGKILL)
@@ -235,4 +236,4 @@ def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
     result = run_snakemake(workdir, target, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert (workdir / target).is_file()
-    assert [p.name for p in (workdir / "results/tiny-sts/embeddings").iterdir()] == ["pretrained"]
+    assert [p.name for p in (workdir / f"{TINY_STS}/embeddings").iterdir()] == ["pretrained"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
+from conftest import REPO, experiment_dir, run_snakemake
 
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
@@ -22,10 +22,10 @@ def test_preset_smoke_mode_end_to_end(preset, tmp_path):
     run_snakemake(tmp_path, "--configfile", str(REPO / "configs" / preset), "--config", "smoke=true",
                   f"only={','.join(experiments)}", timeout=2400)
     for name, exp in experiments.items():
-        scores = pd.read_parquet(tmp_path / "results" / name / "scores.parquet")
+        scores = pd.read_parquet(experiment_dir(tmp_path, name) / "scores.parquet")
         assert scores["value"].notna().all() and len(scores) > 0
         for figure in TRACK_FIGURES[exp["track"]]:
-            assert list((tmp_path / "results" / name / "figures").glob(figure)), (name, figure)
+            assert list((experiment_dir(tmp_path, name) / "figures").glob(figure)), (name, figure)
     # Stand-ins and tiny models were made locally, in the preset's own shape.
     assert (tmp_path / "results" / "models").is_dir()
 
@@ -44,7 +44,7 @@ def test_pretrained_minilm_on_stsb_test_matches_mteb(shared_data: Path, tmp_path
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     run_snakemake(tmp_path)
-    scores = pd.read_parquet(tmp_path / "results" / "stsb-pretrained" / "scores.parquet")
+    scores = pd.read_parquet(experiment_dir(tmp_path, "stsb-pretrained") / "scores.parquet")
     cell = scores[(scores.metric == "spearman_cosine") & (scores.layer == 6) & (scores.dim == 384)]
     assert len(cell) == 1
     assert abs(cell["value"].iloc[0] - 0.8203) <= 0.0005, cell["value"].iloc[0]

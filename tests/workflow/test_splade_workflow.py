@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, job_counts, run_snakemake
+from conftest import REPO, experiment_dir, job_counts, run_snakemake
 
 from trimbench import scores as score_table
 from trimbench.data.io import RetrievalSplit
@@ -34,7 +34,7 @@ def test_every_splade_rule_runs_once_per_output(finished):
 
 def test_scores_hold_run_metrics_and_the_vectors_flops(finished):
     workdir, _ = finished
-    base = workdir / "results" / "splade-tiny"
+    base = experiment_dir(workdir, "splade-tiny")
     table = score_table.read(base / "scores.parquet")
     assert set(table["variant"]) == {"A", "D", "AD"}
     for run in ("A", "D"):
@@ -49,7 +49,7 @@ def test_scores_hold_run_metrics_and_the_vectors_flops(finished):
 
 def test_ensemble_is_the_normalised_sum_of_its_runs(finished):
     workdir, _ = finished
-    base = workdir / "results" / "splade-tiny"
+    base = experiment_dir(workdir, "splade-tiny")
     members = [read_trec_run(base / "runs" / run / "lee-ict-retrieval.trec") for run in ("A", "D")]
     qrels = RetrievalSplit.load(workdir / "results" / "data" / "lee-ict-retrieval" / "beir-heldout").qrels
     expected = evaluate_run(sparse.ensemble_runs(members, 20), qrels, ["mrr@10", "ndcg@10"])
@@ -64,7 +64,7 @@ def test_ensemble_is_the_normalised_sum_of_its_runs(finished):
 
 def test_distil_triplets_carry_ce_margins_and_the_table_and_status_row(finished):
     workdir, _ = finished
-    base = workdir / "results" / "splade-tiny"
+    base = experiment_dir(workdir, "splade-tiny")
     distil = pd.read_parquet(base / "triplets" / "distil_splade.parquet")
     assert list(distil.columns) == ["query", "positive", "negative", "label"] and distil["label"].notna().all()
     assert list(pd.read_parquet(base / "triplets" / "splade_max.parquet").columns) == ["query", "positive", "negative"]

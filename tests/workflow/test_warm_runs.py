@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from conftest import kill_held_job, run_snakemake, snakemake_command
+from conftest import experiment_dir, kill_held_job, run_snakemake, snakemake_command
 
-SCORES = "results/tiny-sts/scores/full.parquet"
+TINY_STS = experiment_dir("", "tiny-sts")
+SCORES = f"{TINY_STS}/scores/full.parquet"
 
 
 def test_the_launcher_runs_the_workflow_in_forked_children_with_the_same_results(workdir, tmp_path):
@@ -35,7 +36,7 @@ def warm_command(workdir: Path, *args: str) -> list[str]:
 def test_a_forked_job_killed_fails_its_job_and_a_rerun_completes_it(workdir):
     """SIGKILL to the PID a job's log names (a forked child), held with its output written under
     the temporary name: Snakemake fails the job, nothing looks finished; the next run makes it."""
-    target, embeddings = "results/tiny-sts/scores/pretrained.parquet", "results/tiny-sts/embeddings/pretrained"
+    target, embeddings = f"{TINY_STS}/scores/pretrained.parquet", f"{TINY_STS}/embeddings/pretrained"
     env = {**os.environ, "TRIMBENCH_TEST_HOLD": "encode_texts:commit"}
     run = subprocess.Popen(warm_command(workdir, target), cwd=workdir, env=env, text=True, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, start_new_session=True)

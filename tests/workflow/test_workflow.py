@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
+from conftest import REPO, SNAKEMAKE, experiment_dir, job_counts, run_snakemake
 
+TINY_STS = experiment_dir("", "tiny-sts")
 TRAINED = ["full", "separate-L1", "separate-L2", "matryoshka", "2dmse"]
 
 
@@ -28,7 +29,7 @@ def finished(tmp_path_factory) -> Path:
 
 
 def test_full_run_makes_every_output(finished):
-    base = finished / "results" / "tiny-sts"
+    base = experiment_dir(finished, "tiny-sts")
     for name in ("tables/sts_grid.md", "tables/sts_grid.csv", "tables/sts_grid.html",
                  "tables/sts_vs_published.csv", "figures/sts_layers.png", "figures/sts_layers.svg"):
         assert (base / name).stat().st_size > 0, name
@@ -46,10 +47,10 @@ def test_full_run_makes_every_output(finished):
 
 
 def test_v2_objective_and_side_by_side_table(finished):
-    base = finished / "results" / "tiny-sts-v2"
+    base = experiment_dir(finished, "tiny-sts-v2")
     for variant in ("full", "separate-L2", "matryoshka", "2dmse"):
         assert (base / "models" / variant / "modules.json").is_file()
-    log = (finished / "results" / "logs" / "train_model" / "tiny-sts-v2" / "2dmse.log").read_text()
+    log = (finished / "results" / "logs" / "train_model" / "2dmse-sts" / "tiny-sts-v2" / "2dmse.log").read_text()
     assert "objective angle: loss EspressoLoss" in log
     scores = pd.read_parquet(base / "scores.parquet")
     cells = scores[(scores.dataset == "sts-avg") & (scores.metric == "spearman_cosine")]
@@ -69,7 +70,7 @@ def test_v2_objective_and_side_by_side_table(finished):
 
 
 def test_rerun_of_evaluation_leaves_training_alone(finished):
-    base = finished / "results" / "tiny-sts"
+    base = experiment_dir(finished, "tiny-sts")
     trained = {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED}
     embedded = {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()}
     scored = (base / "scores" / "full.parquet").stat().st_mtime_ns
@@ -102,9 +103,10 @@ def test_changed_logging_settings_rerun_nothing_and_reach_the_job(finished, tmp_
     # ... and the trainer still gets it: retrained (in a copy), the model logs every second step.
     copy = tmp_path / "copy"
     shutil.copytree(finished, copy, symlinks=True)
-    forced = run_snakemake(copy, "--configfile", str(changed), "-f", "results/tiny-sts/models/full")
+    forced = run_snakemake(copy, "--configfile", str(changed), "-f", f"{TINY_STS}/models/full")
     assert job_counts(forced.stdout + forced.stderr) == {"train_model": 1, "total": 1}
-    log = (copy / "results/logs/train_model/tiny-sts/full.log").read_text().split("rule train_model started")[-1]
+    log = (copy / "results/logs/train_model/2dmse-sts/tiny-sts/full.log").read_text()
+    log = log.split("rule train_model started")[-1]
     assert log.count("'loss':") == 1, log  # 3 steps: logged at step 2 only
 
 
@@ -121,7 +123,7 @@ def test_report_builds(finished):
 def view_files(workdir: Path) -> dict[str, str]:
     """Every table and figure of the run (the views of the score tables), with its content hash."""
     results = workdir / "results"
-    paths = [*results.glob("*/tables/*"), *results.glob("*/figures/*"), *(results / "tracks").rglob("*.*"),
+    paths = [*results.glob("*/*/tables/*"), *results.glob("*/*/figures/*"), *(results / "tracks").rglob("*.*"),
              *(results / "scoreboard").glob("*")]
     return {str(p.relative_to(results)): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
 

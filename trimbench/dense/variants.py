@@ -16,6 +16,8 @@ TRAINING_KINDS = ("pairs", "triplets")
 RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
 #: tracks trained on (query, positive, mined negatives) groups (trimbench/dense/retrieval_loss.py)
 GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
+#: tracks trained on pairs or triplets (trimbench/dense/losses.py): rule train_model
+PAIR_TRAINED_TRACKS = ("2dmse-sts", "homedepot")
 
 
 #: settings that only one objective reads: left out of the other's params, so that adding an

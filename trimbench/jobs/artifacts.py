@@ -21,20 +21,27 @@ PRODUCERS = (
     ("results/data/*/beir-*", "prepare_retrieval"),
     ("results/negatives/*/*/*.jsonl", "mine_negatives"),
     # Retrieval experiments' models, embeddings and scores share these paths (rules/retrieval.smk).
-    ("results/*/models/*", "train_model (train_retriever for a retrieval experiment, train_splade for SPLADE)"),
-    ("results/*/embeddings/*", "encode_texts (encode_corpus for a retrieval experiment)"),
-    ("results/*/scores/*.parquet",
-     "evaluate_sts (retrieval_scores for a retrieval experiment, splade_scores / splade_ensemble for SPLADE)"),
-    ("results/*/exported/*/L*_d*", "export_model"),
-    ("results/*/adapted/*", "adapt_domain"),
-    ("results/*/pretuned/*/L*", "pretune_word_similarity"),
-    ("results/*/runs/*/*/scores.parquet", "train_electra"),
-    ("results/*/runs/*/*/history.json", "train_electra"),
-    # The SPLADE track (rules/splade.smk); its models and scores are on the shared paths above.
-    ("results/*/triplets/*.parquet", "splade_triplets"),
-    ("results/*/vectors/*", "encode_sparse"),
-    ("results/*/indexes/*", "index_sparse"),
-    ("results/*/runs/*", "splade_scores or splade_ensemble (retrieval_scores for a dense retrieval experiment)"),
+    # An experiment's outputs: results/<track>/<experiment>/... (rules/<track family>.smk); the
+    # rules that serve one track first, those that serve several after them.
+    ("results/2dmse-retrieval/*/models/*", "train_retriever"),
+    ("results/splade/*/models/*", "train_splade"),
+    ("results/*/*/models/*", "train_model"),
+    ("results/2dmse-sts/*/embeddings/*", "encode_texts"),
+    ("results/*/*/embeddings/*", "encode_corpus"),
+    ("results/2dmse-sts/*/scores/*.parquet", "evaluate_sts"),
+    ("results/splade/*/scores/*.parquet", "splade_scores or splade_ensemble"),
+    ("results/*/*/scores/*.parquet", "retrieval_scores"),
+    ("results/*/*/exported/*/L*_d*", "export_model"),
+    ("results/electra/*/adapted/*", "adapt_domain"),
+    ("results/electra/*/pretuned/*/L*", "pretune_word_similarity"),
+    ("results/electra/*/runs/*/*/scores.parquet", "train_electra"),
+    ("results/electra/*/runs/*/*/history.json", "train_electra"),
+    ("results/splade/*/triplets/*.parquet", "splade_triplets"),
+    ("results/splade/*/vectors/*", "encode_sparse"),
+    ("results/splade/*/indexes/*", "index_sparse"),
+    ("results/electra/*/runs/*", "train_electra"),
+    ("results/splade/*/runs/*", "splade_scores or splade_ensemble"),
+    ("results/*/*/runs/*", "retrieval_scores"),
 )
 
 

@@ -4,7 +4,7 @@ Each ``scripts/<rule>.py`` holds its step as ``main(job)`` and ends with ``run(m
 Under Snakemake the job comes from the injected ``snakemake`` object; alone, from arguments, for
 debugging one stage::
 
-    python scripts/evaluate_sts.py --input embeddings=results/x/embeddings/full \\
+    python scripts/evaluate_sts.py --input embeddings=results/2dmse-sts/x/embeddings/full \\
         --output scores=/tmp/s.parquet --params '{"experiment": "x", ...}' --log /tmp/e.log
 
 A script imports the libraries its step needs inside ``main``: where the warm interpreter runs
