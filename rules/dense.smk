@@ -202,122 +202,68 @@ rule retrieval_scores:
         "../scripts/retrieval_scores.py"
 
 
-rule sts_table:
+# The seed's grid layout (rows layer x method, columns dims) of one dataset, the view: the STS
+# average of a 2dmse-sts experiment; each compared dataset (and the average) of a 2dmse-retrieval one.
+rule grid_table:
     input:
-        scores=f"{RESULTS}/2dmse-sts/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
-        markdown=f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_grid.md",
-        csv=f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_grid.csv",
+        markdown=f"{RESULTS}/{{track}}/{{experiment}}/tables/grid.{{view}}.md",
+        csv=f"{RESULTS}/{{track}}/{{experiment}}/tables/grid.{{view}}.csv",
         html=report(
-            f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_grid.html",
-            caption="../report/sts_table.rst",
-            category=experiment_track,
-            subcategory="{experiment}",
-            labels={"experiment": "{experiment}", "view": "seed table"},
-        ),
-        comparison=report(
-            f"{RESULTS}/2dmse-sts/{{experiment}}/tables/sts_vs_published.csv",
-            caption="../report/sts_comparison.rst",
-            category=experiment_track,
-            subcategory="{experiment}",
-            labels={"experiment": "{experiment}", "view": "ours vs published"},
-        ),
-    log:
-        f"{RESULTS}/logs/sts_table/{{experiment}}.log",
-    localrule: True
-    conda:
-        "../envs/report.yaml"
-    params:
-        reference_variant=exp_param("reference", "variant"),
-        dataset=exp_param("evaluation", "average_name"),
-        metric=exp_param("evaluation", "main_metric"),
-    script:
-        "../scripts/sts_table.py"
-
-
-rule sts_figure:
-    input:
-        scores=f"{RESULTS}/2dmse-sts/{{experiment}}/scores.parquet",
-        reference=reference_file,
-    output:
-        png=report(
-            f"{RESULTS}/2dmse-sts/{{experiment}}/figures/sts_layers.png",
-            caption="../report/sts_figure.rst",
-            category=experiment_track,
-            subcategory="{experiment}",
-            labels={"experiment": "{experiment}", "view": "layer subplots"},
-        ),
-        svg=f"{RESULTS}/2dmse-sts/{{experiment}}/figures/sts_layers.svg",
-    log:
-        f"{RESULTS}/logs/sts_figure/{{experiment}}.log",
-    localrule: True
-    conda:
-        "../envs/report.yaml"
-    params:
-        reference_variant=exp_param("reference", "variant"),
-        dataset=exp_param("evaluation", "average_name"),
-        metric=exp_param("evaluation", "main_metric"),
-        title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
-        depth=exp_param("_depth"),
-    script:
-        "../scripts/sts_figure.py"
-
-
-rule retrieval_table:
-    input:
-        scores=f"{RESULTS}/2dmse-retrieval/{{experiment}}/scores.parquet",
-        reference=reference_file,
-    output:
-        markdown=f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_grid.{{view}}.md",
-        csv=f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_grid.{{view}}.csv",
-        html=report(
-            f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_grid.{{view}}.html",
-            caption="../report/retrieval_table.rst",
+            f"{RESULTS}/{{track}}/{{experiment}}/tables/grid.{{view}}.html",
+            caption="../report/grid_table.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "grid {view}"},
         ),
-        comparison=f"{RESULTS}/2dmse-retrieval/{{experiment}}/tables/retrieval_vs_published.{{view}}.csv",
+        comparison=report(
+            f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.csv",
+            caption="../report/grid_comparison.rst",
+            category=experiment_track,
+            subcategory="{experiment}",
+            labels={"experiment": "{experiment}", "view": "ours vs published {view}"},
+        ),
     log:
-        f"{RESULTS}/logs/retrieval_table/{{experiment}}.{{view}}.log",
+        f"{RESULTS}/logs/grid_table/{{track}}/{{experiment}}.{{view}}.log",
     localrule: True
     conda:
         "../envs/report.yaml"
     params:
         reference_variant=exp_param("reference", "variant"),
         dataset=lambda wc: wc.view,
-        metric=lambda wc: retrieval_view_metric(wc),
+        metric=grid_view_metric,
     script:
-        "../scripts/sts_table.py"
+        "../scripts/grid_table.py"
 
 
-rule retrieval_figure:
+rule grid_figure:
     input:
-        scores=f"{RESULTS}/2dmse-retrieval/{{experiment}}/scores.parquet",
+        scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
         reference=reference_file,
     output:
         png=report(
-            f"{RESULTS}/2dmse-retrieval/{{experiment}}/figures/retrieval_layers.{{view}}.png",
-            caption="../report/retrieval_figure.rst",
+            f"{RESULTS}/{{track}}/{{experiment}}/figures/grid_layers.{{view}}.png",
+            caption="../report/grid_figure.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "layer subplots {view}"},
         ),
-        svg=f"{RESULTS}/2dmse-retrieval/{{experiment}}/figures/retrieval_layers.{{view}}.svg",
+        svg=f"{RESULTS}/{{track}}/{{experiment}}/figures/grid_layers.{{view}}.svg",
     log:
-        f"{RESULTS}/logs/retrieval_figure/{{experiment}}.{{view}}.log",
+        f"{RESULTS}/logs/grid_figure/{{track}}/{{experiment}}.{{view}}.log",
     localrule: True
     conda:
         "../envs/report.yaml"
     params:
         reference_variant=exp_param("reference", "variant"),
         dataset=lambda wc: wc.view,
-        metric=lambda wc: retrieval_view_metric(wc),
-        title=lambda wc: f"{wc.experiment} ({wc.view}): {experiment(wc)['description']}",
+        metric=grid_view_metric,
+        title=grid_figure_title,
         depth=exp_param("_depth"),
     script:
-        "../scripts/sts_figure.py"
+        "../scripts/grid_figure.py"
 
 
 rule sts_versions:

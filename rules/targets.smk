@@ -9,10 +9,10 @@ include: "functions/targets.smk"
 
 TRACKS = {
     "2dmse-sts": Track(
-        sts_outputs, dense_stage_targets, dense_scores, dense_track_outputs
+        grid_outputs, dense_stage_targets, dense_scores, dense_track_outputs
     ),
     "2dmse-retrieval": Track(
-        retrieval_outputs, dense_stage_targets, dense_scores, dense_track_outputs
+        grid_outputs, dense_stage_targets, dense_scores, dense_track_outputs
     ),
     "homedepot": Track(
         homedepot_outputs, dense_stage_targets, dense_scores, dense_track_outputs

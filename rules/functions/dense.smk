@@ -120,15 +120,30 @@ def retrieval_views(name):
     return list(dict.fromkeys(views))
 
 
-def retrieval_view_metric(wildcards):
-    """The compared dataset in the main metric; the others (the BEIR average: the seed's figures;
-    TREC DL: graded judgements) in nDCG@10."""
-    exp = experiment(wildcards)
-    if wildcards.view == (
-        exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
-    ):
-        return exp["evaluation"]["main_metric"]
+def grid_views(name):
+    """The datasets of an experiment's grid tables and figures, the main one first: the STS
+    average; or the retrieval views."""
+    exp = EXPERIMENTS[name]
+    if exp["track"] in tb_variants.RETRIEVAL_TRACKS:
+        return retrieval_views(name)
+    return [exp["evaluation"]["average_name"]]
+
+
+def grid_view_metric(wildcards):
+    """The main view in the main metric; the others (the BEIR average: the seed's figures; TREC
+    DL: graded judgements) in nDCG@10."""
+    if wildcards.view == grid_views(wildcards.experiment)[0]:
+        return experiment(wildcards)["evaluation"]["main_metric"]
     return "ndcg@10"
+
+
+def grid_figure_title(wildcards):
+    """A retrieval experiment's figures name their view (it has several)."""
+    exp = experiment(wildcards)
+    view = (
+        f" ({wildcards.view})" if exp["track"] in tb_variants.RETRIEVAL_TRACKS else ""
+    )
+    return f"{wildcards.experiment}{view}: {exp['description']}"
 
 
 def retrieval_ablation_groups(track):
@@ -142,28 +157,21 @@ def ablation_base(wildcards):
 
 
 # --- targets (bound per track in rules/targets.smk) ---
-def sts_outputs(name):
-    base = f"{experiment_dir(name)}"
-    return [
-        f"{base}/scores.parquet",
-        *expand(f"{base}/tables/sts_grid.{{ext}}", ext=["md", "csv", "html"]),
-        f"{base}/tables/sts_vs_published.csv",
-        *expand(f"{base}/figures/sts_layers.{{ext}}", ext=["png", "svg"]),
-    ]
-
-
-def retrieval_outputs(name):
-    base = f"{experiment_dir(name)}"
+def grid_outputs(name):
+    """The score table and the seed's grid tables and figures (2dmse-sts, 2dmse-retrieval)."""
+    base = experiment_dir(name)
+    views = grid_views(name)
     return [
         f"{base}/scores.parquet",
         *expand(
-            f"{base}/tables/retrieval_grid.{{view}}.{{ext}}",
-            view=retrieval_views(name),
+            f"{base}/tables/grid.{{view}}.{{ext}}",
+            view=views,
             ext=["md", "csv", "html"],
         ),
+        *expand(f"{base}/tables/grid_vs_published.{{view}}.csv", view=views),
         *expand(
-            f"{base}/figures/retrieval_layers.{{view}}.{{ext}}",
-            view=retrieval_views(name),
+            f"{base}/figures/grid_layers.{{view}}.{{ext}}",
+            view=views,
             ext=["png", "svg"],
         ),
     ]

@@ -11,7 +11,7 @@ from conftest import REPO, experiment_dir, run_snakemake
 
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
-TRACK_FIGURES = {"2dmse-sts": ["sts_layers.png"], "2dmse-retrieval": ["retrieval_layers.*.png"],
+TRACK_FIGURES = {"2dmse-sts": ["grid_layers.*.png"], "2dmse-retrieval": ["grid_layers.*.png"],
                  "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"], "splade": []}
 
 

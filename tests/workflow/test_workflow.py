@@ -30,8 +30,9 @@ def finished(tmp_path_factory) -> Path:
 
 def test_full_run_makes_every_output(finished):
     base = experiment_dir(finished, "tiny-sts")
-    for name in ("tables/sts_grid.md", "tables/sts_grid.csv", "tables/sts_grid.html",
-                 "tables/sts_vs_published.csv", "figures/sts_layers.png", "figures/sts_layers.svg"):
+    for name in ("tables/grid.sts-avg.md", "tables/grid.sts-avg.csv", "tables/grid.sts-avg.html",
+                 "tables/grid_vs_published.sts-avg.csv", "figures/grid_layers.sts-avg.png",
+                 "figures/grid_layers.sts-avg.svg"):
         assert (base / name).stat().st_size > 0, name
     scores = pd.read_parquet(base / "scores.parquet")
     assert list(scores.columns) == ["experiment", "track", "variant", "model", "layer", "dim", "dataset", "split",
@@ -43,7 +44,7 @@ def test_full_run_makes_every_output(finished):
     for variant in TRAINED:
         assert (base / "models" / variant / "modules.json").is_file()
     assert not (base / "models" / "separate-L3").exists()  # BERT-S at full depth is the full model
-    assert "**" in (base / "tables" / "sts_grid.md").read_text()
+    assert "**" in (base / "tables" / "grid.sts-avg.md").read_text()
 
 
 def test_v2_objective_and_side_by_side_table(finished):
@@ -76,7 +77,7 @@ def test_rerun_of_evaluation_leaves_training_alone(finished):
     scored = (base / "scores" / "full.parquet").stat().st_mtime_ns
     result = run_snakemake(finished, "-R", "evaluate_sts")
     counts = job_counts(result.stdout + result.stderr)
-    assert counts["evaluate_sts"] == 7 + 5 and counts["sts_table"] == 2 and counts["sts_versions"] == 1
+    assert counts["evaluate_sts"] == 7 + 5 and counts["grid_table"] == 2 and counts["sts_versions"] == 1
     assert "train_model" not in counts and "encode_texts" not in counts
     assert {v: (base / "models" / v).stat().st_mtime_ns for v in TRAINED} == trained
     assert {p.name: p.stat().st_mtime_ns for p in (base / "embeddings").iterdir()} == embedded
@@ -117,7 +118,7 @@ def test_no_op_rerun(finished):
 def test_report_builds(finished):
     run_snakemake(finished, "--report", "results/report.html")
     html = (finished / "results" / "report.html").read_text(errors="replace")
-    assert "sts_layers.png" in html and "sts_grid.html" in html
+    assert "grid_layers.sts-avg.png" in html and "grid.sts-avg.html" in html
 
 
 def view_files(workdir: Path) -> dict[str, str]:

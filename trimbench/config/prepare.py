@@ -116,7 +116,7 @@ def _select_experiments(config: dict) -> dict:
 
 def used_splits(config: dict) -> dict[str, dict[str, str]]:
     """Dataset -> each of our split names the experiments read -> the config key that reads it
-    (the splits the workflow's data rules make: rules/common.smk, electra_common.smk)."""
+    (the splits the track rule files ask the data rules for: rules/functions/dense.smk, electra.smk)."""
     used: dict[str, dict[str, str]] = {}
 
     def use(dataset, split, key):

@@ -20,7 +20,6 @@ PRODUCERS = (
     ("results/data/*/*.parquet", "prepare_data"),
     ("results/data/*/beir-*", "prepare_retrieval"),
     ("results/negatives/*/*/*.jsonl", "mine_negatives"),
-    # Retrieval experiments' models, embeddings and scores share these paths (rules/retrieval.smk).
     # An experiment's outputs: results/<track>/<experiment>/... (rules/<track family>.smk); the
     # rules that serve one track first, those that serve several after them.
     ("results/2dmse-retrieval/*/models/*", "train_retriever"),

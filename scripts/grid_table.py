@@ -1,4 +1,5 @@
-"""Rule sts_table, retrieval_table: the seed's table layout (layer x method by dim), ours beside the published numbers.
+"""Rule grid_table: the seed's table layout (layer x method by dim) of one dataset (the view), ours beside the
+published numbers (2dmse-sts and 2dmse-retrieval experiments).
 
 input:  scores, reference
 output: markdown, csv, html, comparison

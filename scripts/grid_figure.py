@@ -1,4 +1,5 @@
-"""Rule sts_figure, retrieval_figure: the seed's layer figure, ours beside the published curves.
+"""Rule grid_figure: the seed's layer figure of one dataset (the view), ours beside the published curves
+(2dmse-sts and 2dmse-retrieval experiments).
 
 input:  scores, reference
 output: png, svg
