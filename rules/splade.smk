@@ -167,6 +167,7 @@ rule splade_scores:
         runs=directory(f"{RESULTS}/splade/{{experiment}}/runs/{{variant}}"),
     log:
         f"{RESULTS}/logs/splade_scores/{{experiment}}/{{variant}}.log",
+    # a run's scores; an ensemble's (same paths) are splade_ensemble's
     wildcard_constraints:
         variant=names_regex(SPLADE_RUNS),
     conda:

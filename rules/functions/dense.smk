@@ -9,9 +9,6 @@ VARIANTS = {
     # runs, not variants: rules/electra.smk and rules/splade.smk
     if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
 }
-RETRIEVAL_EXPERIMENTS = track_experiments(*tb_variants.RETRIEVAL_TRACKS)
-GROUP_TRAINED_EXPERIMENTS = track_experiments(*tb_variants.GROUP_TRAINED_TRACKS)
-HOMEDEPOT_EXPERIMENTS = track_experiments("homedepot")
 #: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
 SIDE_BY_SIDE_TRACKS = ("2dmse-sts",)
 
