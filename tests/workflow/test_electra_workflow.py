@@ -14,6 +14,9 @@ from conftest import REPO, held_run, job_counts, kill_held_job, run_snakemake
 from trimbench.config import prepare as tb_config
 from trimbench.electra import checks as electra_checks
 
+#: the tests share this module's runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 TINY = REPO / "tests" / "configs" / "tiny_electra.yaml"
 
 

@@ -15,6 +15,9 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
 
+#: the tests share this module's runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 TRAINED = ["full", "separate-L1", "separate-L2", "matryoshka", "2dmse"]
 
 
