@@ -22,8 +22,8 @@ TINY = REPO / "tests" / "configs" / "tiny_electra.yaml"
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    """The tiny truncation config run to the end once for the module."""
-    workdir = tmp_path_factory.mktemp("tiny-truncation")
+    """The tiny ELECTRA config run to the end once for the module."""
+    workdir = tmp_path_factory.mktemp("tiny-electra")
     shutil.copy(TINY, workdir / "config.yaml")
     run_snakemake(workdir)
     return workdir
