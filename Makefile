@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
 
-.PHONY: demo test env lint dry-run report bench clean slurm-profile docs
+.PHONY: demo test test-fast env lint dry-run report bench clean slurm-profile docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,13 @@ demo:
 	$(BIN)/snakemake --report results/report.html && \
 	echo "make demo: results/report.html ready; wall time $$(( $$(date +%s) - start )) s (set-up included)"
 
+# Over every core (tests sharing a module's run stay on one worker: xdist_group).
 test: env
-	$(BIN)/python -m pytest -ra
+	$(BIN)/python -m pytest -ra -n auto --dist loadgroup
+
+# The fast loop: the tests that run no workflow.
+test-fast: env
+	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow"
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
 BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed

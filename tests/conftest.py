@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -9,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -82,10 +84,42 @@ def snakemake_command(workdir: Path, *args: str) -> list[str]:
             "--profile", str(REPO / "profiles" / "default"), *args]
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 900):
-    """Run the project's workflow on ``workdir`` through snakemake itself."""
+_warm: dict[str, subprocess.Popen | Path] = {}
+
+
+def _stop_warm_interpreter() -> None:
+    if "server" in _warm:
+        _warm["server"].terminate()
+        _warm["server"].wait(timeout=30)
+        shutil.rmtree(_warm["socket"].parent, ignore_errors=True)
+
+
+def warm_env() -> dict[str, str]:
+    """The environment of a workflow run whose jobs fork from this session's warm interpreter
+    (trimbench.jobs.warm, as ``make demo`` runs them: the same scripts on already-imported
+    libraries, without each job's 6 s of imports). Started at the first call, stopped at exit."""
+    from trimbench.jobs import warm
+
+    if "server" not in _warm:
+        socket = Path(tempfile.mkdtemp(prefix="trimbench-test-warm-")) / "socket"
+        _warm["socket"], _warm["server"] = socket, subprocess.Popen(
+            [sys.executable, "-m", "trimbench.jobs.warm", "--serve", str(socket)])
+        atexit.register(_stop_warm_interpreter)
+    return {**os.environ, warm.WARM: str(_warm["socket"])}
+
+
+def cold_env() -> dict[str, str]:
+    """The environment of a workflow run whose every job is its own interpreter (as on a cluster)."""
+    from trimbench.jobs import warm
+
+    return {key: value for key, value in os.environ.items() if key != warm.WARM}
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 900, warm: bool = True):
+    """Run the project's workflow on ``workdir`` through snakemake itself; its jobs fork from the
+    session's warm interpreter unless ``warm=False`` (each job its own interpreter)."""
     result = subprocess.run(snakemake_command(workdir, *args), capture_output=True, text=True, timeout=timeout,
-                            cwd=workdir)
+                            cwd=workdir, env=warm_env() if warm else cold_env())
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
@@ -129,9 +163,9 @@ def job_counts(output: str) -> dict[str, int]:
     return counts
 
 
-def held_run(workdir: Path, hold: str, *targets: str) -> subprocess.Popen:
+def held_run(workdir: Path, hold: str, *targets: str, warm: bool = True) -> subprocess.Popen:
     """Start snakemake with ``TRIMBENCH_TEST_HOLD=hold`` (a job will sleep there until killed)."""
-    env = {**os.environ, "TRIMBENCH_TEST_HOLD": hold}
+    env = {**(warm_env() if warm else cold_env()), "TRIMBENCH_TEST_HOLD": hold}
     return subprocess.Popen(snakemake_command(workdir, *targets), cwd=workdir, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 

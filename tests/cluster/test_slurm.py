@@ -18,6 +18,10 @@ import yaml
 from conftest import REPO, SNAKEMAKE, experiment_dir, run_snakemake
 
 TINY_STS = experiment_dir("", "tiny-sts")
+
+#: the tests share one cluster and its runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 CLUSTER = REPO / "cluster"
 NO_PACKAGES = 2  # start-local-slurm.sh's exit status when it cannot have its packages
 CLUSTER_RULES = {"train_model", "encode_texts", "evaluate_sts"}  # the rest are localrules

@@ -68,7 +68,7 @@ def test_sts_texts_indexes_unique_texts():
     assert [texts[i] for i in first] == ["a", "b", "a"] and [texts[i] for i in second] == ["b", "c", "c"]
 
 
-# --- the truncated-encoder track's data: Lee similarity splits, word pairs, holdout, labels -------
+# --- the ELECTRA track's data: Lee similarity splits, word pairs, holdout, labels -------
 
 
 def test_lee_similarity_split_keeps_documents_apart():

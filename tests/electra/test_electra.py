@@ -268,7 +268,7 @@ def test_unknown_model_in_the_list_is_named(tiny_config):
      r"experiments\.tiny-stages\.domain_adaptation: unknown key 'epoch' \(did you mean 'epochs'\?\)"),
     (lambda e: e["tiny-cut"].update(layers=[-1]), r"experiments\.tiny-cut\.layers\.0: -1 is less than the minimum"),
 ])
-def test_bad_truncation_configs_name_the_key(tiny_config, change, message):
+def test_bad_electra_configs_name_the_key(tiny_config, change, message):
     change(tiny_config["experiments"])
     with pytest.raises(ConfigError, match=message):
         prepare(tiny_config)

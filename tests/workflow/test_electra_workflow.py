@@ -14,13 +14,16 @@ from conftest import REPO, experiment_dir, held_run, job_counts, kill_held_job, 
 from trimbench.config import prepare as tb_config
 from trimbench.electra import checks as electra_checks
 
+#: the tests share this module's runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 TINY = REPO / "tests" / "configs" / "tiny_electra.yaml"
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    """The tiny truncation config run to the end once for the module."""
-    workdir = tmp_path_factory.mktemp("tiny-truncation")
+    """The tiny ELECTRA config run to the end once for the module."""
+    workdir = tmp_path_factory.mktemp("tiny-electra")
     shutil.copy(TINY, workdir / "config.yaml")
     run_snakemake(workdir)
     return workdir

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from conftest import (
     REPO,
+    cold_env,
     experiment_dir,
     held_pid,
     held_run,
@@ -26,10 +27,11 @@ from conftest import (
     kill_held_job,
     run_snakemake,
     snakemake_command,
-    warm_server_at,
+    warm_env,
 )
 
-from trimbench.jobs import warm
+#: the tests share this module's runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
 
 TINY_STS = experiment_dir("", "tiny-sts")
 SCORES = f"{TINY_STS}/scores/full.parquet"
@@ -159,12 +161,6 @@ def test_unreadable_model_names_the_folder_and_the_rule(uninterrupted, tmp_path)
 # --- a failed job explains itself in its own log (Snakemake prints it; a cluster keeps it) -------
 
 
-@pytest.fixture(scope="module")
-def warm_server(tmp_path_factory):
-    with warm_server_at(tmp_path_factory.mktemp("warm") / "socket") as path:
-        yield path
-
-
 def local_sts_config(workdir: Path, csv: str) -> Path:
     """The tiny config with a local STS dataset (``csv`` as its test split) evaluated by tiny-sts."""
     config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
@@ -177,10 +173,8 @@ def local_sts_config(workdir: Path, csv: str) -> Path:
 
 
 @pytest.mark.parametrize("interpreter", ["cold", "warm"])
-def test_a_failed_jobs_log_holds_its_traceback(tmp_path, interpreter, request):
-    env = {**os.environ, "TRIMBENCH_TEST_FAIL_ONCE": "prepare_data"}
-    if interpreter == "warm":
-        env[warm.WARM] = str(request.getfixturevalue("warm_server"))
+def test_a_failed_jobs_log_holds_its_traceback(tmp_path, interpreter):
+    env = {**(warm_env() if interpreter == "warm" else cold_env()), "TRIMBENCH_TEST_FAIL_ONCE": "prepare_data"}
     workdir = tiny_config(tmp_path)
     result = subprocess.run(snakemake_command(workdir, "results/data/lee-sim/test.parquet"), cwd=workdir, env=env,
                             capture_output=True, text=True, timeout=600)
@@ -195,11 +189,9 @@ def test_a_failed_jobs_log_holds_its_traceback(tmp_path, interpreter, request):
 
 
 @pytest.mark.parametrize("interpreter", ["cold", "warm"])
-def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_row(tmp_path, interpreter, request):
+def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_row(tmp_path, interpreter):
     """The probe's A17: three empty scores of 40 went through as an all-NaN score table."""
-    env = dict(os.environ)
-    if interpreter == "warm":
-        env[warm.WARM] = str(request.getfixturevalue("warm_server"))
+    env = warm_env() if interpreter == "warm" else cold_env()
     rows = [f"text {i},other {i},{'' if i in (6, 19, 32) else i % 6}" for i in range(40)]
     workdir = local_sts_config(tmp_path, "sentence1,sentence2,score\n" + "\n".join(rows) + "\n")
     result = subprocess.run(snakemake_command(workdir, f"{TINY_STS}/scores/pretrained.parquet"), cwd=workdir,
@@ -224,7 +216,7 @@ def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
     finish the run (the probe's kills 5-7 needed --rerun-incomplete as well)."""
     workdir = tiny_config(tmp_path)
     target = f"{TINY_STS}/scores/pretrained.parquet"
-    run = held_run(workdir, "encode_texts:committed", target)
+    run = held_run(workdir, "encode_texts:committed", target, warm=False)  # a login session lost: no warm server
     held_pid(run, workdir / "results/logs/encode_texts/tiny-sts/pretrained.log")
     os.killpg(run.pid, signal.SIGKILL)
     run.communicate(timeout=60)

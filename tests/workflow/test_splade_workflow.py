@@ -15,6 +15,9 @@ from trimbench.data.io import RetrievalSplit
 from trimbench.runs import evaluate_run, read_trec_run
 from trimbench.splade import vectors as sparse
 
+#: the tests share this module's runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> tuple[Path, str]:

@@ -19,7 +19,7 @@ def test_the_launcher_runs_the_workflow_in_forked_children_with_the_same_results
     cold = tmp_path / "cold"
     cold.mkdir()
     (cold / "config.yaml").write_bytes((workdir / "config.yaml").read_bytes())
-    run_snakemake(cold, SCORES)
+    run_snakemake(cold, SCORES, warm=False)
     result = subprocess.run(warm_command(workdir, SCORES), cwd=workdir, text=True, capture_output=True,
                             timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

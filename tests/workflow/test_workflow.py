@@ -16,6 +16,10 @@ import yaml
 from conftest import REPO, SNAKEMAKE, experiment_dir, job_counts, run_snakemake
 
 TINY_STS = experiment_dir("", "tiny-sts")
+
+#: the tests share this module's runs (module fixtures): under pytest-xdist, all on one worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 TRAINED = ["full", "separate-L1", "separate-L2", "matryoshka", "2dmse"]
 
 

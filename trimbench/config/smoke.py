@@ -105,7 +105,7 @@ def apply(config: dict) -> dict:
 
 
 def _electra_experiment(exp: dict, settings: dict) -> None:
-    """A truncated-encoder experiment runs one job per (task, model, k, seed), hundreds in a paper
+    """An ELECTRA experiment runs one job per (task, model, k, seed), hundreds in a paper
     preset: smoke mode keeps the first ``max_models`` models, ``max_seeds`` seeds and
     ``max_layers`` cuts (the shallowest configured, or k = 1, 2, ... where every k is) and a few
     steps per epoch."""
