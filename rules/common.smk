@@ -294,6 +294,10 @@ SCOREBOARD = [
 ]
 
 
+#: the claims rule's outputs per experiment (rules/report.smk)
+CLAIMS_OUTPUTS = ("md", "csv", "html")
+
+
 def exported_models(name):
     """The standalone trimmed models of an experiment's export cells (rules/export.smk)."""
     export = EXPERIMENTS[name].get("export") or {"cells": []}
@@ -310,6 +314,11 @@ def all_targets():
         [path for name in EXPERIMENTS for path in experiment_outputs(name)]
         + [path for track in tracks for path in track_outputs(track)]
         + [path for name in EXPERIMENTS for path in exported_models(name)]
+        + [
+            f"{RESULTS}/{name}/claims.{ext}"
+            for name in EXPERIMENTS
+            for ext in CLAIMS_OUTPUTS
+        ]
         + SCOREBOARD
     )
 

@@ -170,3 +170,44 @@ rule pareto:
         main_metrics=[dataset_main_metrics(name) for name in EXPERIMENTS],
     script:
         "../scripts/pareto.py"
+
+
+# Every experiment of the track is an input: the 2DMSE retrieval ablation claims compare experiments.
+rule claims:
+    input:
+        scores=lambda wc: [
+            f"{RESULTS}/{name}/scores.parquet"
+            for name in version_experiments(experiment(wc)["track"])
+        ],
+        reference=reference_file,
+        statements=in_workdir(Path(workflow.basedir) / "reference" / "claims.yaml"),
+    output:
+        markdown=f"{RESULTS}/{{experiment}}/claims.md",
+        csv=f"{RESULTS}/{{experiment}}/claims.csv",
+        html=report(
+            f"{RESULTS}/{{experiment}}/claims.html",
+            caption="../report/claims.rst",
+            category="claims",
+            subcategory=experiment_track,
+            labels={
+                "experiment": "{experiment}",
+                "view": "claims, ours and published",
+            },
+        ),
+    log:
+        f"{RESULTS}/logs/claims/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        names=lambda wc: version_experiments(experiment(wc)["track"]),
+        configs=lambda wc: [
+            tb_config.tracked(EXPERIMENTS[name])
+            for name in version_experiments(experiment(wc)["track"])
+        ],
+        main_metrics=lambda wc: dataset_main_metrics(wc.experiment),
+        model_ids=lambda wc: {
+            m: MODELS[m].get("id", "") for m in experiment(wc).get("models", [])
+        },
+    script:
+        "../scripts/claims.py"
