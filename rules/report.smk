@@ -85,3 +85,40 @@ rule pareto:
         main_metrics=MAIN_METRICS,
     script:
         "../scripts/pareto.py"
+
+
+# Every experiment of the track is an input: the 2DMSE retrieval ablation claims compare experiments.
+rule claims:
+    input:
+        scores=sibling_scores,
+        reference=reference_file,
+        statements=in_workdir(Path(workflow.basedir) / "reference" / "claims.yaml"),
+    output:
+        markdown=f"{RESULTS}/{{track}}/{{experiment}}/claims.md",
+        csv=f"{RESULTS}/{{track}}/{{experiment}}/claims.csv",
+        html=report(
+            f"{RESULTS}/{{track}}/{{experiment}}/claims.html",
+            caption="../report/claims.rst",
+            category="claims",
+            subcategory=experiment_track,
+            labels={
+                "experiment": "{experiment}",
+                "view": "claims, ours and published",
+            },
+        ),
+    log:
+        f"{RESULTS}/logs/claims/{{track}}/{{experiment}}.log",
+    localrule: True
+    conda:
+        "../envs/report.yaml"
+    params:
+        names=sibling_experiments,
+        configs=lambda wc: [
+            tb_config.tracked(EXPERIMENTS[name]) for name in sibling_experiments(wc)
+        ],
+        main_metrics=lambda wc: tb_config.dataset_main_metrics(experiment(wc), DATASETS),
+        model_ids=lambda wc: {
+            m: MODELS[m].get("id", "") for m in experiment(wc).get("models", [])
+        },
+    script:
+        "../scripts/claims.py"

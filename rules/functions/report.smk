@@ -49,3 +49,23 @@ def experiment_scores(wildcards):
 MAIN_METRICS = [
     tb_config.dataset_main_metrics(EXPERIMENTS[name], DATASETS) for name in EXPERIMENTS
 ]
+
+
+#: the claims rule's outputs per experiment
+CLAIMS_OUTPUTS = ("md", "csv", "html")
+
+
+def claims_outputs(name):
+    return [f"{experiment_dir(name)}/claims.{ext}" for ext in CLAIMS_OUTPUTS]
+
+
+def sibling_experiments(wildcards):
+    """The experiments of this one's track (config order): claims compare them."""
+    return track_experiments(experiment_track(wildcards))
+
+
+def sibling_scores(wildcards):
+    return [
+        f"{experiment_dir(name)}/scores.parquet"
+        for name in sibling_experiments(wildcards)
+    ]

@@ -20,6 +20,7 @@ def all_targets():
         [path for name in EXPERIMENTS for path in track_of(name).outputs(name)]
         + [path for track in tracks for path in TRACKS[track].views(track)]
         + [path for name in EXPERIMENTS for path in exported_models(name)]
+        + [path for name in EXPERIMENTS for path in claims_outputs(name)]
         + SCOREBOARD
     )
 

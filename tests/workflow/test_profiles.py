@@ -51,7 +51,7 @@ def test_both_spellings_of_the_cluster_profile_dry_run(tmp_path, profile):
                             capture_output=True, text=True, timeout=300,
                             env={**os.environ, "XDG_CONFIG_HOME": str(config_home)})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert job_counts(result.stdout)["total"] == 45
+    assert job_counts(result.stdout)["total"] == 47
     # The cluster profile's settings reached the jobs: the partition to submit to.
     assert "slurm_partition=gpu" in result.stdout
 

@@ -123,13 +123,18 @@ def test_report_builds(finished):
     run_snakemake(finished, "--report", "results/report.html")
     html = (finished / "results" / "report.html").read_text(errors="replace")
     assert "grid_layers.sts-avg.png" in html and "grid.sts-avg.html" in html
+    # The claims view of each experiment, with the STS claims checked on both sides.
+    assert "claims.html" in html and "tiny-sts" in html
+    claims = pd.read_csv(finished / TINY_STS / "claims.csv")
+    assert "2dmse-beats-mse-on-sub-dims" in set(claims["claim"])
+    assert set(claims["ours"]) <= {"holds", "partly", "fails", "not covered"}
 
 
 def view_files(workdir: Path) -> dict[str, str]:
     """Every table and figure of the run (the views of the score tables), with its content hash."""
     results = workdir / "results"
     paths = [*results.glob("*/*/tables/*"), *results.glob("*/*/figures/*"), *(results / "tracks").rglob("*.*"),
-             *(results / "scoreboard").glob("*")]
+             *(results / "scoreboard").glob("*"), *results.glob("*/*/claims.*")]
     return {str(p.relative_to(results)): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
 
 
@@ -242,7 +247,7 @@ def test_a_preset_runs_alone_and_configs_combine_when_listed(tmp_path):
         return job_counts(output)["total"], set(re.findall(r"experiment=([\w.-]+)", output))
 
     default = planned()
-    assert planned("--configfile", tiny) == (45, {"tiny-sts", "tiny-sts-v2"})
+    assert planned("--configfile", tiny) == (47, {"tiny-sts", "tiny-sts-v2"})
     jobs, experiments = planned("--configfile", str(tmp_path / "config.yaml"), tiny)
     assert experiments == default[1] | {"tiny-sts", "tiny-sts-v2"} and jobs > default[0] + 30
 

@@ -27,7 +27,8 @@ TITLES = {"loss": "2DMSE loss variants", "dims": "2DMSE target-dim sets", "doc":
 SWITCHES = tuple(key for keys in GROUPS.values() for key in keys)
 
 
-def _changed(exp: dict, base: dict) -> set[str]:
+def changed_switches(exp: dict, base: dict) -> set[str]:
+    """The ablation switches ``exp`` sets otherwise than ``base``."""
     return {key for key in SWITCHES if exp["retrieval"][key] != base["retrieval"][key]}
 
 
@@ -46,8 +47,8 @@ def ablation_groups(experiments: dict[str, dict]) -> dict[str, list[str]]:
     for group, keys in GROUPS.items():
         allowed = set(keys) | set(ALSO.get(group, ()))
         members = [name for name, exp in candidates.items()
-                   if name != base and _changed(exp, candidates[base]) & set(keys)
-                   and _changed(exp, candidates[base]) <= allowed]
+                   if name != base and changed_switches(exp, candidates[base]) & set(keys)
+                   and changed_switches(exp, candidates[base]) <= allowed]
         if members:
             groups[group] = [base, *members]
     return groups

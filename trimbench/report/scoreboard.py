@@ -254,7 +254,7 @@ STYLE = ("body{font-family:sans-serif;font-size:13px}table{border-collapse:colla
          "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}")
 
 
-def _page(body: str) -> str:
+def standalone_page(body: str) -> str:
     """A standalone page: the report shows each HTML result in a frame of its own."""
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
             + body + "</body></html>\n")
@@ -268,7 +268,7 @@ def status_html(status: pd.DataFrame, figure_uri: str | None = None, figure_capt
         parts.append(f'<figure><img id="status-figure" alt="{html.escape(figure_caption)}" src="{figure_uri}" '
                      f'style="max-width:100%"><figcaption>{html.escape(figure_caption)}</figcaption></figure>')
     parts.append("</div>")
-    return _page("\n".join(parts))
+    return standalone_page("\n".join(parts))
 
 
 def comparisons_html(experiments: list[Experiment]) -> str:
@@ -281,7 +281,7 @@ def comparisons_html(experiments: list[Experiment]) -> str:
         table = (both.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
                  if len(both) else "<p>No cell in common with the published grid.</p>")
         sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp, long))}</p>{table}")
-    return _page("".join(sections))
+    return standalone_page("".join(sections))
 
 
 #: Costs a Pareto figure can put on x (names in config.PARETO_COSTS), from what each score cell

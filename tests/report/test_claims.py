@@ -1,0 +1,423 @@
+"""The works' claims as checks over hand-made score tables: each claim holds, fails and is partly true
+for the reason it states; cells a run lacks are "not covered"; every claim cites its source."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from trimbench import scores
+from trimbench.report import claims
+from trimbench.report.claims import CLAIMS, FAILS, HOLDS, NOT_COVERED, PARTLY, claims_outputs, experiment_views
+
+CLAIM = {claim.id: claim for claim in CLAIMS}
+
+
+def _table(rows: list[dict], **shared) -> pd.DataFrame:
+    return scores.frame([{**shared, **row} for row in rows])
+
+
+def _verdict(claim_id: str, subject: str, configs: dict, tables: dict, published=None, main_metrics=None,
+             model_ids=None):
+    ours, theirs = experiment_views(subject, configs, tables, pd.DataFrame() if published is None else published,
+                                    main_metrics or {}, model_ids or {})
+    return CLAIM[claim_id].evaluate(ours), CLAIM[claim_id].evaluate(theirs)
+
+
+# --- 2DMSE STS: hand-made grids of layers 2, 4 (deepest) and dims 8, 16 (widest) -------------------------------
+
+STS_CONFIG = {"track": "2dmse-sts", "evaluation": {"average_name": "sts-avg", "main_metric": "spearman_cosine",
+                                                   "datasets": ["lee"]},
+              "reference": {"variant": "v1", "tolerance": 0.01}}
+
+
+def sts_scores(values: dict) -> pd.DataFrame:
+    """(variant, layer, dim) -> value, or a list of values: one per seed."""
+    rows = []
+    for (variant, layer, dim), value in values.items():
+        for seed, v in enumerate(value if isinstance(value, list) else [value]):
+            rows.append({"variant": variant, "layer": layer, "dim": dim, "value": v, "seed": seed})
+    # A second dataset and metric the claims must not read.
+    rows += [{**row, "dataset": "lee", "metric": "spearman_cosine", "value": 9.0} for row in rows[:1]]
+    rows += [{**row, "metric": "pearson_cosine", "value": 9.0} for row in rows[:1]]
+    return _table(rows, experiment="e", track="2dmse-sts", model="m", dataset="sts-avg", split="test",
+                  metric="spearman_cosine")
+
+
+DENSE_REFERENCE = ["variant", "method", "layer", "dim", "dataset", "metric", "value"]
+
+
+def sts_verdict(claim_id: str, values: dict, published=None):
+    published = pd.DataFrame(columns=DENSE_REFERENCE) if published is None else published
+    return _verdict(claim_id, "e", {"e": STS_CONFIG}, {"e": sts_scores(values)}, published)
+
+
+def grid(method: str, values: dict) -> dict:
+    return {(method, layer, dim): value for (layer, dim), value in values.items()}
+
+
+@pytest.mark.parametrize(("mse", "outcome", "held"), [
+    ({(2, 8): 0.50, (4, 8): 0.60}, HOLDS, 2),
+    ({(2, 8): 0.50, (4, 8): 0.80}, PARTLY, 1),   # the last layer: MSE's own
+    ({(2, 8): 0.70, (4, 8): 0.80}, FAILS, 0),
+])
+def test_2dmse_beats_mse_on_sub_dims(mse, outcome, held):
+    # At the widest dim MSE is better everywhere: those cells are not sub-dims, so they never count.
+    values = {**grid("2dmse", {(2, 8): 0.6, (4, 8): 0.7, (2, 16): 0.1, (4, 16): 0.1}),
+              **grid("matryoshka", {**mse, (2, 16): 0.9, (4, 16): 0.9})}
+    ours, _ = sts_verdict("2dmse-beats-mse-on-sub-dims", values)
+    assert (ours.outcome, ours.held, ours.covered) == (outcome, held, 2)
+    assert list(ours.cells["cell"]) == ["L2 d8", "L4 d8"]
+
+
+@pytest.mark.parametrize(("full", "outcome", "held"), [
+    ({(2, 8): 0.1, (2, 16): 0.2}, HOLDS, 2),
+    ({(2, 8): 0.1, (2, 16): 0.9}, PARTLY, 1),
+    ({(2, 8): 0.8, (2, 16): 0.9}, FAILS, 0),
+])
+def test_2dmse_beats_full_fine_tuning_on_sub_layers(full, outcome, held):
+    # At the deepest layer full fine-tuning wins: not a sub-layer, never counted.
+    values = {**grid("2dmse", {(2, 8): 0.5, (2, 16): 0.6, (4, 8): 0.1, (4, 16): 0.1}),
+              **grid("full", {**full, (4, 8): 0.9, (4, 16): 0.9})}
+    ours, _ = sts_verdict("2dmse-beats-full-on-sub-layers", values)
+    assert (ours.outcome, ours.held, ours.covered) == (outcome, held, 2)
+
+
+@pytest.mark.parametrize(("separate", "outcome"), [
+    ({(2, 8): 0.6, (4, 16): 0.8}, HOLDS),   # equal counts as not above
+    ({(2, 8): 0.6, (4, 16): 0.7}, PARTLY),
+    ({(2, 8): 0.5, (4, 16): 0.7}, FAILS),
+])
+def test_2dmse_not_above_separately_trained(separate, outcome):
+    values = {**grid("2dmse", {(2, 8): 0.6, (4, 16): 0.8}), **grid("separate", separate)}
+    ours, _ = sts_verdict("2dmse-not-above-separate", values)
+    assert (ours.outcome, ours.covered) == (outcome, 2)
+
+
+def test_seeds_are_averaged_and_absent_methods_are_not_covered():
+    # Seeds 0.4 and 0.8 average 0.6 > MSE 0.55; a single seed of 0.4 would fail.
+    values = {("2dmse", 4, 8): [0.4, 0.8], ("matryoshka", 4, 8): 0.55, ("2dmse", 4, 16): 0.9,
+              ("matryoshka", 4, 16): 0.9}
+    ours, published = sts_verdict("2dmse-beats-mse-on-sub-dims", values)
+    assert (ours.outcome, ours.covered) == (HOLDS, 1)
+    assert published.outcome == NOT_COVERED
+    # No BERT-S in the run: not covered, not a failure.
+    ours, _ = sts_verdict("2dmse-not-above-separate", values)
+    assert (ours.outcome, ours.covered, ours.share) == (NOT_COVERED, 0, None)
+
+
+def test_published_numbers_are_read_on_the_works_grid_and_dataset():
+    # The seed publishes sts-avg7 on its own 12-layer grid while the run scores sts-avg: the published
+    # side reads the work's grid (its deepest layer is 12, not ours), variant v1 only.
+    published = pd.DataFrame(
+        [{"variant": "v1", "method": m, "layer": layer, "dim": 768, "dataset": "sts-avg7",
+          "metric": "spearman_cosine", "value": v}
+         for m, layer, v in [("2DMSE", 6, 0.7), ("BERT", 6, 0.5), ("2DMSE", 12, 0.8), ("BERT", 12, 0.9),
+                             ("2DMSE", 8, 0.6)]]
+        + [{"variant": "v2", "method": "BERT", "layer": 8, "dim": 768, "dataset": "sts-avg7",
+            "metric": "spearman_cosine", "value": 0.99}])
+    _, theirs = sts_verdict("2dmse-beats-full-on-sub-layers", grid("2dmse", {(4, 16): 0.5}), published)
+    assert (theirs.outcome, list(theirs.cells["cell"])) == (HOLDS, ["L6 d768"])
+
+
+# --- 2DMSE retrieval ablations: experiments compared with the plain 2DMSE one -------------------------------------
+
+def retrieval_config(**switches) -> dict:
+    retrieval = {"score_align": False, "compare_to_last_layer": False, "sub_layer_full_dim": False,
+                 "target_dims": [128], "passage_to_last_layer": False, **switches}
+    return {"track": "2dmse-retrieval", "methods": ["2dmse"], "model": "bert", "grid": {"layers": [2, 4]},
+            "retrieval": retrieval, "evaluation": {"datasets": ["marco"], "main_metric": "mrr@10"},
+            "reference": {"variant": "starbucks", "dataset": None, "tolerance": 0.01}}
+
+
+ABLATIONS = {"base": retrieval_config(), "sub-full": retrieval_config(sub_layer_full_dim=True),
+             "dims": retrieval_config(target_dims=[32, 128]), "fixed-doc": retrieval_config(passage_to_last_layer=True),
+             # two switches at once: no claim reads it
+             "dims-full": retrieval_config(target_dims=[32, 128], sub_layer_full_dim=True)}
+
+
+def retrieval_scores(name: str, values: list[float]) -> pd.DataFrame:
+    rows = [{"layer": layer, "dim": dim, "value": v} for (layer, dim), v in zip([(2, 64), (4, 64)], values,
+                                                                                strict=True)]
+    return _table(rows, experiment=name, track="2dmse-retrieval", variant="2dmse", model="bert", dataset="marco",
+                  split="dev", metric="mrr@10", seed=1)
+
+
+def ablation_verdict(claim_id: str, member: str, member_values: list[float], subject: str):
+    tables = {name: retrieval_scores(name, [0.3, 0.4]) for name in ABLATIONS}
+    tables[member] = retrieval_scores(member, member_values)
+    return _verdict(claim_id, subject, ABLATIONS, tables, pd.DataFrame(columns=DENSE_REFERENCE))
+
+
+@pytest.mark.parametrize(("claim_id", "member"), [("retrieval-full-dim-loss-helps", "sub-full"),
+                                                  ("retrieval-more-target-dims-help", "dims")])
+@pytest.mark.parametrize(("values", "outcome"), [([0.35, 0.45], HOLDS), ([0.35, 0.35], PARTLY),
+                                                 ([0.3, 0.35], FAILS)])
+def test_ablations_that_should_help(claim_id, member, values, outcome):
+    for subject in ("base", member):  # the base's claims file and the member's
+        ours, published = ablation_verdict(claim_id, member, values, subject)
+        assert (ours.outcome, ours.covered) == (outcome, 2)
+        assert all(cell.startswith(f"{member} vs base") for cell in ours.cells["cell"])
+        assert published.outcome == NOT_COVERED
+
+
+@pytest.mark.parametrize(("values", "outcome"), [([0.3, 0.35], HOLDS), ([0.35, 0.35], PARTLY),
+                                                 ([0.35, 0.45], FAILS)])
+def test_fixing_the_document_encoder_does_not_help(values, outcome):
+    ours, _ = ablation_verdict("retrieval-fixed-doc-no-gain", "fixed-doc", values, "fixed-doc")
+    assert (ours.outcome, ours.covered) == (outcome, 2)
+
+
+def test_an_ablation_claim_is_not_covered_by_an_unrelated_experiment():
+    # dims-full changes two switches, sub-full is not its base: neither one's claims file covers another's.
+    ours, _ = ablation_verdict("retrieval-full-dim-loss-helps", "sub-full", [0.9, 0.9], "dims-full")
+    assert ours.outcome == NOT_COVERED
+    ours, _ = ablation_verdict("retrieval-more-target-dims-help", "dims", [0.9, 0.9], "fixed-doc")
+    assert ours.outcome == NOT_COVERED
+
+
+# --- Home Depot ----------------------------------------------------------------------------------------------------
+
+HD_CONFIG = {"track": "homedepot", "model": "minilm", "reference": {"model": "all-MiniLM-L6-v2", "tolerance": 0.01}}
+
+
+def homedepot_scores(values: dict) -> pd.DataFrame:
+    """(variant, metric, dim) -> value, at layer 6 (a shallower layer must not be read)."""
+    rows = [{"variant": v, "metric": metric, "dim": dim, "value": value, "layer": 6}
+            for (v, metric, dim), value in values.items()]
+    rows += [{**row, "layer": 3, "value": 0.0} for row in rows]
+    return _table(rows, experiment="hd", track="homedepot", model="minilm", dataset="hd", split="test", seed=1)
+
+
+def hd_verdict(claim_id: str, values: dict):
+    return _verdict(claim_id, "hd", {"hd": HD_CONFIG}, {"hd": homedepot_scores(values)},
+                    published=pd.DataFrame(columns=["model", "method", "dim", "metric", "value"]))
+
+
+def hd_values(matryoshka_48: dict, **extra) -> dict:
+    values = {}
+    for metric in ("recall@10", "mrr@10"):
+        values |= {("full", metric, 384): 0.66, ("full", metric, 48): 0.58,           # −12.1 %
+                   ("matryoshka", metric, 384): 0.65, ("matryoshka", metric, 48): matryoshka_48[metric],
+                   ("pretrained", metric, 384): 0.57}
+    return values | extra
+
+
+@pytest.mark.parametrize(("matryoshka_48", "outcome"), [
+    ({"recall@10": 0.62, "mrr@10": 0.62}, HOLDS),     # −4.6 %
+    ({"recall@10": 0.62, "mrr@10": 0.55}, PARTLY),    # −15.4 % on MRR@10
+    ({"recall@10": 0.57, "mrr@10": 0.55}, FAILS),
+])
+def test_matryoshka_loses_less_when_cut(matryoshka_48, outcome):
+    ours, _ = hd_verdict("homedepot-matryoshka-loses-less-when-cut", hd_values(matryoshka_48))
+    assert (ours.outcome, ours.covered) == (outcome, 2)
+    assert set(ours.cells["cell"]) == {"all-MiniLM-L6-v2 recall@10 d384→d48", "all-MiniLM-L6-v2 mrr@10 d384→d48"}
+
+
+@pytest.mark.parametrize(("pretrained", "matryoshka", "outcome"), [
+    (0.57, 0.65, HOLDS), (0.70, 0.65, FAILS)])
+def test_fine_tuning_beats_pretrained_and_matryoshka_costs_little(pretrained, matryoshka, outcome):
+    values = hd_values({"recall@10": 0.6, "mrr@10": 0.6})
+    values |= {("pretrained", m, 384): pretrained for m in ("recall@10", "mrr@10")}
+    values |= {("matryoshka", m, 384): matryoshka for m in ("recall@10", "mrr@10")}
+    ours, _ = hd_verdict("homedepot-matryoshka-costs-little", values)
+    assert (ours.outcome, ours.covered) == (outcome, 2)
+    values[("pretrained", "mrr@10", 384)] = 0.80   # above fine-tuned on one metric only
+    ours, _ = hd_verdict("homedepot-fine-tuning-beats-pretrained", values)
+    assert (ours.outcome, ours.held) == ((PARTLY, 1) if outcome == HOLDS else (FAILS, 0))
+
+
+# --- SPLADE --------------------------------------------------------------------------------------------------------
+
+def splade_config(runs: dict) -> dict:
+    return {"track": "splade", "reference": {"tolerance": 0.01},
+            "runs": {name: {"method": method, "published_model": model, "lambda_q": lq, "lambda_d": lq * 0.8}
+                     for name, (method, model, lq) in runs.items()},
+            "ensembles": {"ens": {"runs": list(runs), "published": None}}}
+
+
+def splade_verdict(claim_id: str, runs: dict, values: dict, published=None):
+    rows = [{"variant": run, "metric": metric, "value": value} for (run, metric), value in values.items()]
+    # The ensemble's row: not a run, no λ; it must not join any pair.
+    rows += [{"variant": "ens", "metric": metric, "value": 99.0} for metric in ("flops", "mrr@10", "ndcg@10")]
+    table = _table(rows, experiment="s", track="splade", model="tiny", dataset="dev", split="dev", seed=1)
+    empty = pd.DataFrame(columns=["variant", "model", "lambda_q", "lambda_d", "dataset", "metric", "value"])
+    return _verdict(claim_id, "s", {"s": splade_config(runs)}, {"s": table},
+                    published=empty if published is None else published)
+
+
+LAMBDA_RUNS = {"a": ("splade_max", "m", 0.001), "b": ("splade_max", "m", 0.01), "c": ("splade_max", "m", 0.1),
+               "other": ("splade_max", "other-model", 1.0)}
+
+
+@pytest.mark.parametrize(("values", "outcome", "held"), [
+    # FLOPS fall 75 %, MRR@10 2.8 %: a small cost
+    ({("a", "flops"): 2.0, ("a", "mrr@10"): 0.36, ("b", "flops"): 0.5, ("b", "mrr@10"): 0.35}, HOLDS, 1),
+    # FLOPS rise
+    ({("a", "flops"): 2.0, ("a", "mrr@10"): 0.36, ("b", "flops"): 2.5, ("b", "mrr@10"): 0.37}, FAILS, 0),
+    # a→b holds; c is sparser still, but its MRR@10 falls by a larger share than its FLOPS (not small)
+    ({("a", "flops"): 2.0, ("a", "mrr@10"): 0.36, ("b", "flops"): 0.5, ("b", "mrr@10"): 0.35,
+      ("c", "flops"): 0.4, ("c", "mrr@10"): 0.05}, PARTLY, 1),
+])
+def test_larger_lambda_sparser_at_a_small_cost(values, outcome, held):
+    values = {**values, ("other", "flops"): 0.01, ("other", "mrr@10"): 0.9}   # another model: never paired
+    ours, _ = splade_verdict("splade-larger-lambda-sparser", LAMBDA_RUNS, values)
+    assert (ours.outcome, ours.held) == (outcome, held)
+    assert ours.covered == (3 if ("c", "flops") in values else 1)
+
+
+@pytest.mark.parametrize(("distil", "outcome"), [((0.38, 0.70), HOLDS), ((0.38, 0.60), PARTLY),
+                                                 ((0.30, 0.60), FAILS)])
+def test_distillation_beats_splade_max(distil, outcome):
+    runs = {"max": ("splade_max", "m", 0.001), "distil": ("distil_splade", "m", 0.01),
+            "distil-other": ("distil_splade", "other-model", 0.01)}
+    values = {("max", "mrr@10"): 0.36, ("max", "ndcg@10"): 0.65, ("distil", "mrr@10"): distil[0],
+              ("distil", "ndcg@10"): distil[1], ("distil-other", "mrr@10"): 0.0}
+    ours, _ = splade_verdict("splade-distillation-beats-max", runs, values)
+    assert (ours.outcome, ours.covered) == (outcome, 2)
+
+
+def test_splade_published_runs_are_read_by_identity():
+    published = pd.DataFrame([
+        {"variant": "splade_max", "model": "m", "lambda_q": 0.001, "lambda_d": 0.0008, "dataset": "msmarco-dev",
+         "metric": "flops", "value": 3.0},
+        {"variant": "splade_max", "model": "m", "lambda_q": 0.001, "lambda_d": 0.0008, "dataset": "msmarco-dev",
+         "metric": "mrr@10", "value": 0.37},
+        {"variant": "splade_max", "model": "m", "lambda_q": 0.01, "lambda_d": 0.008, "dataset": "msmarco-dev",
+         "metric": "flops", "value": 1.0},
+        {"variant": "splade_max", "model": "m", "lambda_q": 0.01, "lambda_d": 0.008, "dataset": "msmarco-dev",
+         "metric": "mrr@10", "value": 0.36},
+        {"variant": "ensemble A B", "model": None, "lambda_q": None, "lambda_d": None, "dataset": "msmarco-dev",
+         "metric": "flops", "value": 0.1},
+    ])
+    ours, theirs = splade_verdict("splade-larger-lambda-sparser", {"a": ("splade_max", "m", 0.001)},
+                                  {("a", "flops"): 1.0, ("a", "mrr@10"): 0.3}, published)
+    assert ours.outcome == NOT_COVERED   # one run: no pair
+    assert (theirs.outcome, theirs.covered) == (HOLDS, 1)
+
+
+# --- ELECTRA (truncated encoders) ----------------------------------------------------------------------------------
+
+ELECTRA_IDS = {"disc": "google/electra-base-discriminator", "gen": "google/electra-base-generator",
+               "bert": "google-bert/bert-base-cased", "small-gen": "google/electra-small-generator"}
+
+
+def electra_verdict(claim_id: str, curves: dict, published=None, reference=None):
+    """curves: (task, model) -> test score per k = 0..3 (the models' depth is 3)."""
+    rows = []
+    for (task, model), values in curves.items():
+        for layer, value in enumerate(values):
+            for split, v in (("test", value), ("validation", 0.5)):
+                rows.append({"model": model, "layer": layer, "dataset": task, "split": split, "value": v})
+    table = _table(rows, experiment="el", track="electra", variant="cut", dim=8, metric="spearman_cosine", seed=0)
+    config = {"track": "electra", "_depths": dict.fromkeys(ELECTRA_IDS, 3),
+              "reference": {"tolerance": 0.01, "experiments": reference or {}}}
+    tasks = {task for task, _ in curves} | set(reference or {})
+    return _verdict(claim_id, "el", {"el": config}, {"el": table}, published=published,
+                    main_metrics=dict.fromkeys(tasks, "spearman_cosine"), model_ids=ELECTRA_IDS)
+
+
+@pytest.mark.parametrize(("second_task", "outcome"), [([0.3, 0.8, 0.7, 0.5], HOLDS), ([0.3, 0.4, 0.5, 0.6], PARTLY)])
+def test_truncation_beats_the_full_discriminator(second_task, outcome):
+    curves = {("stsb", "disc"): [0.3, 0.8, 0.7, 0.5], ("sick", "disc"): second_task,
+              ("stsb", "bert"): [0.3, 0.4, 0.5, 0.9]}   # not a discriminator: never read
+    ours, _ = electra_verdict("electra-truncation-beats-full-discriminator", curves)
+    assert (ours.outcome, ours.covered) == (outcome, 2)
+    ours, _ = electra_verdict("electra-truncation-beats-full-discriminator", {("stsb", "disc"): [0.3, 0.4, 0.5, 0.6]})
+    assert ours.outcome == FAILS
+
+
+@pytest.mark.parametrize(("generator", "outcome"), [(0.795, HOLDS), (0.78, FAILS)])
+def test_generator_rivals_bert_within_the_tolerance(generator, outcome):
+    curves = {("stsb", "gen"): [0.3, generator, 0.5, 0.4], ("stsb", "bert"): [0.3, 0.5, 0.6, 0.80],
+              ("stsb", "small-gen"): [0.1, 0.1, 0.1, 0.1]}   # no small BERT: never paired
+    ours, _ = electra_verdict("electra-generator-rivals-bert", curves)
+    assert (ours.outcome, ours.covered) == (outcome, 1)
+    curves[("sick", "gen")], curves[("sick", "bert")] = [0.8] * 4, [0.5] * 4
+    ours, _ = electra_verdict("electra-generator-rivals-bert", curves)
+    assert ours.outcome == (PARTLY if outcome == FAILS else HOLDS)
+
+
+def test_electra_published_curves_of_the_mapped_experiment():
+    published = pd.DataFrame(
+        [{"model": "google-electra-base-discriminator", "experiment": "stsb", "layer": k, "dataset": "stsb-test",
+          "metric": "spearman_cosine", "value": v} for k, v in enumerate([0.5, 0.8, 0.6])]
+        + [{"model": "google-electra-base-discriminator", "experiment": "stsb-de", "layer": k,
+            "dataset": "stsb-de-test", "metric": "spearman_cosine", "value": v} for k, v in enumerate([0.5, 0.6, 0.9])])
+    ours, theirs = electra_verdict("electra-truncation-beats-full-discriminator", {("lee", "disc"): [0.1] * 4},
+                                   published=published, reference={"lee": "stsb"})
+    assert (theirs.outcome, list(theirs.cells["evidence"])) == (HOLDS, ["k=1 0.8000 vs full k=2 0.6000"])
+    assert ours.outcome == FAILS
+
+
+# --- verdicts, citations and the outputs ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("holds", "outcome"), [([], NOT_COVERED), ([True, True], HOLDS), ([True, False], PARTLY),
+                                                ([False], FAILS)])
+def test_verdict_outcomes(holds, outcome):
+    verdict = claims.Verdict(pd.DataFrame({"cell": ["c"] * len(holds), "evidence": "", "holds": holds}))
+    assert verdict.outcome == outcome
+
+
+#: where a claim may be stated: a paper's arXiv id, or a seed repository's file
+SOURCE = re.compile(r"arXiv:\d{4}\.\d{4,5}|[\w.-]+/[\w.-]+ [\w/]*(README|report)\.md|README\.md")
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.id)
+def test_every_claim_cites_where_it_is_stated(claim):
+    assert SOURCE.search(claim.citation), f"{claim.id}: no source in {claim.citation!r}"
+    assert '"' in claim.statement, f"{claim.id}: the statement quotes no words of the work"
+    assert claim.reading and claim.tracks and claim.work
+
+
+def test_every_track_has_claims():
+    assert {track for claim in CLAIMS for track in claim.tracks} == {
+        "2dmse-sts", "2dmse-retrieval", "homedepot", "splade", "electra"}
+    assert len({claim.id for claim in CLAIMS}) == len(CLAIMS)
+
+
+def test_outputs_name_each_claim_its_source_and_both_sides():
+    values = {**grid("2dmse", {(2, 8): 0.6, (4, 8): 0.7, (2, 16): 0.65, (4, 16): 0.8}),
+              **grid("matryoshka", {(2, 8): 0.5, (4, 8): 0.75, (2, 16): 0.6, (4, 16): 0.8})}
+    published = pd.DataFrame([{"variant": "v1", "method": m, "layer": 12, "dim": d, "dataset": "sts-avg7",
+                               "metric": "spearman_cosine", "value": v}
+                              for m, d, v in [("2DMSE", 8, 0.7), ("MSE", 8, 0.6), ("2DMSE", 768, 0.8)]])
+    outputs = claims_outputs("e", {"e": STS_CONFIG}, {"e": sts_scores(values)}, published, {}, {})
+    summary = pd.read_csv(io.StringIO(outputs["csv"])).set_index("claim")
+    assert list(summary.index) == [c.id for c in claims.track_claims("2dmse-sts")]
+    row = summary.loc["2dmse-beats-mse-on-sub-dims"]
+    assert (row["ours"], row["ours_held"], row["ours_covered"]) == (PARTLY, 1, 2)
+    assert (row["published"], row["published_held"], row["published_covered"]) == (HOLDS, 1, 1)
+    assert summary.loc["2dmse-not-above-separate", "ours"] == NOT_COVERED
+    for claim in claims.track_claims("2dmse-sts"):
+        for text in (outputs["markdown"], outputs["html"]):
+            assert claim.id in text
+        assert claim.citation in outputs["markdown"]
+        assert claim.citation.replace('"', "&quot;") in outputs["html"]
+    assert "L4 d8: 2DMSE 0.7000 vs MSE 0.7500 (does not hold)" in outputs["markdown"]
+    assert outputs["html"].startswith("<!DOCTYPE html>")
+
+
+def test_the_claims_page_lists_every_claim():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "claims.md").read_text()
+    assert [claim.id for claim in CLAIMS if f"`{claim.id}`" not in page] == []
+
+
+def test_claims_file_and_checks_agree_and_a_gap_is_named(tmp_path):
+    text = claims.CLAIMS_FILE.read_text()
+    assert [c.id for c in claims.load_claims()] == [c.id for c in CLAIMS]
+    # A claim whose check is gone, a check whose claim is gone, a claim without its citation.
+    renamed = tmp_path / "renamed.yaml"
+    renamed.write_text(text.replace("id: splade-distillation-beats-max", "id: splade-distillation-wins"))
+    with pytest.raises(ValueError, match=r"without a check: \['splade-distillation-wins'\].*"
+                                         r"without a claim: \['splade-distillation-beats-max'\]"):
+        claims.load_claims(renamed)
+    uncited = tmp_path / "uncited.yaml"
+    uncited.write_text(re.sub(r"(id: electra-generator-rivals-bert\n(?:.*\n)*?)    citation: .*\n(?:      .*\n)*",
+                              r"\1", text))
+    with pytest.raises(ValueError, match="'electra-generator-rivals-bert' lacks citation"):
+        claims.load_claims(uncited)
