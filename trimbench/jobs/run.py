@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
+from trimbench import distributed
 from trimbench.jobs import faults, warm
 from trimbench.jobs.artifacts import ArtifactError
 from trimbench.jobs.atomic import atomic_path
@@ -136,8 +137,9 @@ def run_here(main: Callable, smk=None) -> None:
     job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
     log_path = job.log[0] if job.log else None
     with _log_to(log_path):
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                            stream=sys.stderr, force=True)
+        # The ranks of a multi-device job share its log: each line names its rank.
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
+                            format=distributed.rank_log_format("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         # torch reads this when first imported; steps that never need torch never pay for it.
         os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
         if "torch" in sys.modules:  # imported already (the warm interpreter): set it directly
