@@ -77,7 +77,9 @@ rule train_retriever:
     # As train_model: one thread feeds a GPU, one more per dataloader worker.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        gpu=1,
+        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=lambda wc: experiment(wc)["train"]["devices"],
+        nodes=1,
         # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
         mem_mb=per_attempt(16000),
         runtime=per_attempt(480),

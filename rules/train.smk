@@ -20,7 +20,9 @@ rule train_model:
     # cores: 283 s vs 326 s).
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        gpu=1,
+        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=lambda wc: experiment(wc)["train"]["devices"],
+        nodes=1,
         mem_mb=per_attempt(8000),
         runtime=per_attempt(240),
     params:

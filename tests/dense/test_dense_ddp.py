@@ -8,7 +8,6 @@ batch: that run is shown to differ, so the comparison can fail.
 """
 
 import pytest
-
 from conftest import ddp_training, relative_difference
 
 

@@ -1,9 +1,8 @@
 """SPLADE-max with FLOPS on two devices (two CPU ranks, gloo) is the one-device training of the
 same global batch: in-batch negatives gathered, FLOPS over the whole batch (see
-tests/dense/test_ddp_training.py for the harness and for the run without gathering that differs)."""
+tests/dense/test_dense_ddp.py for the harness and for the run without gathering that differs)."""
 
 import pytest
-
 from conftest import ddp_training, relative_difference
 
 
