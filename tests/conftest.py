@@ -179,3 +179,16 @@ def ddp_training(case: str, model: Path, out: Path, ranks: int, built_for_device
 
 def relative_difference(update, reference) -> float:
     return ((update - reference).norm() / reference.norm()).item()
+
+
+@pytest.fixture(scope="module")
+def one_device(tiny_bert_dir, tmp_path_factory):
+    """The one-process run of each ``tests/ddp_training.py`` case, once per module."""
+    runs = {}
+
+    def run(case):
+        if case not in runs:
+            runs[case] = ddp_training(case, tiny_bert_dir, tmp_path_factory.mktemp(case), ranks=1)
+        return runs[case]
+
+    return run

@@ -10,19 +10,6 @@ batch: that run is shown to differ, so the comparison can fail.
 import pytest
 from conftest import ddp_training, relative_difference
 
-
-@pytest.fixture(scope="module")
-def one_device(tiny_bert_dir, tmp_path_factory):
-    """The one-process run of each case, once per module."""
-    runs = {}
-
-    def run(case):
-        if case not in runs:
-            runs[case] = ddp_training(case, tiny_bert_dir, tmp_path_factory.mktemp(case), ranks=1)
-        return runs[case]
-
-    return run
-
 #: relative difference of two updates that are the same training (float summation order only)
 SAME = 1e-4
 

@@ -6,19 +6,6 @@ import pytest
 from conftest import ddp_training, relative_difference
 
 
-@pytest.fixture(scope="module")
-def one_device(tiny_bert_dir, tmp_path_factory):
-    """The one-process run of each case, once per module."""
-    runs = {}
-
-    def run(case):
-        if case not in runs:
-            runs[case] = ddp_training(case, tiny_bert_dir, tmp_path_factory.mktemp(case), ranks=1)
-        return runs[case]
-
-    return run
-
-
 def test_splade_max_on_two_ranks_trains_as_one_device(one_device, tiny_bert_dir, tmp_path):
     one_losses, one = one_device("splade")
     two_losses, two = ddp_training("splade", tiny_bert_dir, tmp_path / "two", ranks=2)
