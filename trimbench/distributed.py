@@ -97,8 +97,8 @@ def check_devices_available(devices: int, key: str) -> None:
 
 
 def job_arguments(job, devices: int) -> list[str]:
-    """The job as :func:`trimbench.jobs.run.job_from_cli` reads it back (no log: the ranks write to
-    the launching process's stdout and stderr, which are the job's log already)."""
+    """The job as :func:`trimbench.jobs.run.job_from_cli` reads it back; the ranks append to the
+    job's log as its launching process does (fault injection keeps its markers beside it)."""
     import json
 
     def pairs(field: str) -> list[str]:
@@ -106,7 +106,7 @@ def job_arguments(job, devices: int) -> list[str]:
 
     return ["--input", *pairs("input"), "--output", *pairs("output"), "--wildcards", *pairs("wildcards"),
             "--params", json.dumps(job.named("params"), default=str),
-            "--threads", str(max(1, int(job.threads) // devices))]
+            "--threads", str(max(1, int(job.threads) // devices)), *(["--log", str(job.log[0])] if job.log else [])]
 
 
 def launched(job, script: str, devices: int) -> bool:
