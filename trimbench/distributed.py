@@ -106,7 +106,7 @@ def job_arguments(job, devices: int) -> list[str]:
 
     return ["--input", *pairs("input"), "--output", *pairs("output"), "--wildcards", *pairs("wildcards"),
             "--params", json.dumps(job.named("params"), default=str),
-            "--threads", str(max(1, int(job.threads) // devices)), *(["--log", str(job.log[0])] if job.log else [])]
+            "--threads", str(max(1, int(job.threads) // devices)), *(["--job-log", str(job.log[0])] if job.log else [])]
 
 
 def launched(job, script: str, devices: int) -> bool:

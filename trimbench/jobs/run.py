@@ -65,7 +65,9 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
     parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
     parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--log", default=None)
+    # --job-log: the spelling torchrun lets through to a rank's script (it rejects --log as an
+    # ambiguous prefix of its own --log-dir, even after the script's path)
+    parser.add_argument("--log", "--job-log", dest="log", default=None)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     return Job(input=_named(args.input), output=_named(args.output),
