@@ -58,7 +58,7 @@ def rank_run(args) -> None:
 
 
 def measure(args, devices: int, out: Path) -> float:
-    threads = max(1, (os.cpu_count() or 1) // devices)
+    threads = args.threads_per_rank or max(1, (os.cpu_count() or 1) // devices)
     command = [__file__, "--rank-run", "--out", str(out), "--model", args.model, "--samples", str(args.samples),
                "--batch-size", str(args.batch_size), "--max-seq-length", str(args.max_seq_length)]
     launcher = [sys.executable] if devices == 1 else [
@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=256, help="training pairs (one epoch)")
     parser.add_argument("--batch-size", type=int, default=32, help="the global batch, split over the devices")
     parser.add_argument("--max-seq-length", type=int, default=64)
+    parser.add_argument("--threads-per-rank", type=int, default=None,
+                        help="CPU threads of each rank (default: the cores / devices)")
     parser.add_argument("--rank-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -83,7 +85,8 @@ def main() -> None:
         return
     import torch
 
-    where = "GPU" if torch.cuda.is_available() else f"CPU ({os.cpu_count()} cores shared by the ranks, gloo)"
+    threads = args.threads_per_rank or "cores / devices"
+    where = "GPU" if torch.cuda.is_available() else f"CPU ({os.cpu_count()} cores, {threads} threads a rank, gloo)"
     print(f"model {args.model} on {where}; {args.samples} pairs, global batch {args.batch_size}, "
           f"max_seq_length {args.max_seq_length}")
     print(f"{'devices':>7} {'seconds':>8} {'samples/s':>10} {'vs 1':>6}")
