@@ -429,3 +429,11 @@ def test_angle_objective_on_several_devices_is_refused(default):
     with pytest.raises(ConfigError, match=r"experiments\.sts-v2\.train\.devices: objective 'angle' trains on one "
                                           r"device only"):
         prepare(default)
+
+
+def test_devices_re_run_nothing_and_reach_the_job(default):
+    """A model trained on one GPU is the training on four: train.devices is out of the params
+    Snakemake compares, and handed to the job beside them."""
+    train = prepare(default)["experiments"]["sts-v1"]["train"]
+    assert "devices" not in tb_config.tracked(train)
+    assert tb_config.untracked(train={**train, "devices": 4}).train["devices"] == 4
