@@ -10,7 +10,9 @@ def test_splade_max_on_two_ranks_trains_as_one_device(one_device, tiny_bert_dir,
     one_losses, one = one_device("splade")
     two_losses, two = ddp_training("splade", tiny_bert_dir, tmp_path / "two", ranks=2)
     assert two_losses[0] == pytest.approx(one_losses[0], rel=1e-5)
-    assert relative_difference(two, one) < 1e-4
+    # measured 5.8e-5 (the max-pooled log-saturated weights and FLOPS round more than the dense
+    # losses' 1e-6); without gathering 0.42
+    assert relative_difference(two, one) < 1e-3
 
 
 def test_flops_of_one_rank_alone_differs(one_device, tiny_bert_dir, tmp_path):
