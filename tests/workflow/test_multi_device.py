@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from types import SimpleNamespace
 
+import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE
+from conftest import REPO, SNAKEMAKE, snakemake_command
 
 
 class Resources(SimpleNamespace):
@@ -49,11 +51,11 @@ def test_slurm_job_of_four_devices_asks_for_four_gpus_on_one_node(tmp_path):
     assert "--ntasks" not in call and "--cpus-per-task=4" in call, call
 
 
-def test_tiny_training_on_two_cpu_ranks_through_snakemake(tmp_path):
+@pytest.mark.parametrize("interpreter", ["cold", "warm"])
+def test_tiny_training_on_two_cpu_ranks_through_snakemake(tmp_path, interpreter):
     """A training job of ``devices: 2`` launches two ranks (gloo on CPU), whose lines in the job's log
-    name them; rank 0 alone writes the model, and nothing of the run's work dir is left."""
-    from conftest import run_snakemake
-
+    name them; rank 0 alone writes the model, and nothing of the run's work dir is left. Under the
+    warm interpreter the forked job starts the ranks as fresh interpreters."""
     config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
     config["only"] = ["tiny-sts"]
     experiment = config["experiments"]["tiny-sts"]
@@ -61,9 +63,14 @@ def test_tiny_training_on_two_cpu_ranks_through_snakemake(tmp_path):
     experiment["train"].update(devices=2, max_steps=2, checkpoint_steps=1)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     model = tmp_path / "results" / "tiny-sts" / "models" / "full"
-    run_snakemake(tmp_path, str(model.relative_to(tmp_path)))
+    command = snakemake_command(tmp_path, str(model.relative_to(tmp_path)))
+    if interpreter == "warm":
+        command = [sys.executable, "-m", "trimbench.warm", *command[3:]]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     log = (tmp_path / "results" / "logs" / "train_model" / "tiny-sts" / "full.log").read_text()
     assert "launching 2 ranks" in log and "--nproc_per_node=2" in log
+    assert ("forked by the warm interpreter" in log) == (interpreter == "warm")
     assert " rank 0/2 " in log and " rank 1/2 " in log
     assert (model / "modules.json").is_file()
     assert not model.with_name("full.tmp").exists()
