@@ -2,11 +2,12 @@
 ``trimbench.training.fine_tune`` on fixed rows of a tiny model, on one process or as each rank of
 ``torchrun --nproc_per_node N``; rank 0 writes the logged losses and the trained parameters.
 
-    python tests/ddp_training.py --case mnrl --model DIR --out DIR [--built-for-devices N]
+    python tests/ddp_training.py --case mnrl --model DIR --out DIR [--built-for-devices N] [--interrupt-after K]
 
 ``--built-for-devices 1`` under torchrun builds the loss as for one device (no gathering): what
-the tests show to differ. Dropout is off: its masks are drawn per process, so with it only the
-distribution of the training would be the same, not its numbers.
+the tests show to differ. ``--interrupt-after K`` stops every rank once step K's checkpoint is
+saved; the next run on the same ``--out`` resumes from it. Dropout is off: its masks are drawn
+per process, so with it only the distribution of the training would be the same, not its numbers.
 """
 
 import argparse
@@ -62,7 +63,24 @@ def parameters(model) -> dict:
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
 
-def train(case: str, model_dir: str, out: Path, built_for: int) -> None:
+class Interrupted(RuntimeError):
+    pass
+
+
+def interruption(after_step: int):
+    """Every rank stops once the checkpoint of ``after_step`` is saved by all of them (a kill then)."""
+    from transformers import TrainerCallback
+
+    class Interrupt(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            if state.global_step == after_step:
+                distributed.barrier()
+                raise Interrupted(f"interrupted after the checkpoint of step {after_step}")
+
+    return Interrupt()
+
+
+def train(case: str, model_dir: str, out: Path, built_for: int, interrupt_after: int | None = None) -> None:
     import datasets
     import torch
     from transformers import TrainerCallback
@@ -70,6 +88,12 @@ def train(case: str, model_dir: str, out: Path, built_for: int) -> None:
     from trimbench.training import fine_tune
 
     train = train_settings(built_for)
+    if interrupt_after is not None or (out / "model.tmp").is_dir():  # a run to interrupt, or its resumption
+        train["checkpoint_steps"] = 1
+    if interrupt_after is not None:
+        callbacks_first = [interruption(interrupt_after)]
+    else:
+        callbacks_first = []
     frame = datasets.Dataset.from_dict(rows(BATCH * STEPS))
     losses = []
 
@@ -104,7 +128,8 @@ def train(case: str, model_dir: str, out: Path, built_for: int) -> None:
 
             loss = build_sts_loss(model, "full" if case == "mnrl" else "2dmse", train, [16, 32], "seed")
     initial = parameters(model)
-    fine_tune(model, frame, loss, train, out / "model", "test", callbacks=[*callbacks, Losses()], **family)
+    fine_tune(model, frame, loss, train, out / "model", "test", callbacks=[*callbacks_first, *callbacks, Losses()],
+              **family)
     if distributed.is_main_process():
         torch.save({"initial": initial, "trained": parameters(model)}, out / "parameters.pt")
         (out / "losses.json").write_text(json.dumps(losses))
@@ -116,9 +141,10 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--built-for-devices", type=int, default=None)
+    parser.add_argument("--interrupt-after", type=int, default=None, help="stop after this step's checkpoint")
     args = parser.parse_args()
     built_for = args.built_for_devices or distributed.world_size()
-    train(args.case, args.model, Path(args.out), built_for)
+    train(args.case, args.model, Path(args.out), built_for, args.interrupt_after)
 
 
 if __name__ == "__main__":

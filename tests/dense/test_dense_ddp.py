@@ -31,3 +31,15 @@ def test_without_gathering_the_training_differs(one_device, tiny_bert_dir, tmp_p
     alone_losses, alone = ddp_training("mnrl", tiny_bert_dir, tmp_path / "alone", ranks=2, built_for_devices=1)
     assert alone_losses[0] != pytest.approx(one_losses[0], rel=1e-3)
     assert relative_difference(alone, one) > 100 * SAME
+
+
+def test_a_run_on_two_ranks_resumes_from_its_checkpoint(one_device, tiny_bert_dir, tmp_path):
+    """Stopped after step 2's checkpoint (each rank's random state in it), the next run resumes at
+    step 3 and ends where the uninterrupted one-device training does."""
+    _, one = one_device("mnrl")
+    ddp_training("mnrl", tiny_bert_dir, tmp_path, ranks=2, interrupt_after=2)
+    checkpoint = tmp_path / "model.tmp" / "trainer" / "checkpoint-2"
+    assert {"rng_state_0.pth", "rng_state_1.pth"} <= {p.name for p in checkpoint.iterdir()}
+    losses, resumed = ddp_training("mnrl", tiny_bert_dir, tmp_path, ranks=2)
+    assert len(losses) == 1  # step 3 only
+    assert relative_difference(resumed, one) < SAME
