@@ -32,7 +32,7 @@ test-fast: env
 	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow"
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
-BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed
+BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput
 
 bench: env
 	@for name in $(BENCHMARKS); do echo "== benchmarks/$$name.py"; $(BIN)/python benchmarks/$$name.py || exit 1; done

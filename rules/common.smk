@@ -141,5 +141,6 @@ def relevance_level(wildcards):
 
 
 def training_threads(train):
-    """CPUs a training job uses: its own process and each process tokenising batches beside it."""
-    return 1 + train.get("dataloader_workers", 0)
+    """CPUs a training job uses: per device (train.devices ranks), its process and each process
+    tokenising batches beside it."""
+    return train.get("devices", 1) * (1 + train.get("dataloader_workers", 0))

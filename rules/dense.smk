@@ -30,7 +30,9 @@ rule train_model:
     # cores: 283 s vs 326 s).
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        gpu=1,
+        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=exp_param("train", "devices"),
+        nodes=1,
         mem_mb=per_attempt(8000),
         runtime=per_attempt(240),
     params:
@@ -65,7 +67,9 @@ rule train_retriever:
     # As train_model: one thread feeds a GPU, one more per dataloader worker.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        gpu=1,
+        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=exp_param("train", "devices"),
+        nodes=1,
         # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
         mem_mb=per_attempt(16000),
         runtime=per_attempt(480),

@@ -83,9 +83,11 @@ rule train_splade:
     conda:
         "../envs/retrieval.yaml"
     # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
-    threads: 1
+    threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        gpu=1,
+        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=exp_param("train", "devices"),
+        nodes=1,
         mem_mb=per_attempt(16000),
         runtime=per_attempt(1440),
     params:

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
+from trimbench.distributed import launched
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
 
 
 def main(job) -> None:
+    if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
+        return
     import pandas as pd
 
     from trimbench.dense.losses import build_sts_loss

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
+from trimbench.distributed import launched
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
 
 
 def main(job) -> None:
+    if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
+        return
     from trimbench.data.io import RetrievalSplit
     from trimbench.dense.retrieval_loss import EpochGroups, GroupedContrastiveLoss, group_pools
     from trimbench.models import load_for_training

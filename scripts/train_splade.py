@@ -10,6 +10,7 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
+from trimbench.distributed import launched
 from trimbench.jobs.artifacts import reading
 from trimbench.jobs.run import run
 
@@ -17,6 +18,8 @@ log = logging.getLogger("trimbench")
 
 
 def main(job) -> None:
+    if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
+        return
     import pandas as pd
     from transformers import set_seed
 

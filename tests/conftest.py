@@ -206,3 +206,46 @@ def warm_server_at(path: Path, modules: str = "json"):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def ddp_training(case: str, model: Path, out: Path, ranks: int, built_for_devices: int | None = None,
+                 interrupt_after: int | None = None):
+    """``tests/ddp_training.py``'s few steps of a loss family on one process (``ranks`` 1) or as
+    ``ranks`` torchrun ranks (gloo on CPU): the logged losses and the parameter update (trained −
+    initial, flattened)."""
+    import json
+
+    import torch
+
+    script = [str(REPO / "tests" / "ddp_training.py"), "--case", case, "--model", str(model), "--out", str(out)]
+    if built_for_devices is not None:
+        script += ["--built-for-devices", str(built_for_devices)]
+    if interrupt_after is not None:
+        script += ["--interrupt-after", str(interrupt_after)]
+    launcher = [sys.executable] if ranks == 1 else [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}"]
+    done = subprocess.run([*launcher, *script], capture_output=True, text=True, timeout=600)
+    if interrupt_after is not None:  # stopped on purpose: what it logged
+        assert done.returncode != 0 and "interrupted after the checkpoint" in done.stderr, done.stderr[-3000:]
+        return done.stderr
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    saved = torch.load(out / "parameters.pt")
+    update = torch.cat([(saved["trained"][name] - saved["initial"][name]).flatten() for name in saved["initial"]])
+    return json.loads((out / "losses.json").read_text()), update
+
+
+def relative_difference(update, reference) -> float:
+    return ((update - reference).norm() / reference.norm()).item()
+
+
+@pytest.fixture(scope="module")
+def one_device(tiny_bert_dir, tmp_path_factory):
+    """The one-process run of each ``tests/ddp_training.py`` case, once per module."""
+    runs = {}
+
+    def run(case):
+        if case not in runs:
+            runs[case] = ddp_training(case, tiny_bert_dir, tmp_path_factory.mktemp(case), ranks=1)
+        return runs[case]
+
+    return run

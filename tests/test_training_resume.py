@@ -55,3 +55,22 @@ def test_fingerprint_changes_with_settings_and_rebuilt_inputs(tmp_path):
     assert run_fingerprint({"lr": 2e-5}, [data]) != base
     os.utime(data, ns=(1, 1))
     assert run_fingerprint({"lr": 1e-5}, [data]) != base
+
+
+def test_a_checkpoint_of_several_ranks_is_complete_with_every_ranks_random_state(tmp_path, monkeypatch):
+    """Under DDP the trainer writes rng_state_<rank>.pth per rank; a checkpoint missing one rank's
+    (a kill between two ranks' saves) is not resumed from."""
+    from trimbench.training import checkpoint_complete
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    work = tmp_path / "full.tmp"
+    work.mkdir()
+    (work / FINGERPRINT_FILE).write_text("abc")
+    both, one = fake_checkpoint(work / "trainer", 2), fake_checkpoint(work / "trainer", 4)
+    for checkpoint, ranks in ((both, 2), (one, 1)):
+        (checkpoint / "rng_state.pth").unlink()
+        for rank in range(ranks):
+            (checkpoint / f"rng_state_{rank}.pth").write_text("x")
+    assert checkpoint_complete(both, ranks=2) and not checkpoint_complete(both, ranks=1)
+    assert resumable_checkpoint(work, "abc") == both
+    assert not one.exists()

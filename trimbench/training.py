@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from trimbench import distributed
 from trimbench.data.columns import KIND_COLUMNS
 from trimbench.jobs import faults
 
@@ -102,6 +103,10 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
         dataloader_persistent_workers=workers > 0,
         use_cpu=not cuda,
     )
+    if train.get("devices", 1) > 1:
+        # Each batch of batch_size is drawn as on one device and split over the ranks
+        # (distributed.py): per device batch_size / devices, the same batches, the same steps.
+        arguments["accelerator_config"] = {"split_batches": True}
     return arguments_class(**{**arguments, **overrides})
 
 
@@ -125,10 +130,17 @@ def _checkpoint_step(path: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
-def checkpoint_complete(path: Path, model_file: str = SENTENCE_MODEL_FILE) -> bool:
-    """Every file of the checkpoint written, and its trainer state readable and of its step."""
+def checkpoint_files(model_file: str, ranks: int) -> tuple[str, ...]:
+    """What a complete checkpoint holds: with several ranks, each saves its own random state."""
+    rng_states = ["rng_state.pth"] if ranks == 1 else [f"rng_state_{rank}.pth" for rank in range(ranks)]
+    return (model_file, *(name for name in CHECKPOINT_FILES if name != "rng_state.pth"), *rng_states)
+
+
+def checkpoint_complete(path: Path, model_file: str = SENTENCE_MODEL_FILE, ranks: int = 1) -> bool:
+    """Every file of the checkpoint written (each rank's random state), and its trainer state
+    readable and of its step."""
     if not all((path / name).is_file() and (path / name).stat().st_size > 0
-               for name in (model_file, *CHECKPOINT_FILES)):
+               for name in checkpoint_files(model_file, ranks)):
         return False
     try:
         state = json.loads((path / "trainer_state.json").read_text())
@@ -158,14 +170,17 @@ def resumable_checkpoint(work_dir: Path, fingerprint: str, model_file: str = SEN
     stamped_work_dir(work_dir, fingerprint)
     shutil.rmtree(work_dir / "model", ignore_errors=True)  # a final save cut short
     checkpoints = sorted((work_dir / "trainer").glob("checkpoint-*"), key=_checkpoint_step)
-    complete = []
     for checkpoint in checkpoints:
-        if checkpoint_complete(checkpoint, model_file):
-            complete.append(checkpoint)
-        else:
+        if not checkpoint_complete(checkpoint, model_file, distributed.world_size()):
             log.warning("removing incomplete checkpoint %s", checkpoint)
             shutil.rmtree(checkpoint)
-    return complete[-1] if complete else None
+    return newest_checkpoint(work_dir)
+
+
+def newest_checkpoint(work_dir: Path) -> Path | None:
+    """The newest checkpoint :func:`resumable_checkpoint` kept (all complete by then)."""
+    checkpoints = sorted((work_dir / "trainer").glob("checkpoint-*"), key=_checkpoint_step)
+    return checkpoints[-1] if checkpoints else None
 
 
 def checkpoint_callback():
@@ -204,10 +219,15 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
     from sentence_transformers import SentenceTransformerTrainer
     from transformers import set_seed
 
+    distributed.init_process_group()
     set_seed(train["seed"])
     output_dir = Path(output_dir)
     work_dir = output_dir.with_name(output_dir.name + ".tmp")
-    checkpoint = resumable_checkpoint(work_dir, fingerprint)
+    # Rank 0 alone tidies the work dir; the other ranks then read what it left.
+    checkpoint = resumable_checkpoint(work_dir, fingerprint) if distributed.is_main_process() else None
+    distributed.barrier()
+    if not distributed.is_main_process():
+        checkpoint = newest_checkpoint(work_dir)
     drawn_per_epoch = isinstance(frame, datasets.Dataset) and frame.format["type"] == "custom"
     trainer = (trainer_class or SentenceTransformerTrainer)(
         model=model,
@@ -223,8 +243,10 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
         log.info("resuming from checkpoint %s (step %d)", checkpoint, _checkpoint_step(checkpoint))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     log.info("training finished: %s", result.metrics)
-    model.save(str(work_dir / "model"))
-    shutil.rmtree(output_dir, ignore_errors=True)
-    (work_dir / "model").rename(output_dir)
-    shutil.rmtree(work_dir, ignore_errors=True)
+    if distributed.is_main_process():  # the ranks' models are the same: one writes it
+        model.save(str(work_dir / "model"))
+        shutil.rmtree(output_dir, ignore_errors=True)
+        (work_dir / "model").rename(output_dir)
+        shutil.rmtree(work_dir, ignore_errors=True)
+    distributed.barrier()
     return result.metrics

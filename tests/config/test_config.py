@@ -400,3 +400,40 @@ def test_a_variant_gets_only_its_own_methods_retrieval_settings_and_data_rules_n
     assert tb_variants.variant_retrieval_settings(exp, "starbucks-2dmse") == exp["retrieval"]
     entry = {"source": "hub", "id": "BeIR/msmarco", "relevance_level": 2}
     assert tb_config.preparation_entry(entry) == {"source": "hub", "id": "BeIR/msmarco"}
+
+
+def test_devices_must_share_the_batch_equally(default):
+    default["experiments"]["sts-v1"]["train"].update(batch_size=30, devices=4)
+    with pytest.raises(ConfigError, match=r"config key experiments\.sts-v1\.train\.devices: 4 devices cannot share "
+                                          r"train\.batch_size 30 equally"):
+        prepare(default)
+    default["experiments"]["sts-v1"]["train"].update(batch_size=32)
+    assert prepare(default)["experiments"]["sts-v1"]["train"]["devices"] == 4
+
+
+def test_splade_devices_must_share_the_batch_equally():
+    config = tb_schema.load_config([REPO / "tests" / "configs" / "tiny_splade.yaml"])
+    config["experiments"]["splade-tiny"]["train"].update(batch_size=6, devices=4)
+    with pytest.raises(ConfigError, match=r"experiments\.splade-tiny\.train\.devices: 4 devices cannot share"):
+        prepare(config)
+
+
+def test_smoke_batch_stays_divisible_by_devices(default):
+    default["smoke"] = True
+    default["experiments"]["sts-v1"]["train"].update(batch_size=96, devices=3)
+    assert prepare(default)["experiments"]["sts-v1"]["train"]["batch_size"] % 3 == 0
+
+
+def test_angle_objective_on_several_devices_is_refused(default):
+    default["experiments"]["sts-v2"]["train"]["devices"] = 2
+    with pytest.raises(ConfigError, match=r"experiments\.sts-v2\.train\.devices: objective 'angle' trains on one "
+                                          r"device only"):
+        prepare(default)
+
+
+def test_devices_re_run_nothing_and_reach_the_job(default):
+    """A model trained on one GPU is the training on four: train.devices is out of the params
+    Snakemake compares, and handed to the job beside them."""
+    train = prepare(default)["experiments"]["sts-v1"]["train"]
+    assert "devices" not in tb_config.tracked(train)
+    assert tb_config.untracked(train={**train, "devices": 4}).train["devices"] == 4

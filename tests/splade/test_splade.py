@@ -29,7 +29,7 @@ def _flops_formula(weights: torch.Tensor) -> torch.Tensor:
 def test_flops_regulariser_is_the_formula_and_the_library_flops_loss():
     from sentence_transformers.sparse_encoder.losses import FlopsLoss
 
-    from trimbench.splade.model import ColumnwiseFlops, flops_regulariser
+    from trimbench.splade.model import BatchFlops, flops_regulariser
 
     torch.manual_seed(0)
     weights = torch.relu(torch.randn(5, 7))
@@ -37,7 +37,7 @@ def test_flops_regulariser_is_the_formula_and_the_library_flops_loss():
     assert torch.allclose(flops_regulariser(weights), expected)
     assert torch.allclose(FlopsLoss(None).compute_loss_from_embeddings(weights), expected)
     pos, neg = torch.relu(torch.randn(4, 7)), torch.relu(torch.randn(4, 7))
-    seed_sum = ColumnwiseFlops(2).compute_loss_from_embeddings(torch.cat([pos, neg]))
+    seed_sum = BatchFlops(2).compute_loss_from_embeddings(torch.cat([pos, neg]))
     assert torch.allclose(seed_sum, _flops_formula(pos) + _flops_formula(neg))
     # the library's regulariser of the concatenation is another number (about half the sum)
     assert not torch.allclose(seed_sum, _flops_formula(torch.cat([pos, neg])))

@@ -57,29 +57,30 @@ def preparation_entry(entry: dict) -> dict:
     """A dataset's entry as the data rules see it: without :data:`SCORING_DATASET_KEYS`."""
     return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS}
 
-#: settings that change what a job logs, never what it makes: kept out of the params Snakemake
+#: settings that change what a job logs or how many devices it spreads over, never what it makes
+#: (``devices``: the same training, trimbench/distributed.py): kept out of the params Snakemake
 #: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
-LOGGING_ONLY_SETTINGS = ("logging_steps",)
+UNTRACKED_SETTINGS = ("logging_steps", "devices")
 
 
 def untracked(**sections: dict) -> SimpleNamespace:
     """The rule param ``untracked``, which Snakemake's params trigger does not compare:
-    ``{param: {setting: value}}`` for the :data:`LOGGING_ONLY_SETTINGS` of each named param's
+    ``{param: {setting: value}}`` for the :data:`UNTRACKED_SETTINGS` of each named param's
     settings; :func:`trimbench.jobs.run.job_from_snakemake` merges them back into those params.
 
     The trigger compares params of plain Python types only (snakemake/persistence/__init__.py,
     ``_serialize_param_builtin``: any other value is UNREPRESENTABLE and skipped); a SimpleNamespace
     pickles into the job's script without trimbench (a ``conda:`` env lacks it).
     """
-    return SimpleNamespace(**{name: {key: settings[key] for key in LOGGING_ONLY_SETTINGS if key in settings}
+    return SimpleNamespace(**{name: {key: settings[key] for key in UNTRACKED_SETTINGS if key in settings}
                               for name, settings in sections.items()})
 
 
 def tracked(settings):
-    """``settings`` without the :data:`LOGGING_ONLY_SETTINGS`, at any depth (a whole experiment's
+    """``settings`` without the :data:`UNTRACKED_SETTINGS`, at any depth (a whole experiment's
     config as a param too); a job that needs them gets them through :func:`untracked`."""
     if isinstance(settings, dict):
-        return {key: tracked(value) for key, value in settings.items() if key not in LOGGING_ONLY_SETTINGS}
+        return {key: tracked(value) for key, value in settings.items() if key not in UNTRACKED_SETTINGS}
     if isinstance(settings, list):
         return [tracked(item) for item in settings]
     return settings

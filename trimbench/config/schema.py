@@ -221,6 +221,16 @@ def unknown_name(kind: str, name: str, known, where: str) -> ConfigError:
     )
 
 
+def check_devices(where: str, train: dict) -> None:
+    """``train.devices``: every device gets an equal share of each batch (``batch_size`` is the
+    global batch whose texts are each other's in-batch negatives)."""
+    devices, batch = train["devices"], train["batch_size"]
+    if batch % devices:
+        raise ConfigError(f"config key {where}.train.devices: {devices} devices cannot share train.batch_size "
+                          f"{batch} equally (each device takes batch_size / devices of every batch); give a "
+                          "batch size divisible by devices")
+
+
 def resolve_path(path: str, workdir: Path) -> Path:
     p = Path(path).expanduser()
     return p if p.is_absolute() else (workdir / p)

@@ -100,6 +100,7 @@ def apply(config: dict) -> dict:
                 retrieval[key] = min(retrieval[key] or settings["max_seq_length"], settings["max_seq_length"])
             retrieval["top_k"] = min(retrieval["top_k"], 100)
             retrieval["negatives"]["depth"] = min(retrieval["negatives"]["depth"], 20)
+        _shared_by_devices(train)
         exp["scale"] = "toy"
     return config
 
@@ -156,6 +157,7 @@ def _splade_experiment(exp: dict, settings: dict) -> None:
                  max_seq_length=min(train["max_seq_length"] or settings["max_seq_length"], settings["max_seq_length"]),
                  warmup_steps=min(train["warmup_steps"], 1), gradient_accumulation=1, logging_steps=1,
                  precision="fp32")
+    _shared_by_devices(train)
     if train["hard_negatives"] is not None:
         train["hard_negatives"]["source"] = "standin"
     train["negatives"]["depth"] = min(train["negatives"]["depth"], 20)
@@ -163,3 +165,9 @@ def _splade_experiment(exp: dict, settings: dict) -> None:
     splade.update(top_k=min(splade["top_k"], 100), q_max_terms=min(splade["q_max_terms"] or 16, 16),
                   d_max_terms=min(splade["d_max_terms"] or 64, 64))
     exp["scale"] = "toy"
+
+
+def _shared_by_devices(train: dict) -> None:
+    """The smaller smoke batch still split equally over ``train.devices`` (at least one text each)."""
+    devices = train["devices"]
+    train["batch_size"] = max(devices, train["batch_size"] - train["batch_size"] % devices)

@@ -3,7 +3,7 @@ its model's depth and width and the datasets it names (light: runs while Snakema
 
 from __future__ import annotations
 
-from trimbench.config.schema import RETRIEVAL_METRICS, ConfigError, unknown_name
+from trimbench.config.schema import RETRIEVAL_METRICS, ConfigError, check_devices, unknown_name
 from trimbench.dense.variants import GROUP_TRAINED_TRACKS, RETRIEVAL_TRACKS, TRAINED_METHODS, TRAINING_KINDS
 from trimbench.models import ModelShape
 
@@ -27,6 +27,12 @@ def check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Model
                 f"width {shape.dim}"
             )
     trained = [m for m in exp["methods"] if m in TRAINED_METHODS]
+    check_devices(where, exp["train"])
+    if exp["train"]["devices"] > 1 and exp["objective"] == "angle":
+        # AnglE's CoSENT / angle terms and ESE's PCA target are computed over the whole batch:
+        # not gathered across devices (yet), so a multi-device run would not be the paper's.
+        raise ConfigError(f"config key {where}.train.devices: objective 'angle' trains on one device only "
+                          "(its pairwise and PCA terms are not gathered across devices); set devices: 1")
     if trained:
         train_ds = exp["train"].get("dataset")
         if train_ds is None:

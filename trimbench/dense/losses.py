@@ -29,7 +29,8 @@ from torch import nn
 from trimbench.encoding import hidden_states_kept, pool_layer
 
 
-def _unwrap(model):
+def unwrapped(model):
+    """The sentence-transformers model inside the trainer's wrappers (DDP, torch.compile)."""
     while not isinstance(model, BaseModel):
         model = getattr(model, "_orig_mod", None) or model.module
     return model
@@ -51,7 +52,7 @@ class SeedMatryoshka2dLoss(Matryoshka2dLoss):
     """
 
     def forward(self, sentence_features, labels):
-        model = _unwrap(self.model)
+        model = unwrapped(self.model)
         original_transformer_forward = model[0].forward
         transformer_decorator = TransformerDecorator(model[0], original_transformer_forward)
         model[0].forward = transformer_decorator
@@ -182,7 +183,7 @@ class EspressoLoss(nn.Module):
         return 1.0 / (1.0 + math.log(index if self.students == "corrected" else 1 + index))
 
     def forward(self, sentence_features, labels=None):
-        model = _unwrap(self.model)
+        model = unwrapped(self.model)
         with hidden_states_kept(model[0]):
             outputs = [self.model(f) for f in sentence_features]
         teacher = [o["sentence_embedding"] for o in outputs]
@@ -216,7 +217,10 @@ def build_sts_loss(model, method: str, train: dict, dims: list[int], semantics: 
     or the AnglE / ESE objective (v2)."""
     if objective == "angle":
         return build_angle_loss(model, method, train, semantics)
-    base = MultipleNegativesRankingLoss(model, scale=train["scale"])
+    # On several devices each one's queries rank the passages of the whole batch (the wrappers
+    # below call this loss per layer and dim; their KL terms are means over rows, which DDP's
+    # gradient average makes the whole batch's).
+    base = MultipleNegativesRankingLoss(model, scale=train["scale"], gather_across_devices=train.get("devices", 1) > 1)
     dims = sorted(dims, reverse=True)
     if method in ("full", "separate"):
         return base

@@ -43,6 +43,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from trimbench.data.io import RetrievalSplit, doc_texts
+from trimbench.dense.losses import unwrapped
+from trimbench.distributed import gathered
 from trimbench.encoding import hidden_states_kept, pool_layer
 from trimbench.models import encoder_layers
 
@@ -97,20 +99,26 @@ class GroupedContrastiveLoss(nn.Module):
         return [self.depth]
 
     def _embed(self, features: dict, layers: list[int]) -> dict[int, torch.Tensor]:
-        transformer, heads = self.model[0], list(self.model)[1:]
+        model = unwrapped(self.model)
+        transformer, heads = model[0], list(model)[1:]
+        # Through the trainer's model (DDP on several devices: its forward prepares the gradient sync)
         with hidden_states_kept(transformer):
-            out = transformer(features)
+            out = self.model(features)
         return {layer: pool_layer(heads, out, layer) for layer in layers}
 
     def forward(self, sentence_features, labels=None):
         s = self.settings
         query_features, *passage_features = sentence_features
-        sep = getattr(self.model.tokenizer, "sep_token_id", None)
+        sep = getattr(unwrapped(self.model).tokenizer, "sep_token_id", None)
         layers = self._layers_needed()
         queries = self._embed(truncate_features(query_features, s["q_max_length"], sep), layers)
         passage_layers = [self.depth] if s["passage_to_last_layer"] else layers
         groups = [self._embed(f, passage_layers) for f in passage_features]
         passages = {layer: torch.stack([g[layer] for g in groups], dim=1).flatten(0, 1) for layer in passage_layers}
+        # On several devices every rank scores the whole batch (its queries and groups gathered in
+        # rank order, which is the batch's order): the loss is the one-device loss on each rank.
+        queries = {layer: gathered(embeddings) for layer, embeddings in queries.items()}
+        passages = {layer: gathered(embeddings) for layer, embeddings in passages.items()}
         group = len(passage_features)
         target = torch.arange(queries[self.depth].shape[0], device=queries[self.depth].device) * group
 

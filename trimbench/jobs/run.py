@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
+from trimbench import distributed
 from trimbench.jobs import faults, warm
 from trimbench.jobs.artifacts import ArtifactError
 from trimbench.jobs.atomic import atomic_path
@@ -64,7 +65,9 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
     parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
     parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--log", default=None)
+    # --job-log: the spelling torchrun lets through to a rank's script (it rejects --log as an
+    # ambiguous prefix of its own --log-dir, even after the script's path)
+    parser.add_argument("--log", "--job-log", dest="log", default=None)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     return Job(input=_named(args.input), output=_named(args.output),
@@ -136,8 +139,9 @@ def run_here(main: Callable, smk=None) -> None:
     job = job_from_snakemake(smk) if smk is not None else job_from_cli(sys.argv[1:], rule)
     log_path = job.log[0] if job.log else None
     with _log_to(log_path):
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                            stream=sys.stderr, force=True)
+        # The ranks of a multi-device job share its log: each line names its rank.
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
+                            format=distributed.rank_log_format("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         # torch reads this when first imported; steps that never need torch never pay for it.
         os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
         if "torch" in sys.modules:  # imported already (the warm interpreter): set it directly

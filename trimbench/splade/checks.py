@@ -13,6 +13,7 @@ from pathlib import Path
 from trimbench.config.schema import (
     RETRIEVAL_METRICS,
     ConfigError,
+    check_devices,
     check_trec_files,
     model_shape,
     resolve_path,
@@ -83,6 +84,7 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
     train = exp["train"]
     if train.get("dataset") is None:
         raise ConfigError(f"config key {where}.train.dataset: SPLADE runs need a training dataset")
+    check_devices(where, train)
     for key, names in (("train.dataset", [train["dataset"]]), ("evaluation.datasets", exp["evaluation"]["datasets"])):
         for ds in names:
             if ds not in datasets:

@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from trimbench.distributed import gathered
 from trimbench.models import _transformer_folder, default_device
 from trimbench.splade.checks import SEED_DROP_LAST
 from trimbench.training import fine_tune
@@ -71,23 +72,27 @@ def load_splade_model(path: str | Path, max_seq_length: int | None = None, devic
     return model
 
 
-class ColumnwiseFlops(nn.Module):
-    """The seed's distil document regulariser ``FLOPS(pos) + FLOPS(neg)``.
+class BatchFlops(nn.Module):
+    """FLOPS over the whole batch, gathered from every device of a multi-device run (one device:
+    the batch as it is), as the seed computes it over its one GPU's batch (``Σ_j (mean_i |w_ij|)²``,
+    naver/splade ``splade/losses/regularization.py:18-24``).
 
-    SpladeLoss hands its document regulariser ``cat(pos, neg)`` and would take one FLOPS of it;
-    this splits the batch back into its ``columns`` and sums their FLOPS.
+    ``columns=2``: the seed's distil document regulariser ``FLOPS(pos) + FLOPS(neg)``: SpladeLoss
+    hands its document regulariser ``cat(pos, neg)`` and would take one FLOPS of it; this splits the
+    batch back into its ``columns`` and sums their FLOPS.
     """
 
-    def __init__(self, columns: int):
+    def __init__(self, columns: int = 1):
         super().__init__()
         self.columns = columns
 
     def compute_loss_from_embeddings(self, embeddings: torch.Tensor) -> torch.Tensor:
-        return sum(flops_regulariser(part) for part in embeddings.chunk(self.columns, dim=0))
+        return sum(flops_regulariser(gathered(part)) for part in embeddings.chunk(self.columns, dim=0))
 
 
-def splade_loss(model, method: str, lambda_q: float, lambda_d: float, semantics: str):
-    """SpladeLoss around the method's ranking loss with the seed's or the library's regulariser."""
+def splade_loss(model, method: str, lambda_q: float, lambda_d: float, semantics: str, devices: int = 1):
+    """SpladeLoss around the method's ranking loss with the seed's or the library's regulariser;
+    on several ``devices`` the in-batch negatives and the FLOPS are those of the whole batch."""
     from sentence_transformers import util
     from sentence_transformers.sparse_encoder.losses import (
         SparseMarginMSELoss,
@@ -95,16 +100,20 @@ def splade_loss(model, method: str, lambda_q: float, lambda_d: float, semantics:
         SpladeLoss,
     )
 
+    gather = devices > 1
+    # The library's FlopsLoss takes the FLOPS of its device's batch only: gathered ones instead.
+    query_regulariser = BatchFlops() if gather else None
     if method == "splade_max":
-        base = SparseMultipleNegativesRankingLoss(model, scale=1.0, similarity_fct=util.dot_score)
-        document_regulariser = None  # the seed's FLOPS(cat(pos, neg)) is the library's
+        base = SparseMultipleNegativesRankingLoss(model, scale=1.0, similarity_fct=util.dot_score,
+                                                  gather_across_devices=gather)
+        document_regulariser = BatchFlops() if gather else None  # the seed's FLOPS(cat(pos, neg)) is the library's
     elif method == "distil_splade":
-        base = SparseMarginMSELoss(model)
-        document_regulariser = ColumnwiseFlops(2) if semantics == "seed" else None
+        base = SparseMarginMSELoss(model)  # a mean over its rows: DDP's gradient average is the batch's
+        document_regulariser = BatchFlops(2) if semantics == "seed" else (BatchFlops() if gather else None)
     else:
         raise ValueError(f"unknown SPLADE method '{method}'; known: {list(METHODS)}")
     return SpladeLoss(model, base, document_regularizer_weight=lambda_d, query_regularizer_weight=lambda_q,
-                      document_regularizer=document_regulariser)
+                      document_regularizer=document_regulariser, query_regularizer=query_regulariser)
 
 
 def regulariser_schedule(loss, semantics: str):
@@ -151,7 +160,7 @@ def train_splade(model, frame, method: str, lambda_q: float, lambda_d: float, se
     """Train on (query, positive, negative[, label]) rows; resumable as every trainer run here."""
     from sentence_transformers import SparseEncoderTrainer, SparseEncoderTrainingArguments
 
-    loss = splade_loss(model, method, lambda_q, lambda_d, semantics)
+    loss = splade_loss(model, method, lambda_q, lambda_d, semantics, train["devices"])
     return fine_tune(model, frame, loss, train, output_dir, fingerprint,
                      trainer_class=SparseEncoderTrainer, arguments_class=SparseEncoderTrainingArguments,
                      callbacks=[regulariser_schedule(loss, semantics)],

@@ -1,0 +1,49 @@
+"""trimbench.distributed without ranks: the job handed to torchrun's ranks, and the checks before
+launching them (the ranks themselves: tests/dense/test_dense_ddp.py, tests/workflow/test_multi_device.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from trimbench import distributed
+from trimbench.config.schema import ConfigError
+from trimbench.jobs.run import Job, job_from_cli
+
+
+def a_job() -> Job:
+    return Job(input=SimpleNamespace(model="results/models/tiny", data="results/data/x.parquet"),
+               output=SimpleNamespace(model="results/e/models/full"),
+               params=SimpleNamespace(method="full", train={"devices": 2, "batch_size": 8, "lr": 5e-5}, dims=[8, 16]),
+               wildcards=SimpleNamespace(experiment="e", variant="full"), log=["results/logs/e.log"], threads=4,
+               rule="train_model")
+
+
+def test_the_ranks_read_back_the_job_they_are_handed():
+    job = a_job()
+    again = job_from_cli(distributed.job_arguments(job, 2), "train_model")
+    for field in ("input", "output", "params", "wildcards"):
+        assert again.named(field) == job.named(field)
+    assert again.log == job.log and again.threads == 2  # each rank: its share of the job's CPUs
+
+
+def test_nothing_is_launched_on_one_device_or_inside_a_rank(monkeypatch):
+    assert not distributed.launched(a_job(), "scripts/train_model.py", 1)
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert not distributed.launched(a_job(), "scripts/train_model.py", 2)
+
+
+def test_a_slurm_job_without_gpus_is_a_config_error_naming_the_key(monkeypatch):
+    import torch
+
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    monkeypatch.setenv("SLURM_JOB_ID", "17")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match=r"config key experiments\.e\.train\.devices: 2 devices, but SLURM job 17 "
+                                          r"has no GPU"):
+        distributed.launched(a_job(), "scripts/train_model.py", 2)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ConfigError, match=r"experiments\.e\.train\.devices: 2 devices, but this job sees 1 GPUs"):
+        distributed.launched(a_job(), "scripts/train_model.py", 2)
