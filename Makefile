@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
 
-.PHONY: demo test test-fast env lint dry-run report bench clean slurm-profile docs
+.PHONY: demo test test-fast env lint dry-run report bench clean slurm-profile docs mini
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,21 @@ test: env
 # The fast loop: the tests that run no workflow.
 test-fast: env
 	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow"
+
+# configs/mini.yaml in full: every track family at laptop scale on real data (docs/configuration.md,
+# "Local copies"). MINI_DATA is the local copies' folder, ../shared/data when it exists beside the
+# checkout; `make mini MINI_DATA=` reads the hub instead. Through the warm interpreter, as demo.
+MINI_DATA ?= $(wildcard ../shared/data)
+
+mini: env
+	@start=$$(date +%s); \
+	if [ -n "$(MINI_DATA)" ]; then \
+		echo "make mini: local copies from $(MINI_DATA) (hub models replaced: see results/scoreboard/status.md)"; \
+		local="--config local_copies=$(MINI_DATA)"; \
+	else echo "make mini: data and models from the hub"; local=""; fi; \
+	$(BIN)/python -m trimbench.warm --configfile configs/mini.yaml $$local && \
+	$(BIN)/snakemake --configfile configs/mini.yaml $$local --report results/report.html && \
+	echo "make mini: results/report.html ready; wall time $$(( $$(date +%s) - start )) s"
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
 BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput

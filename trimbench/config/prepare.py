@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from types import SimpleNamespace
 
-from trimbench.config import smoke
+from trimbench.config import local, smoke
 from trimbench.config.schema import (
     ConfigError,
     check_dataset,
@@ -172,6 +172,10 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     workdir = Path(workdir)
     config = _select_experiments(validate_schema(_coerce_switches(config)))
     check_contracts(config)
+    # Local copies replace the hub entries after the contracts have checked them as on the hub.
+    config, local_records = local.apply(config, workdir)
+    if local_records:
+        config = validate_schema(config)
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
     # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function
@@ -205,6 +209,8 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     for name, exp in own_shape.items():
         OWN_SHAPE_TRACKS[exp["track"]](name, exp, config, workdir)
     config["experiments"].update(own_shape)
+    for name, lines in local_records.items():
+        config["experiments"][name]["_local_copies"] = list(dict.fromkeys(lines))
     return canonical(config)
 
 

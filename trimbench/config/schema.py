@@ -242,6 +242,9 @@ def check_dataset(name: str, entry: dict, workdir: Path) -> None:
         folder = resolve_path(entry["path"], workdir)
         if not folder.is_dir():
             raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
+    if entry.get("min_score") is not None and entry["kind"] != "pairs":
+        raise ConfigError(f"config key {where}.min_score: keeps pairs by their score; dataset '{name}' is of kind "
+                          f"'{entry['kind']}'")
     values = entry.get("label_values")
     if values and entry["kind"] != "pair-class":
         raise ConfigError(f"config key {where}.label_values: maps class labels; dataset '{name}' is of kind "

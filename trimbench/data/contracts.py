@@ -381,7 +381,14 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
         if names and len(names) != entry["num_labels"]:
             raise Mismatch(f"{where}.num_labels", f"feature '{mapping['label']}' of {described} has "
                                                   f"{len(names)} classes {names}, not {entry['num_labels']}")
-    if entry["kind"] == "sts":
+    if entry.get("min_score") is not None and entry["kind"] != "sts":  # pairs kept by their score
+        mapping["score"] = entry["columns"].get("score", "score")
+        score = features.get(mapping["score"])
+        if score is None or is_text(score):
+            raise Mismatch(f"{where}.columns.score", f"min_score reads '{mapping['score']}', which is "
+                                                     f"{'not a feature' if score is None else 'text'} of "
+                                                     f"{described}; its features: {describe_features(features)}")
+    if "score" in mapping:
         scale = value_range(features[mapping["score"]])
         if scale and [float(v) for v in entry["score_range"]] != [float(v) for v in scale]:
             raise Mismatch(f"{where}.score_range", f"feature '{mapping['score']}' of {described} ranges over "

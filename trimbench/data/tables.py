@@ -109,6 +109,8 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str, origin: str = "") -> pd
     if raw.empty:
         raise DataError(f"{where}: no rows")
     wanted = KIND_COLUMNS[entry["kind"]]
+    if entry.get("min_score") is not None:
+        raw = _scored_at_least(raw, entry, name, where)
     mapping = {ours: entry["columns"].get(ours, ours) for ours in wanted}
     missing = [f"{theirs} (for {ours})" for ours, theirs in mapping.items() if theirs not in raw.columns]
     if missing:
@@ -138,6 +140,24 @@ def normalise(raw: pd.DataFrame, entry: dict, name: str, origin: str = "") -> pd
                                   f"datasets.{name}.num_labels is {entry['num_labels']}; unlabelled rows are "
                                   "often -1", integers=True).astype(int)
     return frame.reset_index(drop=True)
+
+
+def _scored_at_least(raw: pd.DataFrame, entry: dict, name: str, where: str) -> pd.DataFrame:
+    """The rows of a kind-pairs source whose score, rescaled from ``score_range`` to 0..1, is at
+    least ``min_score`` (STS-B pairs as positives); the count kept is logged."""
+    column = entry["columns"].get("score", "score")
+    if column not in raw.columns:
+        raise DataError(f"{where}: column {column} (for score, read by datasets.{name}.min_score) not found; it has "
+                        f"{list(raw.columns)}. Map it with datasets.{name}.columns.score")
+    low, high = entry["score_range"]
+    scores = _numbers(raw[column], raw, where, "score", (low, high), f"datasets.{name}.score_range")
+    scores = (scores - low) / (high - low)
+    kept = raw[(scores >= entry["min_score"]).to_numpy()]
+    log.info("%s: %d of %d rows scored at least %g (datasets.%s.min_score)", where, len(kept), len(raw),
+             entry["min_score"], name)
+    if kept.empty:
+        raise DataError(f"{where}: no row is scored at least {entry['min_score']} (datasets.{name}.min_score)")
+    return kept
 
 
 def _row_name(index, raw: pd.DataFrame) -> str:

@@ -209,6 +209,8 @@ def status_row(exp: Experiment) -> dict:
         "ours_only": summary["ours_only"],
         "published_only": summary["published_only"],
         **{f"headline_{k}": v for k, v in HEADLINES[exp.track](exp).items()},
+        # local_copies: what was read or run instead of the hub's (trimbench.config.local)
+        **({"local_copies": "; ".join(exp.config["_local_copies"])} if exp.config.get("_local_copies") else {}),
     }
 
 
@@ -224,6 +226,7 @@ def _fmt(value, digits: int = 4) -> str:
 def readable_status(status: pd.DataFrame) -> pd.DataFrame:
     """The status table as people read it: one line per experiment."""
     rows = []
+    local = "local_copies" in status.columns
     for row in status.itertuples():
         within = (f"{row.within}/{row.compared} ({row.within_fraction:.0%})" if row.compared
                   else "no common cell")
@@ -236,6 +239,8 @@ def readable_status(status: pd.DataFrame) -> pd.DataFrame:
             "ours": f"{_fmt(row.headline_ours)} ({row.headline_ours_cell})" if row.headline_ours_cell else "–",
             "published": (f"{_fmt(row.headline_published, 3)} ({row.headline_published_cell})"
                           if row.headline_published_cell else "–"),
+            **({"run on local copies": row.local_copies if isinstance(row.local_copies, str) else "–"}
+               if local else {}),
         })
     return pd.DataFrame(rows)
 

@@ -71,7 +71,8 @@ def splade_tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -
         wide.loc[row.variant, f"{row.dataset} {row.metric}"] = " ".join(p for p in (ours, theirs) if p) or "–"
     lambdas = labels[["method", "model", "lambda_q", "lambda_d"]].astype(object).where(labels.notna(), "")
     wide = pd.concat([lambdas, wide], axis=1).reset_index()
-    scale = "toy scale, nothing to compare with the paper" if config["scale"] == "toy" else "paper scale"
+    scale = ("paper scale" if config["scale"] == "paper"
+             else f"{config['scale']} scale, nothing to compare with the paper")
     summary = (f"{config['description'] or 'SPLADE'} ({scale}); ours (published in parentheses). FLOPS = "
                "Σ_j p_q(j)·p_d(j) over the quantised vectors; q_terms / d_terms: active terms per query / document.")
     return {
