@@ -44,7 +44,8 @@ def test_mini_presets_run_capped_on_the_local_copies(shared_data: Path, tmp_path
     run_snakemake(workdir, "--configfile", str(MINI), "--config", "smoke=true", f"local_copies={copies}",
                   timeout=1800)
     results = workdir / "results"
-    scores = {name: pd.read_parquet(results / exp["track"] / name / "scores.parquet") for name, exp in experiments.items()}
+    scores = {name: pd.read_parquet(results / exp["track"] / name / "scores.parquet")
+              for name, exp in experiments.items()}
     for name, table in scores.items():
         assert len(table) > 0 and table["value"].notna().all(), name
 
