@@ -75,7 +75,7 @@ wait_for() {  # wait_for SECONDS WHAT COMMAND...: retry COMMAND until it succeed
 start_daemon() {  # start_daemon NAME COMMAND...: in the foreground of its own session, PID recorded
     local name=$1
     shift
-    setsid "$@" >"$STATE/log/$name.out" 2>&1 </dev/null &
+    setsid "$@" >"$STATE/log/$name.out" 2>&1 </dev/null 9>&- &
     echo $! >"$STATE/pids/$name.pid"
 }
 
@@ -89,6 +89,11 @@ fill_template() {  # fill_template TEMPLATE OUTPUT
 
 [ "$(id -u)" = 0 ] || no_packages "needs root (the daemons run as root, MariaDB as mysql)"
 export PATH=$PATH:/usr/sbin:/sbin
+# One start at a time (two test workers, a test session beside CI's start): a second one waits,
+# then finds the cluster running. Unlocked at exit: the daemons inherit the descriptor.
+exec 9>"$STATE.lock"
+flock 9
+trap 'flock -u 9' EXIT
 if [ -n "$(missing_commands)" ]; then
     [ "${1:-}" = "--install" ] || no_packages "missing commands: $(missing_commands | xargs); run with --install"
     install_packages || no_packages "could not install ${PACKAGES[*]}"

@@ -35,13 +35,23 @@ def minilm_folder() -> Path:
 MARKERS_BY_FOLDER = {"workflow": ("workflow",), "cluster": ("workflow", "slurm")}
 
 
+def start_order(item) -> int:
+    """The longest tests first (the real-data ones, the SLURM cluster, the preset smoke runs, then
+    the other workflow runs), so that pytest-xdist's workers finish together instead of one of them
+    ending the suite with a long test alone."""
+    if item.get_closest_marker("realdata") or item.get_closest_marker("slurm") or item.path.name == "test_presets.py":
+        return 0
+    return 1 if item.get_closest_marker("workflow") else 2
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test under tests/workflow/ runs snakemake (marker ``workflow``); under tests/cluster/ it
-    runs on the SLURM cluster too (``slurm``)."""
+    runs on the SLURM cluster too (``slurm``). Then the longest first (:func:`start_order`)."""
     for item in items:
         parts = Path(item.path).relative_to(REPO / "tests").parts
         for marker in MARKERS_BY_FOLDER.get(parts[0], ()) if len(parts) > 1 else ():
             item.add_marker(marker)
+    items.sort(key=start_order)  # stable: a module's tests keep their order
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,7 @@ def test_cluster_jobs_ask_for_the_cpus_they_use(tmp_path):
     cpus = {}
     for block in result.stdout.split("\n\n"):
         rule = re.search(r"^rule (\w+):", block, flags=re.MULTILINE)
-        wildcards = re.search(r"wildcards: experiment=([\w-]+)", block)
+        wildcards = re.search(r"wildcards: (?:\w+=\S+, )*experiment=([\w-]+)", block)
         asked = re.search(r"cpus_per_task=(\d+)", block)
         if rule and wildcards and asked:
             cpus.setdefault((rule.group(1), wildcards.group(1)), set()).add(int(asked.group(1)))
