@@ -27,9 +27,9 @@ demo:
 test: env
 	$(BIN)/python -m pytest -ra -n auto --dist loadgroup
 
-# The fast loop: the tests that run no workflow.
+# The fast loop: the tests that run no workflow and no model over a real benchmark (realdata).
 test-fast: env
-	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow"
+	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow and not realdata"
 
 # configs/mini.yaml in full: every track family at laptop scale on real data (docs/configuration.md,
 # "Local copies"). MINI_DATA is the local copies' folder, ../shared/data when it exists beside the
