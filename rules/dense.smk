@@ -386,8 +386,7 @@ rule retrieval_ablation:
             tb_config.tracked(EXPERIMENTS[name])
             for name in retrieval_ablation_groups(wc.track)[wc.group]
         ],
-        dataset=lambda wc: ablation_base(wc)["reference"]["dataset"]
-        or ablation_base(wc)["evaluation"]["datasets"][0],
+        dataset=lambda wc: tb_config.compared_dataset(ablation_base(wc)),
         metric=lambda wc: ablation_base(wc)["evaluation"]["main_metric"],
         title=lambda wc: ABLATION_TITLES[wc.group],
     script:

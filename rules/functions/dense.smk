@@ -106,7 +106,7 @@ def retrieval_views(name):
     """Datasets the tables and figures show: the compared one, the others searching its corpus
     (TREC DL 2019 / 2020 beside MS MARCO dev), then the average when configured."""
     exp = EXPERIMENTS[name]
-    compared = exp["reference"]["dataset"] or exp["evaluation"]["datasets"][0]
+    compared = tb_config.compared_dataset(exp)
     views = [compared] + [
         ds
         for ds, first in exp["_corpus_of"].items()

@@ -437,3 +437,13 @@ def test_devices_re_run_nothing_and_reach_the_job(default):
     train = prepare(default)["experiments"]["sts-v1"]["train"]
     assert "devices" not in tb_config.tracked(train)
     assert tb_config.untracked(train={**train, "devices": 4}).train["devices"] == 4
+
+
+def test_compared_dataset_is_the_sts_average_or_the_references_else_the_first_evaluated():
+    sts = {"track": "2dmse-sts", "evaluation": {"average_name": "sts-avg", "datasets": ["stsb"]}, "reference": {}}
+    retrieval = {"track": "2dmse-retrieval", "evaluation": {"datasets": ["msmarco", "trec-dl-2019"]},
+                 "reference": {"dataset": None}}
+    assert tb_config.compared_dataset(sts) == "sts-avg"
+    assert tb_config.compared_dataset(retrieval) == "msmarco"
+    retrieval["reference"]["dataset"] = "trec-dl-2019"
+    assert tb_config.compared_dataset(retrieval) == "trec-dl-2019"

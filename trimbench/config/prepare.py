@@ -44,6 +44,15 @@ OWN_MAIN_METRICS = {"electra": electra_checks.main_metrics}
 SCORING_DATASET_KEYS = ("relevance_level",)
 
 
+def compared_dataset(exp: dict) -> str:
+    """The dataset an experiment is set beside the published work on (its headline, its first grid
+    view, its claims, its ablations): the STS average of a 2dmse-sts experiment; else the reference's
+    ``dataset``, by default the first evaluated one."""
+    if exp["track"] == "2dmse-sts":
+        return exp["evaluation"]["average_name"]
+    return exp["reference"].get("dataset") or exp["evaluation"]["datasets"][0]
+
+
 def dataset_main_metrics(exp: dict, datasets: dict) -> dict:
     """Each dataset an experiment is scored on -> the metric its tables lead with. A pure function
     of the config, so that the parse-time report targets need no track's rule file."""

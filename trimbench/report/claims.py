@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from trimbench.config.prepare import compared_dataset
 from trimbench.config.schema import read_yaml
 from trimbench.dense import homedepot
 from trimbench.dense.ablations import ablation_groups, changed_switches
@@ -94,15 +95,6 @@ def _cell(cell: str, evidence: str, holds) -> dict:
 
 
 # --- 2DMSE (STS and retrieval): view and claims -----------------------------------------------------------------
-
-def compared_dataset(config: dict) -> str:
-    """The dataset a 2DMSE experiment's claims read: the reference's, else the STS average or the first
-    evaluated retrieval dataset (the scoreboard's choice)."""
-    evaluation = config["evaluation"]
-    if config["reference"].get("dataset"):
-        return config["reference"]["dataset"]
-    return evaluation["average_name"] if config["track"] == "2dmse-sts" else evaluation["datasets"][0]
-
 
 def dense_view_cells(scores: pd.DataFrame, config: dict) -> pd.DataFrame:
     """Our (method, layer, dim, value) on the compared dataset and main metric, mean over seeds; methods

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from trimbench import scores as score_table
-from trimbench.config.prepare import SPARSE_TRACKS
+from trimbench.config.prepare import SPARSE_TRACKS, compared_dataset
 from trimbench.dense import homedepot
 from trimbench.dense.variants import SEED_METHOD_LABELS
 from trimbench.electra.report import dev_choice, layer_table, published_scores
@@ -179,8 +179,7 @@ def _with_compared_dataset(exp: Experiment) -> Experiment:
     """A retrieval experiment seen as the STS code reads one: its compared dataset (the reference's,
     else the first evaluated) in place of the STS average."""
     evaluation = exp.config["evaluation"]
-    dataset = exp.config["reference"].get("dataset") or evaluation["datasets"][0]
-    config = {**exp.config, "evaluation": {**evaluation, "average_name": dataset}}
+    config = {**exp.config, "evaluation": {**evaluation, "average_name": compared_dataset(exp.config)}}
     return Experiment(exp.name, config, exp.scores, exp.published, exp.main_metrics)
 
 
