@@ -128,10 +128,12 @@ rule encode_corpus:
         track=names_regex(tb_variants.RETRIEVAL_TRACKS),
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
-    threads: 1
+    # As train_model: one thread feeds a GPU (one per rank); on CPU, jobs side by side.
+    threads: exp_param("retrieval", "encode_devices")
     resources:
-        gpu=1,
+        # retrieval.encode_devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=exp_param("retrieval", "encode_devices"),
+        nodes=1,
         mem_mb=per_attempt(8000),
         runtime=per_attempt(240),
     params:
@@ -144,6 +146,7 @@ rule encode_corpus:
         p_max_length=exp_param("retrieval", "p_max_length"),
         batch_size=exp_param("evaluation", "batch_size"),
         chunk=exp_param("retrieval", "encode_chunk"),
+        untracked=lambda wc: tb_config.untracked(retrieval=experiment(wc)["retrieval"]),
     script:
         "../scripts/encode_corpus.py"
 

@@ -2,7 +2,7 @@
 
 input:  model, data
 output: embeddings
-params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk
+params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk, untracked
 """
 
 import logging
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
+from trimbench.distributed import is_main_process, written_by_ranks
 from trimbench.jobs.artifacts import reading
-from trimbench.jobs.atomic import atomic_path
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
@@ -23,9 +23,13 @@ def main(job) -> None:
     from trimbench.models import load_sentence_model
 
     p = job.params
-    with reading(job.input.model):
-        model = load_sentence_model(job.input.model, pooling=p.pooling)
-    with atomic_path(job.output.embeddings) as tmp:
+    # retrieval.encode_devices ranks under torchrun, each encoding its batches into the one output
+    with written_by_ranks(job, __file__, "embeddings", p.retrieval["encode_devices"],
+                          "retrieval.encode_devices") as tmp:
+        if tmp is None:  # the ranks wrote it
+            return
+        with reading(job.input.model):
+            model = load_sentence_model(job.input.model, pooling=p.pooling)
         counts = {}
         for dataset, folder in zip(p.datasets, job.input.data, strict=True):
             docs_of = p.corpus_of[dataset]
@@ -38,7 +42,8 @@ def main(job) -> None:
                     model, RetrievalSplit.read(folder, "queries"), p.layers, p.max_dim, Path(tmp) / dataset,
                     p.q_max_length, p.batch_size)}
             log.info("encoded %s: %s", dataset, counts[dataset])
-        write_manifest(Path(tmp), p.layers, p.max_dim, counts)
+        if is_main_process():
+            write_manifest(Path(tmp), p.layers, p.max_dim, counts)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ launching them (the ranks themselves: tests/dense/test_dense_ddp.py, tests/workf
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -28,22 +29,31 @@ def test_the_ranks_read_back_the_job_they_are_handed():
     assert again.log == job.log and again.threads == 2  # each rank: its share of the job's CPUs
 
 
+def test_the_ranks_write_in_place_of_the_output_and_read_back_lists_of_paths():
+    job = a_job()
+    job.input.data = ["results/data/a", "results/data/b"]
+    again = job_from_cli(distributed.job_arguments(job, 2, {"model": "results/e/models/.full.tmp-7"}), "train_model")
+    assert again.input.data == ["results/data/a", "results/data/b"]
+    assert again.output.model == "results/e/models/.full.tmp-7"
+
+
 def test_nothing_is_launched_on_one_device_or_inside_a_rank(monkeypatch):
     assert not distributed.launched(a_job(), "scripts/train_model.py", 1)
     monkeypatch.setenv("LOCAL_RANK", "0")
     assert not distributed.launched(a_job(), "scripts/train_model.py", 2)
 
 
-def test_a_slurm_job_without_gpus_is_a_config_error_naming_the_key(monkeypatch):
+@pytest.mark.parametrize("setting", ["train.devices", "retrieval.encode_devices"])
+def test_a_slurm_job_without_gpus_is_a_config_error_naming_the_key(monkeypatch, setting):
     import torch
 
+    key = re.escape(f"experiments.e.{setting}")
     monkeypatch.delenv("LOCAL_RANK", raising=False)
     monkeypatch.setenv("SLURM_JOB_ID", "17")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ConfigError, match=r"config key experiments\.e\.train\.devices: 2 devices, but SLURM job 17 "
-                                          r"has no GPU"):
-        distributed.launched(a_job(), "scripts/train_model.py", 2)
+    with pytest.raises(ConfigError, match=rf"config key {key}: 2 devices, but SLURM job 17 has no GPU"):
+        distributed.launched(a_job(), "scripts/train_model.py", 2, setting)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    with pytest.raises(ConfigError, match=r"experiments\.e\.train\.devices: 2 devices, but this job sees 1 GPUs"):
-        distributed.launched(a_job(), "scripts/train_model.py", 2)
+    with pytest.raises(ConfigError, match=rf"{key}: 2 devices, but this job sees 1 GPUs"):
+        distributed.launched(a_job(), "scripts/train_model.py", 2, setting)

@@ -14,15 +14,21 @@ sampler draws the very batches of a single-device run), and the losses gather th
 across ranks (:func:`gathered`) so that in-batch negatives and batch statistics (FLOPS) are those
 of the whole batch. Gradients stay right: ``all_gather``'s backward sums the gradient every rank
 sends to a rank's embeddings, and DDP averages the ranks' parameter gradients.
+
+Corpus encoding (``retrieval.encode_devices``, ``splade.encode_devices``) launches its ranks the same
+way, on an output that is already the temporary path (:func:`written_by_ranks`): the ranks fill it,
+and the launching process moves it into place once every rank has succeeded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -96,27 +102,32 @@ def check_devices_available(devices: int, key: str) -> None:
                           "does not override gpu (set-resources)")
 
 
-def job_arguments(job, devices: int) -> list[str]:
-    """The job as :func:`trimbench.jobs.run.job_from_cli` reads it back; the ranks append to the
-    job's log as its launching process does (fault injection keeps its markers beside it)."""
+def job_arguments(job, devices: int, outputs: dict | None = None) -> list[str]:
+    """The job as :func:`trimbench.jobs.run.job_from_cli` reads it back, with ``outputs`` in place of
+    those outputs; the ranks append to the job's log as its launching process does (fault injection
+    keeps its markers beside it)."""
     import json
 
-    def pairs(field: str) -> list[str]:
-        return [f"{name}={value}" for name, value in job.named(field).items()]
+    from trimbench.jobs.run import named_argument
 
-    return ["--input", *pairs("input"), "--output", *pairs("output"), "--wildcards", *pairs("wildcards"),
+    def pairs(values: dict) -> list[str]:
+        return [named_argument(name, value) for name, value in values.items()]
+
+    return ["--input", *pairs(job.named("input")), "--output", *pairs({**job.named("output"), **(outputs or {})}),
+            "--wildcards", *pairs(job.named("wildcards")),
             "--params", json.dumps(job.named("params"), default=str),
             "--threads", str(max(1, int(job.threads) // devices)), *(["--job-log", str(job.log[0])] if job.log else [])]
 
 
-def launched(job, script: str, devices: int) -> bool:
+def launched(job, script: str, devices: int, setting: str = "train.devices", outputs: dict | None = None) -> bool:
     """Run the job as ``devices`` ranks under torchrun and return True (the caller returns); False
-    when there is nothing to launch: one device, or this process is a rank already."""
+    when there is nothing to launch: one device, or this process is a rank already. ``setting``: the
+    experiment's config key of ``devices``; ``outputs``: paths the ranks write in place of the job's."""
     if devices <= 1 or in_launched_rank():
         return False
-    check_devices_available(devices, f"experiments.{job.named('wildcards').get('experiment', '?')}.train.devices")
+    check_devices_available(devices, f"experiments.{job.named('wildcards').get('experiment', '?')}.{setting}")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={devices}",
-               script, *job_arguments(job, devices)]
+               script, *job_arguments(job, devices, outputs)]
     log.info("launching %d ranks: %s", devices, shlex.join(command))
     sys.stdout.flush()
     sys.stderr.flush()
@@ -124,6 +135,23 @@ def launched(job, script: str, devices: int) -> bool:
     if completed.returncode:
         raise RuntimeError(f"torchrun ended with exit code {completed.returncode} (each rank's error is in this log)")
     return True
+
+
+@contextlib.contextmanager
+def written_by_ranks(job, script: str, name: str, devices: int, setting: str):
+    """The job's output ``name``, written by ``devices`` ranks. In the job's process: a temporary
+    path (:func:`~trimbench.jobs.atomic.atomic_path`), which one device fills here (yielded), or
+    ``devices`` ranks launched on it (yields None: nothing left to do here); it is moved into place
+    when the block ends without error, i.e. when every rank has succeeded. In a rank: that path,
+    with the process group up (before the model is loaded: each rank on its own GPU)."""
+    from trimbench.jobs.atomic import atomic_path
+
+    if in_launched_rank():
+        init_process_group()
+        yield Path(getattr(job.output, name))
+        return
+    with atomic_path(getattr(job.output, name)) as tmp:
+        yield None if launched(job, script, devices, setting, {name: tmp}) else tmp
 
 
 def rank_log_format(fmt: str) -> str:

@@ -60,7 +60,7 @@ def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int
     max_dim = max_dim or width
     if out is None:
         out = np.empty((len(layers), len(texts), max_dim), dtype=dtype)
-    order = np.argsort([-len(t) for t in texts], kind="stable")
+    order = length_order(texts)
     device = st_model.device
     st_model.eval()
     with torch.inference_mode(), hidden_states_kept(transformer):
@@ -73,6 +73,22 @@ def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int
                 embedding = pool_layer(heads, features, layer)[:, :max_dim]
                 out[slot, index] = embedding.float().cpu().numpy().astype(dtype, copy=False)
     return out
+
+
+def length_order(texts: list[str]) -> np.ndarray:
+    """Positions of ``texts``, longest first (ties in their order): batches of this order pad
+    least, as ``SentenceTransformer.encode`` batches."""
+    return np.argsort([-len(t) for t in texts], kind="stable")
+
+
+def rank_rows(texts: list[str], batch_size: int, rank: int, ranks: int) -> np.ndarray:
+    """Positions of the ``texts`` that ``rank`` of ``ranks`` encodes, in their length order: every
+    ``ranks``-th batch of :func:`length_order`, from the ``rank``-th. Every batch is the one a
+    single device encodes (the same texts, the same padding), and round robin over length-sorted
+    batches gives each rank long and short texts alike. :func:`encode_layers` given these texts
+    in this order batches them so again (they are sorted; each batch but the last is full)."""
+    order = length_order(texts)
+    return order[np.arange(len(order)) // batch_size % ranks == rank]
 
 
 @contextmanager

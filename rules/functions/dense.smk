@@ -59,8 +59,13 @@ def train_settings(wildcards):
 
 
 def retriever_settings(wildcards):
-    return tb_variants.variant_retrieval_settings(
-        experiment(wildcards), variant(wildcards).method
+    """The variant's retrieval settings its training uses, without the untracked ones (the
+    encoding's devices): changing those re-runs no training (trimbench.config.tracked).
+    """
+    return tb_config.tracked(
+        tb_variants.variant_retrieval_settings(
+            experiment(wildcards), variant(wildcards).method
+        )
     )
 
 

@@ -439,6 +439,19 @@ def test_devices_re_run_nothing_and_reach_the_job(default):
     assert tb_config.untracked(train={**train, "devices": 4}).train["devices"] == 4
 
 
+def test_encode_devices_is_checked_re_runs_nothing_and_reaches_the_job(default):
+    """retrieval.encode_devices: at least 1; the array of N devices is the one device's, so neither
+    the encoding nor the training (whose settings are the retrieval block's) re-runs for it."""
+    default["experiments"]["retrieval"]["retrieval"] = {"encode_devices": 0}
+    with pytest.raises(ConfigError, match=r"config key experiments\.retrieval\.retrieval\.encode_devices: 0 is less "
+                                          r"than the minimum of 1"):
+        prepare(copy.deepcopy(default))
+    default["experiments"]["retrieval"]["retrieval"]["encode_devices"] = 4
+    exp = prepare(default)["experiments"]["retrieval"]
+    assert "encode_devices" not in tb_config.tracked(tb_variants.variant_retrieval_settings(exp, "2dmse"))
+    assert tb_config.untracked(retrieval=exp["retrieval"]).retrieval == {"encode_devices": 4}
+
+
 def test_compared_dataset_is_the_sts_average_or_the_references_else_the_first_evaluated():
     sts = {"track": "2dmse-sts", "evaluation": {"average_name": "sts-avg", "datasets": ["stsb"]}, "reference": {}}
     retrieval = {"track": "2dmse-retrieval", "evaluation": {"datasets": ["msmarco", "trec-dl-2019"]},

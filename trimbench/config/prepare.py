@@ -67,9 +67,10 @@ def preparation_entry(entry: dict) -> dict:
     return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS}
 
 #: settings that change what a job logs or how many devices it spreads over, never what it makes
-#: (``devices``: the same training, trimbench/distributed.py): kept out of the params Snakemake
-#: compares to decide a re-run, and handed to the job beside them (:func:`untracked`)
-UNTRACKED_SETTINGS = ("logging_steps", "devices")
+#: (``devices``: the same training; ``encode_devices``: the same array; trimbench/distributed.py):
+#: kept out of the params Snakemake compares to decide a re-run, and handed to the job beside them
+#: (:func:`untracked`)
+UNTRACKED_SETTINGS = ("logging_steps", "devices", "encode_devices")
 
 
 def untracked(**sections: dict) -> SimpleNamespace:

@@ -16,33 +16,41 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from trimbench import distributed
 from trimbench.data.io import doc_texts
-from trimbench.encoding import encode_layers
+from trimbench.encoding import encode_layers, rank_rows
 from trimbench.runs import evaluate_run, run_frame, write_trec_run
 
 log = logging.getLogger(__name__)
 
 
 def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, path: Path,
-                     batch_size: int = 64, chunk_size: int = 50_000) -> np.ndarray:
+                     batch_size: int = 64, chunk_size: int = 50_000) -> None:
     """Encode ``texts`` into an fp16 ``.npy`` memory map ``[len(layers), len(texts), max_dim]``.
 
     Chunks bound the host memory a huge corpus needs: one chunk's float32 rows at a time, the rest
     on disk; every text still goes through the transformer exactly once. The map is opened for
     each chunk and closed after it: pages written through a mapping stay in the process's resident
     memory until it is unmapped, so one map kept open would grow with the corpus.
+
+    Under several ranks (``encode_devices``, :mod:`trimbench.distributed`; all on one node, so they
+    share the file's pages), rank 0 creates the map and each rank writes the rows of its batches of
+    every chunk (:func:`~trimbench.encoding.rank_rows`): the array of a single device.
     """
     shape = (len(layers), len(texts), max_dim)
-    np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape).flush()
+    if distributed.is_main_process():
+        np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape).flush()
+    distributed.barrier()
     for start in range(0, len(texts), chunk_size):
         stop = min(start + chunk_size, len(texts))
-        block = encode_layers(model, texts[start:stop], layers, batch_size=batch_size, max_dim=max_dim)
+        rows = rank_rows(texts[start:stop], batch_size, distributed.rank(), distributed.world_size())
+        block = encode_layers(model, [texts[start + i] for i in rows], layers, batch_size=batch_size,
+                              max_dim=max_dim)
         out = np.lib.format.open_memmap(path, mode="r+")
-        out[:, start:stop] = block.astype(np.float16)
+        out[:, start + rows] = block.astype(np.float16)
         out.flush()
         del out, block
         log.info("encoded %d / %d texts", stop, len(texts))
-    return np.load(path, mmap_mode="r")
 
 
 def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:
@@ -96,9 +104,9 @@ def encode_queries(model, queries: pd.DataFrame, layers: list[int], max_dim: int
     folder.mkdir(parents=True, exist_ok=True)
     default = model.max_seq_length
     model.max_seq_length = q_max or default
-    array = encode_layers(model, list(queries["text"]), layers, batch_size=batch_size, max_dim=max_dim)
+    encode_to_memmap(model, list(queries["text"]), layers, max_dim, folder / "queries.npy", batch_size,
+                     chunk_size=max(1, len(queries)))
     model.max_seq_length = default
-    np.save(folder / "queries.npy", array.astype(np.float16))
     return {"queries": len(queries)}
 
 

@@ -55,13 +55,22 @@ def _named(pairs: list[str]) -> SimpleNamespace:
     values = {}
     for pair in pairs or []:
         name, _, value = pair.partition("=")
-        values[name] = value
+        values[name] = json.loads(value) if value.startswith("[") else value
     return SimpleNamespace(**values)
+
+
+def named_argument(name: str, value) -> str:
+    """``NAME=PATH`` of :func:`job_from_cli`; a list of paths (a rule's named input of several
+    files, a list even of one) as ``NAME=["a", "b"]``."""
+    if isinstance(value, list | tuple):
+        return f"{name}={json.dumps([str(item) for item in value])}"
+    return f"{name}={value}"
 
 
 def job_from_cli(argv: list[str], rule: str) -> Job:
     parser = argparse.ArgumentParser(prog=f"scripts/{rule}.py", description=f"run rule {rule} alone")
-    parser.add_argument("--input", nargs="*", default=[], metavar="NAME=PATH")
+    parser.add_argument("--input", nargs="*", default=[], metavar="NAME=PATH",
+                        help='a list of paths as NAME=["a", "b"]')
     parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
     parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
@@ -80,7 +89,7 @@ def job_from_snakemake(smk) -> Job:
     # Logging-only settings come in a param of their own, out of Snakemake's rerun trigger
     # (trimbench.config.untracked): the step sees them where they belong.
     for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
-        params[name] = {**params[name], **settings}
+        params[name] = {**params.get(name, {}), **settings}
     return Job(input=smk.input, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
                log=list(smk.log), threads=smk.threads, rule=smk.rule)
 
