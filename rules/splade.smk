@@ -118,15 +118,19 @@ rule encode_sparse:
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
-    threads: 1
+    # One thread feeds a GPU (one per rank)
+    threads: exp_param("splade", "encode_devices")
     resources:
-        gpu=1,
+        # splade.encode_devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        gpu=exp_param("splade", "encode_devices"),
+        nodes=1,
         mem_mb=per_attempt(16000),
         runtime=per_attempt(480),
     params:
         datasets=exp_param("evaluation", "datasets"),
         corpus_of=exp_param("_corpus_of"),
-        settings=exp_param("splade"),
+        settings=lambda wc: tb_config.tracked(experiment(wc)["splade"]),
+        untracked=lambda wc: tb_config.untracked(settings=experiment(wc)["splade"]),
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
         ),

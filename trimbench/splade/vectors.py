@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from trimbench import distributed
+from trimbench.encoding import rank_rows
 from trimbench.java import setup_java
 from trimbench.jobs.artifacts import reading
 
@@ -58,23 +60,61 @@ def keep_top_terms(matrix: sp.csr_matrix, k: int | None) -> sp.csr_matrix:
 
 
 def encode_sparse(model, texts: list[str], max_length: int | None, batch_size: int, factor: float,
-                  chunk_size: int = 10_000, max_terms: int | None = None) -> sp.csr_matrix:
+                  chunk_size: int = 10_000, max_terms: int | None = None,
+                  parts: Path | None = None) -> sp.csr_matrix | None:
     """Quantised SPLADE vectors of ``texts`` (each cut to its ``max_terms`` largest weights when
-    given); chunks bound the dense float rows held at once."""
+    given); chunks bound the dense float rows held at once.
+
+    Each batch is one call of the encoder on longest-first texts (:func:`~trimbench.encoding.rank_rows`),
+    so the batches do not depend on how many ranks share them. Under several ranks
+    (``splade.encode_devices``, :mod:`trimbench.distributed`) each encodes every ranks-th batch of each
+    chunk and leaves its rows in the folder ``parts``; rank 0 returns the whole matrix, the others None.
+    """
+    rank, ranks = distributed.rank(), distributed.world_size()
     default = model.max_seq_length
     model.max_seq_length = max_length or default
-    parts = []
+    positions, blocks = [], []
     try:
         for start in range(0, len(texts), chunk_size):
-            block = model.encode(texts[start:start + chunk_size], batch_size=batch_size, convert_to_tensor=True,
-                                 convert_to_sparse_tensor=True)
-            parts.append(quantize(keep_top_terms(_to_scipy(block), max_terms), factor))
+            chunk = texts[start:start + chunk_size]
+            rows = rank_rows(chunk, batch_size, rank, ranks)
+            dense = [_to_scipy(model.encode([chunk[i] for i in rows[b:b + batch_size]], batch_size=batch_size,
+                                            convert_to_tensor=True, convert_to_sparse_tensor=True))
+                     for b in range(0, len(rows), batch_size)]
+            if dense:
+                blocks.append(quantize(keep_top_terms(sp.vstack(dense, format="csr"), max_terms), factor))
+                positions.append(start + rows)
             log.info("encoded %d / %d texts", min(start + chunk_size, len(texts)), len(texts))
     finally:
         model.max_seq_length = default
-    if not parts:
-        return sp.csr_matrix((0, model.get_embedding_dimension()), dtype=np.int32)
-    return sp.vstack(parts, format="csr")
+    width = model.get_embedding_dimension()
+    mine = (np.concatenate(positions) if positions else np.empty(0, dtype=np.int64),
+            sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, width), dtype=np.int32))
+    every = _from_every_rank(mine, parts) if ranks > 1 else [mine]
+    if every is None:
+        return None
+    order = np.argsort(np.concatenate([rows for rows, _ in every]))
+    return sp.vstack([matrix for _, matrix in every], format="csr")[order]
+
+
+def _from_every_rank(mine: tuple[np.ndarray, sp.csr_matrix], parts: Path) -> list | None:
+    """Every rank's (positions, rows) for rank 0, through files in ``parts`` (removed after): a
+    corpus's vectors do not fit a collective's buffers, and the ranks share the node's disk. None
+    on the other ranks."""
+    parts.mkdir(parents=True, exist_ok=True)
+    rank = distributed.rank()
+    sp.save_npz(parts / f".rank{rank}.npz", mine[1])
+    np.save(parts / f".rank{rank}.positions.npy", mine[0])
+    distributed.barrier()
+    every = None
+    if distributed.is_main_process():
+        every = [(np.load(parts / f".rank{r}.positions.npy"), sp.load_npz(parts / f".rank{r}.npz").tocsr())
+                 for r in range(distributed.world_size())]
+        for r in range(distributed.world_size()):
+            (parts / f".rank{r}.npz").unlink()
+            (parts / f".rank{r}.positions.npy").unlink()
+    distributed.barrier()  # the next text set's parts take the same names
+    return every
 
 
 def _to_scipy(tensor) -> sp.csr_matrix:
