@@ -1,7 +1,7 @@
 """Training and corpus encoding on several devices through Snakemake: the sbatch call the SLURM
-profile makes for ``train.devices: 4`` and ``retrieval.encode_devices: 4`` (built by the executor
-plugin's own code from the resources Snakemake gives the job), and a tiny run with ``devices: 2`` on
-CPU (two gloo ranks)."""
+profile makes for ``train.devices: 4``, ``retrieval.encode_devices: 4`` and ``splade.encode_devices: 4``
+(built by the executor plugin's own code from the resources Snakemake gives the job), and a tiny run
+with ``devices: 2`` on CPU (two gloo ranks)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def dry_run_resources(workdir, rule: str, *args: str) -> dict:
 
 @pytest.mark.parametrize(("config_file", "name", "settings", "rule"), [
     ("tests/configs/tiny.yaml", "tiny-sts", ("train", "devices"), "train_model"),
-    ("configs/mini.yaml", "mini-retrieval", ("retrieval", "encode_devices"), "encode_corpus")])
+    ("configs/mini.yaml", "mini-retrieval", ("retrieval", "encode_devices"), "encode_corpus"),
+    ("configs/mini.yaml", "mini-splade", ("splade", "encode_devices"), "encode_sparse")])
 def test_slurm_job_of_four_devices_asks_for_four_gpus_on_one_node(tmp_path, config_file, name, settings, rule):
     from snakemake_executor_plugin_slurm.submit_string import get_submit_command
     from snakemake_executor_plugin_slurm.utils import set_gres_string
