@@ -25,6 +25,8 @@ WORDS = ("falcon river copper engine violin garden bridge lantern meadow harbor 
 GROUP_SETTINGS = {"q_max_length": 16, "p_max_length": 32, "scale": 1.0, "score_align": True,
                   "compare_to_last_layer": False, "sub_layer_full_dim": True, "passage_to_last_layer": False,
                   "kl_temperature": 1.0}
+#: every AnglE term on (the defaults weigh CoSENT 0), ESE at a width below the tiny model's 32
+ESE_SETTINGS = {"angle": {"cosine_w": 1.0}, "ese": {"compression_size": 16, "kl_temperature": 1.0, "pca": True}}
 BATCH = 8
 STEPS = 3
 
@@ -123,6 +125,10 @@ def train(case: str, model_dir: str, out: Path, built_for: int, interrupt_after:
             from trimbench.dense.retrieval_loss import GroupedContrastiveLoss
 
             loss = GroupedContrastiveLoss(model, "2dmse", [16, 8], GROUP_SETTINGS)
+        elif case == "ese":  # AnglE (in-batch, CoSENT and angle terms) in ESE's 2D training, PCA targets
+            from trimbench.dense.losses import build_angle_loss
+
+            loss = build_angle_loss(model, "2dmse", {**train, **ESE_SETTINGS}, "seed")
         else:
             from trimbench.dense.losses import build_sts_loss
 
@@ -137,7 +143,7 @@ def train(case: str, model_dir: str, out: Path, built_for: int, interrupt_after:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--case", choices=["mnrl", "2dmse", "group", "splade"], required=True)
+    parser.add_argument("--case", choices=["mnrl", "2dmse", "group", "ese", "splade"], required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--built-for-devices", type=int, default=None)

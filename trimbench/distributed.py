@@ -64,6 +64,18 @@ def gathered(tensor):
     return all_gather_with_grad(tensor)
 
 
+def from_main_process(tensor):
+    """Rank 0's ``tensor`` on every rank, for a value that all ranks must share but draw at random
+    (ESE's PCA target: ``svd_lowrank``'s projection); itself on one device. No gradient."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return tensor
+    tensor = tensor.detach().contiguous()
+    dist.broadcast(tensor, src=0)
+    return tensor
+
+
 def barrier() -> None:
     import torch.distributed as dist
 

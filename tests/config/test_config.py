@@ -424,11 +424,10 @@ def test_smoke_batch_stays_divisible_by_devices(default):
     assert prepare(default)["experiments"]["sts-v1"]["train"]["batch_size"] % 3 == 0
 
 
-def test_angle_objective_on_several_devices_is_refused(default):
+def test_angle_objective_trains_on_several_devices(default):
+    """AnglE / ESE gather the whole batch (tests/dense/test_dense_ddp.py): no longer refused."""
     default["experiments"]["sts-v2"]["train"]["devices"] = 2
-    with pytest.raises(ConfigError, match=r"experiments\.sts-v2\.train\.devices: objective 'angle' trains on one "
-                                          r"device only"):
-        prepare(default)
+    assert prepare(default)["experiments"]["sts-v2"]["train"]["devices"] == 2
 
 
 def test_devices_re_run_nothing_and_reach_the_job(default):

@@ -1,5 +1,6 @@
 """Training on two devices (two CPU ranks, gloo) is the one-device training of the same global
-batch: the first step's loss and the parameters after three steps, for each dense loss family.
+batch: the first step's loss and the parameters after three steps, for each dense loss family
+(MNRL, 2DMSE seed, the retrieval group loss, AnglE in ESE's 2D training with its PCA targets).
 
 Each run goes through ``trimbench.training.fine_tune`` (the trainer, DDP, ``split_batches``) in
 ``tests/ddp_training.py``; the update (trained − initial parameters) of two ranks must match the one
@@ -13,15 +14,18 @@ from conftest import ddp_training, relative_difference
 #: relative difference of two updates that are the same training (float summation order only):
 #: measured 1.1e-6 to 1.3e-6; without gathering 0.56 (mnrl) and 0.67 (2dmse)
 SAME = 1e-4
+#: ESE's PCA target (a rank-16 ``svd_lowrank`` of a 32 × 32 softmax, no oversampling) amplifies
+#: float summation differences: measured 9.6e-5 (3.4e-6 with ``pca: false``); without gathering 0.31
+SAME_ESE = 1e-3
 
 
-@pytest.mark.parametrize("case", ["mnrl", "2dmse", "group"])
+@pytest.mark.parametrize("case", ["mnrl", "2dmse", "group", "ese"])
 def test_two_ranks_train_as_one_device(case, one_device, tiny_bert_dir, tmp_path):
     one_losses, one = one_device(case)
     two_losses, two = ddp_training(case, tiny_bert_dir, tmp_path / "two", ranks=2)
     assert two_losses[0] == pytest.approx(one_losses[0], rel=1e-5)
     assert len(two_losses) == len(one_losses) == 3
-    assert relative_difference(two, one) < SAME
+    assert relative_difference(two, one) < (SAME_ESE if case == "ese" else SAME)
 
 
 def test_without_gathering_the_training_differs(one_device, tiny_bert_dir, tmp_path):

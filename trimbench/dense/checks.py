@@ -28,11 +28,6 @@ def check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Model
             )
     trained = [m for m in exp["methods"] if m in TRAINED_METHODS]
     check_devices(where, exp["train"])
-    if exp["train"]["devices"] > 1 and exp["objective"] == "angle":
-        # AnglE's CoSENT / angle terms and ESE's PCA target are computed over the whole batch:
-        # not gathered across devices (yet), so a multi-device run would not be the paper's.
-        raise ConfigError(f"config key {where}.train.devices: objective 'angle' trains on one device only "
-                          "(its pairwise and PCA terms are not gathered across devices); set devices: 1")
     if trained:
         train_ds = exp["train"].get("dataset")
         if train_ds is None:

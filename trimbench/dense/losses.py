@@ -26,6 +26,7 @@ from sentence_transformers.sentence_transformer.losses import (
 from sentence_transformers.sentence_transformer.losses.adaptive_layer import ForwardDecorator, TransformerDecorator
 from torch import nn
 
+from trimbench.distributed import from_main_process, gathered
 from trimbench.encoding import hidden_states_kept, pool_layer
 
 
@@ -91,6 +92,13 @@ class AngleObjective(nn.Module):
     (angle_emb's ``cosine_loss`` and ``angle_loss`` are sentence-transformers' ``CoSENTLoss`` and
     ``AnglELoss``: the same pairwise log-sum-exp over the cosine or the normalised complex angle
     difference). A term with weight 0 is not computed, as in angle_emb.
+
+    On several devices every rank computes this loss of the whole batch, gathered
+    (:func:`~trimbench.distributed.gathered`): the pairwise log-sum-exp terms range over every pair
+    of the batch, as on one device. ``all_gather``'s backward sums the ranks' gradients of each
+    rank's embeddings and DDP averages the parameter gradients, so the update is the one device's.
+    angle_emb itself gathers nothing (``angle_emb/angle.py`` ``AngleTrainer.compute_loss``: each GPU's
+    loss of its own batch).
     """
 
     def __init__(self, model, ibn_w: float = 30.0, cosine_w: float = 0.0, angle_w: float = 1.0,
@@ -114,7 +122,7 @@ class AngleObjective(nn.Module):
         return sum(weight * terms[name]() for name, weight in self.weights.items() if weight > 0)
 
     def forward(self, sentence_features, labels=None):
-        return self.embedding_loss([self.model(f)["sentence_embedding"] for f in sentence_features])
+        return self.embedding_loss([gathered(self.model(f)["sentence_embedding"]) for f in sentence_features])
 
 
 @torch.no_grad()
@@ -128,7 +136,8 @@ def pca_compress(m: torch.Tensor, k: int) -> torch.Tensor:
         m = m.float()
         a = F.softmax(m.T @ m / m.shape[-1] ** 0.5, dim=-1)
         u, s, _ = torch.svd_lowrank(a, q=k)
-        return m @ (u @ torch.diag(s))
+        # the same random projection on every rank of a multi-device run: rank 0's
+        return m @ from_main_process(u @ torch.diag(s))
 
 
 def alignment_loss(inputs: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -155,7 +164,8 @@ class EspressoLoss(nn.Module):
     ``w_i = 1 / (1 + ln(1 + i))``, ``w_i · (L(h_i[:, :c]) + align(h_i[:, :c], pca_compress(h_i, c)))``,
     summed and divided by ``L - 1``. ``L`` is the base :class:`AngleObjective`; ``align`` is
     :func:`alignment_loss` at ``kl_temperature``. As in angle_emb, the PCA target and the alignment
-    are computed over all texts of the batch together (anchors, positives and negatives).
+    are computed over all texts of the batch together (anchors, positives and negatives): on
+    several devices, of the whole batch gathered, as :class:`AngleObjective`.
     ``students="corrected"`` takes layers ``l = 1..L-1`` with ``w_l = 1 / (1 + ln l)`` instead.
     """
 
@@ -186,7 +196,7 @@ class EspressoLoss(nn.Module):
         model = unwrapped(self.model)
         with hidden_states_kept(model[0]):
             outputs = [self.model(f) for f in sentence_features]
-        teacher = [o["sentence_embedding"] for o in outputs]
+        teacher = [gathered(o["sentence_embedding"]) for o in outputs]
         loss = self.base.embedding_loss(teacher) + self.compressed_loss(teacher)
         if self.students is None:
             return loss
@@ -194,7 +204,7 @@ class EspressoLoss(nn.Module):
         heads = list(model)[1:]
         student_loss = 0.0
         for index in ESE_STUDENTS[self.students](n_layers):
-            students = [pool_layer(heads, o, index) for o in outputs]
+            students = [gathered(pool_layer(heads, o, index)) for o in outputs]
             student_loss = student_loss + self.compressed_loss(students) * self.student_weight(index)
         return loss + student_loss / (n_layers - 1)
 
