@@ -78,8 +78,10 @@ def encode_sparse(model, texts: list[str], max_length: int | None, batch_size: i
         for start in range(0, len(texts), chunk_size):
             chunk = texts[start:start + chunk_size]
             rows = rank_rows(chunk, batch_size, rank, ranks)
+            # no bar per batch in the job's log: the line below says how far it is
             dense = [_to_scipy(model.encode([chunk[i] for i in rows[b:b + batch_size]], batch_size=batch_size,
-                                            convert_to_tensor=True, convert_to_sparse_tensor=True))
+                                            convert_to_tensor=True, convert_to_sparse_tensor=True,
+                                            show_progress_bar=False))
                      for b in range(0, len(rows), batch_size)]
             if dense:
                 blocks.append(quantize(keep_top_terms(sp.vstack(dense, format="csr"), max_terms), factor))
