@@ -238,6 +238,19 @@ def test_default_layers_are_every_k_from_zero_to_depth():
     assert electra_checks.layers(exp, "minilm") == [0, 1, 2, 3, 4, 5, 6]
 
 
+def test_layer_step_thins_every_k_and_keeps_each_models_depth(tiny_config):
+    tiny_config["experiments"]["tiny-cut"].update(layers=None, layer_step=2)
+    exp = prepare(tiny_config)["experiments"]["tiny-cut"]
+    assert electra_checks.layers(exp, "tiny-electra-discriminator") == [0, 2, 3]
+    assert electra_checks.layers(exp, "tiny-electra-generator") == [0, 2]
+
+
+def test_layer_step_beside_a_list_of_layers_names_both_keys(tiny_config):
+    tiny_config["experiments"]["tiny-cut"].update(layers=[0, 1], layer_step=2)
+    with pytest.raises(ConfigError, match=r"experiments\.tiny-cut\.layer_step: .*experiments\.tiny-cut\.layers lists"):
+        prepare(tiny_config)
+
+
 def test_layer_beyond_a_models_depth_names_key_and_model(tiny_config):
     tiny_config["experiments"]["tiny-cut"]["layers"] = [0, 3]
     with pytest.raises(ConfigError, match=r"experiments\.tiny-cut\.layers: layer 3 is beyond model "

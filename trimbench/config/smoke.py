@@ -113,6 +113,7 @@ def _electra_experiment(exp: dict, settings: dict) -> None:
     exp["models"] = exp["models"][: settings["max_models"]]
     exp["seeds"] = exp["seeds"][: settings["max_seeds"]]
     exp["layers"] = sorted(exp["layers"] or range(1, settings["max_layers"] + 1))[: settings["max_layers"]]
+    exp["layer_step"] = 1  # the cuts are listed now
     for stage in (exp["train"], exp["word_similarity"]):
         if stage:
             stage["epochs"] = min(stage["epochs"], settings["max_epochs"])

@@ -69,10 +69,12 @@ def model_role(name: str, entry: dict) -> str:
 
 
 def layers(exp: dict, model: str) -> list[int]:
-    """The k a model is cut at: the configured list, or every k from 0 to the model's depth."""
+    """The k a model is cut at: the configured list, or every ``layer_step``-th k from 0 and the
+    model's depth (the uncut model is always scored)."""
     if exp["layers"] is not None:
         return sorted(exp["layers"])
-    return list(range(exp["_depths"][model] + 1))
+    depth = exp["_depths"][model]
+    return sorted({*range(0, depth + 1, exp["layer_step"]), depth})
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,9 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
         check_model_paths(model, models[model], workdir)
         shape = model_shape(model, models[model], workdir)
         depths[model], widths[model] = shape.layers, shape.dim
+    if exp["layers"] is not None and exp["layer_step"] != 1:
+        raise ConfigError(f"config key {where}.layer_step: it thins the every-k default, but {where}.layers lists "
+                          "the k already; drop one of them")
     for k in exp["layers"] or []:
         for model, depth in depths.items():
             if k > depth:
