@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
 
-.PHONY: demo test test-fast env lint dry-run report bench clean slurm-profile docs mini
+.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,11 @@ demo:
 
 # Over every core (tests sharing a module's run stay on one worker: xdist_group).
 test: env
-	$(BIN)/python -m pytest -ra -n auto --dist loadgroup
+	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not slow" --durations=15
+
+# The checks of a published number over a whole real corpus (marker slow; CI runs them after make test).
+test-slow: env
+	$(BIN)/python -m pytest -ra -m slow
 
 # The fast loop: the tests that run no workflow and no model over a real benchmark (realdata).
 test-fast: env

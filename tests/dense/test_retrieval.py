@@ -195,6 +195,7 @@ def test_corpus_encoded_in_one_pass_for_every_cell(tiny_bert_dir, tmp_path):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow  # the 5,183 abstracts at 256 tokens: minutes on a CPU core
 def test_pretrained_minilm_on_scifact_matches_mteb(shared_data: Path, minilm_dir, tmp_path):
     """all-MiniLM-L6-v2, its mean pooling, cosine, ``title + " " + text``: MTEB gives nDCG@10 0.64508.
     MRR@10, nDCG@10 and recall@100 also equal sentence-transformers' InformationRetrievalEvaluator
