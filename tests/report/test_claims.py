@@ -270,6 +270,12 @@ def test_larger_lambda_sparser_at_a_small_cost(values, outcome, held):
     assert ours.covered == (3 if ("c", "flops") in values else 1)
 
 
+def test_a_rise_in_flops_reads_as_a_rise():
+    values = {("a", "flops"): 2.0, ("a", "mrr@10"): 0.36, ("b", "flops"): 2.5, ("b", "mrr@10"): 0.37}
+    ours, _ = splade_verdict("splade-larger-lambda-sparser", LAMBDA_RUNS, values)
+    assert ours.cells["evidence"].tolist() == ["FLOPS 2.000→2.500 (+25%), MRR@10 0.3600→0.3700 (+2.8%)"]
+
+
 @pytest.mark.parametrize(("distil", "outcome"), [((0.38, 0.70), HOLDS), ((0.38, 0.60), PARTLY),
                                                  ((0.30, 0.60), FAILS)])
 def test_distillation_beats_splade_max(distil, outcome):

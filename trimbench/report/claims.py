@@ -276,10 +276,15 @@ def _larger_lambda_sparser(view: View) -> list[dict]:
         flops_fall = (flops[low] - flops[high]) / flops[low]
         mrr_fall = (mrr[low] - mrr[high]) / mrr[low]
         rows.append(_cell(f"{method} {model} {dataset} λq {lambdas_a[0]:g}→{lambdas_b[0]:g}",
-                          f"FLOPS {flops[low]:.3f}→{flops[high]:.3f} (−{flops_fall:.0%}), MRR@10 "
-                          f"{mrr[low]:.4f}→{mrr[high]:.4f} (−{mrr_fall:.1%})",
+                          f"FLOPS {flops[low]:.3f}→{flops[high]:.3f} ({_signed(-flops_fall, '.0%')}), MRR@10 "
+                          f"{mrr[low]:.4f}→{mrr[high]:.4f} ({_signed(-mrr_fall, '.1%')})",
                           flops[high] < flops[low] and mrr_fall < flops_fall))
     return rows
+
+
+def _signed(change: float, spec: str) -> str:
+    """A relative change with its sign, the minus typeset (−63%, +2%)."""
+    return format(change, "+" + spec).replace("-", "−")
 
 
 def _distillation_beats_max(view: View) -> list[dict]:
