@@ -17,6 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+# make test runs one pytest-xdist worker per core: torch's intra-op threads on top of that would
+# oversubscribe the cores (OpenMP threads spinning on each other), so a worker computes on one
+# thread, as every workflow job with `threads: 1` does. Set before anything imports torch.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
