@@ -105,7 +105,8 @@ def _from_every_rank(mine: tuple[np.ndarray, sp.csr_matrix], parts: Path) -> lis
     on the other ranks."""
     parts.mkdir(parents=True, exist_ok=True)
     rank = distributed.rank()
-    sp.save_npz(parts / f".rank{rank}.npz", mine[1])
+    # uncompressed: read once right after, and zlib over a corpus's vectors costs minutes
+    sp.save_npz(parts / f".rank{rank}.npz", mine[1], compressed=False)
     np.save(parts / f".rank{rank}.positions.npy", mine[0])
     distributed.barrier()
     every = None
