@@ -66,8 +66,8 @@ def test_yaml_nan_from_a_file_is_refused(tmp_path):
 def test_a_column_a_gensim_builder_does_not_make_is_refused(default):
     default["datasets"]["lee-sim"]["columns"] = {"score": "scorez"}  # the re-probe's problem 2
     assert refused(default) == (
-        "config key datasets.lee-sim.columns.score: datasets.lee-sim.columns.score maps 'score' to 'scorez', which "
-        "is not a column of the rows gensim builder 'lee_similarity' makes; its columns: sentence1, sentence2, score")
+        "config key datasets.lee-sim.columns.score: maps 'score' to 'scorez', which is not a column of the rows "
+        "gensim builder 'lee_similarity' makes; its columns: sentence1, sentence2, score")
 
 
 @pytest.mark.parametrize("builder", sorted(GENSIM_COLUMNS))
@@ -93,12 +93,12 @@ def test_a_column_a_local_files_header_lacks_is_refused(default, tmp_path, suffi
     tb_config.prepare(copy.deepcopy(default), REPO)  # mapped right: accepted
     default["datasets"]["lee-sim"]["columns"]["sentence2"] = "s3"
     assert refused(default) == (
-        "config key datasets.lee-sim.columns.sentence2: datasets.lee-sim.columns.sentence2 maps 'sentence2' to 's3', "
-        f"which is not a column of file '{path}' (split 'test'); its columns: s1, s2, score")
+        "config key datasets.lee-sim.columns.sentence2: maps 'sentence2' to 's3', which is not a column of file "
+        f"'{path}' (split 'test'); its columns: s1, s2, score")
     del default["datasets"]["lee-sim"]["columns"]
     assert refused(default).startswith(
-        "config key datasets.lee-sim.columns.sentence1: 'sentence1' is read from 'sentence1' (no "
-        "datasets.lee-sim.columns.sentence1), which is not a column of file")
+        "config key datasets.lee-sim.columns.sentence1: not given: 'sentence1' is read from column 'sentence1', "
+        "which is not a column of file")
 
 
 def test_a_local_folder_without_a_split_the_experiments_read_is_refused(default, tmp_path):
@@ -113,7 +113,8 @@ def test_min_scores_column_and_a_url_entrys_local_file_are_read_too(default, tmp
     (tmp_path / "train.csv").write_text("anchor,positive,similarity\na,b,1\n")
     default["datasets"]["lee-ict"] = {"source": "url", "urls": {"train": str(tmp_path / "train.csv")},
                                       "kind": "pairs", "min_score": 0.5}
-    assert refused(default).startswith("config key datasets.lee-ict.columns.score: 'score' is read from 'score'")
+    assert refused(default).startswith("config key datasets.lee-ict.columns.score: not given: 'score' is read from "
+                                       "column 'score'")
     default["datasets"]["lee-ict"]["columns"] = {"score": "similarity"}
     tb_config.prepare(default, REPO)
 

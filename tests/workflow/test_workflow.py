@@ -224,8 +224,8 @@ def _set(config: dict, *path_and_value) -> None:
      "config key experiments.tiny-sts.train.lr: nan is not a finite number"),
     # Problem 2: a column gensim's rows lack, caught once Snakemake had deleted the prepared data.
     (lambda c: _set(c, "datasets", "lee-sim", "columns", {"score": "scorez"}),
-     "config key datasets.lee-sim.columns.score: datasets.lee-sim.columns.score maps 'score' to 'scorez', which is "
-     "not a column of the rows gensim builder 'lee_similarity' makes"),
+     "config key datasets.lee-sim.columns.score: maps 'score' to 'scorez', which is not a column of the rows gensim "
+     "builder 'lee_similarity' makes"),
     # Problem 3: a length beyond the model's positions.
     (lambda c: _set(c, "experiments", "tiny-sts", "evaluation", "max_seq_length", 100000),
      "config key experiments.tiny-sts.evaluation.max_seq_length: 100000 tokens per text is more than model 'tiny' "

@@ -400,10 +400,10 @@ def _local_table(entry: dict, split: str, workdir: Path) -> tuple[Path | None, s
 def _check_named_columns(where: str, entry: dict, columns: list[str], described: str) -> None:
     for ours, theirs in column_mapping(entry).items():
         if theirs not in columns:
-            key = f"{where}.columns.{ours}"
-            mapped = f"{key} maps '{ours}' to '{theirs}'" if ours in entry["columns"] else f"'{ours}' is read from " \
-                                                                                          f"'{theirs}' (no {key})"
-            raise Mismatch(key, f"{mapped}, which is not a column of {described}; its columns: {', '.join(columns)}")
+            read = f"maps '{ours}' to '{theirs}'" if ours in entry["columns"] else \
+                f"not given: '{ours}' is read from column '{theirs}'"
+            raise Mismatch(f"{where}.columns.{ours}", f"{read}, which is not a column of {described}; its columns: "
+                                                      f"{', '.join(columns)}")
 
 
 def column_mapping(entry: dict) -> dict[str, str]:
