@@ -278,6 +278,8 @@ def test_bad_config_fails_before_any_job(workdir):
                                                                             r"not valid YAML"),
     (lambda text: text.replace("    model: tiny", "\tmodel: tiny", 1), r"config.yaml', line 32, column 1: not valid "
                                                                       r"YAML: .*\(a tab: YAML indents with spaces"),
+    # The re-probe: an empty config.yaml said "'datasets' is a required property".
+    (lambda text: "# to do\n", r"config.yaml' is empty \(no keys, only comments or blank lines\)"),
 ])
 def test_bad_config_file_fails_before_any_job_naming_file_and_line(workdir, edit, message):
     config = workdir / "config.yaml"
