@@ -118,6 +118,46 @@ def declared_shape(entry: dict, workdir: Path) -> ModelShape:
     return shape
 
 
+#: the absolute positions of a tiny random model (:func:`build_tiny_model`)
+TINY_MAX_POSITIONS = 512
+#: model types whose position ids count from the padding index + 1 (transformers'
+#: ``create_position_ids_from_input_ids``, modeling_roberta.py: ``cumsum(mask) * mask + padding_idx``),
+#: so a text takes at most ``max_position_embeddings - pad_token_id - 1`` tokens (RoBERTa's 514 -> 512)
+PADDING_OFFSET_TYPES = ("roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "mpnet", "longformer",
+                        "data2vec-text", "ibert")
+
+
+def config_facts(entry: dict, workdir: Path) -> tuple[dict, str] | None:
+    """A model's ``config.json`` (and where it was read) where it can be read without loading the
+    model: a local or packaged folder's, a hub model's in the local cache, what a tiny model is
+    built with; None otherwise (a hub model's contract may know: trimbench.data.contracts)."""
+    if entry["source"] == "tiny":
+        if entry.get("architecture") == "deberta":  # relative positions only (build_tiny_model)
+            return {"position_biased_input": False}, "the tiny DeBERTa it builds"
+        return {"max_position_embeddings": TINY_MAX_POSITIONS}, "the tiny model it builds"
+    try:
+        folder = local_folder(entry, workdir)
+        path = _transformer_folder(folder) / "config.json" if folder is not None else _cached_hub_config(entry)
+        return (json.loads(path.read_text()), f"'{path}'") if path is not None and path.is_file() else None
+    except (OSError, ValueError, ImportError, TypeError):
+        return None  # an unreadable folder is named by the shape checks
+
+
+def position_limit(facts: dict) -> tuple[int, str] | None:
+    """The most tokens a text can have for a model with these ``config.json`` facts, and why;
+    None where they set no limit (relative positions only) or do not say."""
+    positions = facts.get("max_position_embeddings")
+    # DeBERTa adds absolute positions only with position_biased_input (v3: false, relative positions only)
+    relative_only = str(facts.get("model_type", "")).startswith("deberta") and not facts.get("position_biased_input")
+    if positions is None or facts.get("position_biased_input") is False or relative_only:
+        return None
+    if facts.get("model_type") in PADDING_OFFSET_TYPES:
+        offset = int(facts.get("pad_token_id", 1)) + 1
+        return positions - offset, (f"max_position_embeddings {positions} less {offset}: {facts['model_type']} "
+                                    "counts positions from its padding index + 1")
+    return positions, f"max_position_embeddings {positions}"
+
+
 # --- everything below needs torch -------------------------------------------------------------
 
 
@@ -286,7 +326,7 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
 
     torch.manual_seed(entry.get("seed", 0))
     tokenizer = BertTokenizerFast.from_pretrained(str(_transformer_folder(vocab_folder)), local_files_only=True)
-    common = dict(vocab_size=tokenizer.vocab_size, max_position_embeddings=512)
+    common = dict(vocab_size=tokenizer.vocab_size, max_position_embeddings=TINY_MAX_POSITIONS)
     arch = entry.get("architecture", "bert")
     heads = entry.get("attention_heads", 4)
     dim = entry["dim"]

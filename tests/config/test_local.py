@@ -26,9 +26,13 @@ def mini() -> dict:
 
 @pytest.fixture
 def copies(tmp_path) -> Path:
-    """A folder laid out like ../shared/data, as far as validation looks (the folders)."""
+    """A folder laid out like ../shared/data, as far as validation looks (the folders, and each
+    split's file's header: one record of ../shared/data/stsb/*.jsonl's columns)."""
     for name in ("stsb", "scifact", "mrpc"):
         (tmp_path / "copies" / name).mkdir(parents=True)
+    for split in ("train", "validation", "test"):
+        (tmp_path / "copies" / "stsb" / f"{split}.jsonl").write_text(
+            '{"sentence1": "a", "sentence2": "b", "score": 2.5}\n')
     return tmp_path / "copies"
 
 

@@ -100,7 +100,7 @@ def test_pair_class_labels_outside_the_declared_range_are_named(tmp_path):
     with pytest.raises(DataError, match=r"dataset 'mrpc' \(file '.*test.jsonl'\): 1 of 1 rows have a missing, "
                                         r"non-numeric or out-of-range label \(each must be an integer in \[0, 1\]; "
                                         r"datasets.mrpc.num_labels is 2; unlabelled rows are often -1\); "
-                                        r"the first is row 1: label -1"):
+                                        r"the first is data row 1: label -1"):
         load_split("mrpc", entry, "test")
 
 
@@ -293,11 +293,11 @@ def bad_row(csv: str, row: int, value: str) -> str:
     # The probe's A17: three empty scores became an all-NaN score table taken as done.
     (bad_row(bad_row(bad_row(STS_CSV, 7, ""), 20, ""), 33, ""),
      r"3 of 40 rows have a missing, non-numeric or out-of-range score \(each must be a number in \[0, 5\]; "
-     r"datasets.local-sts.score_range\); the first is row 7: score missing"),
+     r"datasets.local-sts.score_range\); the first is data row 7: score missing"),
     # A17b: a text score failed with "could not convert string to float: 'high'", naming nothing.
-    (bad_row(STS_CSV, 12, "high"), r"1 of 40 rows .* score.*the first is row 12: score 'high'"),
-    (bad_row(STS_CSV, 40, "5.5"), r"1 of 40 rows .* score.*the first is row 40: score 5.5"),
-    (bad_row(STS_CSV, 1, "-1"), r"1 of 40 rows .*the first is row 1: score -1"),
+    (bad_row(STS_CSV, 12, "high"), r"1 of 40 rows .* score.*the first is data row 12: score 'high'"),
+    (bad_row(STS_CSV, 40, "5.5"), r"1 of 40 rows .* score.*the first is data row 40: score 5.5"),
+    (bad_row(STS_CSV, 1, "-1"), r"1 of 40 rows .*the first is data row 1: score -1"),
 ])
 def test_bad_scores_are_one_error_naming_dataset_file_and_row(tmp_path, content, message):
     (tmp_path / "test.csv").write_text(content)
@@ -309,7 +309,8 @@ def test_bad_scores_are_one_error_naming_dataset_file_and_row(tmp_path, content,
 def test_bad_labels_are_named(tmp_path, label, shown):
     rows = "sentence1,sentence2,label\na,b,0\nc,d,1\n" + f"e,f,{label}\n"
     (tmp_path / "train.csv").write_text(rows)
-    with pytest.raises(DataError, match=rf"dataset 'mrpc' \(file .*\): 1 of 3 rows .* label .*row 3: label {shown}$"):
+    with pytest.raises(DataError,
+                       match=rf"dataset 'mrpc' \(file .*\): 1 of 3 rows .* label .*data row 3: label {shown}$"):
         load_split("mrpc", local_entry(tmp_path, "pair-class"), "train")
 
 
@@ -325,7 +326,7 @@ def test_rows_without_text_are_dropped_and_counted_in_the_log(tmp_path, kind, ca
         frame = load_split("mine", local_entry(tmp_path, kind), "train")
     assert len(frame) == 2
     assert "dataset 'mine' (file" in caplog.text and "1 of 3 rows without text" in caplog.text
-    assert "(the first: row 2)" in caplog.text
+    assert "(the first: data row 2)" in caplog.text
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
@@ -334,7 +335,7 @@ def test_rows_without_text_are_dropped_and_counted_in_the_log(tmp_path, kind, ca
     ("test.csv", b"sentence1,sentence2,score\n", r"\(file '.*test.csv'\): no rows"),
     # A16: UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0
     ("test.csv", b"sentence1,sentence2,score\na,b,1\n\xff\xfe,c,2\n",
-     r"file '.*test.csv' is not UTF-8 text \(byte 0xff on line 3\); save it as UTF-8"),
+     r"file '.*test.csv' is not UTF-8 text \(byte 0xff on file line 3\); save it as UTF-8"),
     ("test.jsonl", b'{"sentence1": "a", "sentence2": "b", "score": 1}\n{"sentence1": ',
      r"cannot read '.*test.jsonl' as a jsonl table"),
     ("test.parquet", b"PAR1 not really", r"cannot read '.*test.parquet' as a parquet table"),
@@ -353,5 +354,5 @@ def test_hub_rows_name_the_hub_split(monkeypatch):
     entry = {"source": "hub", "id": "glue", "config": "stsb", "kind": "sts", "splits": {}, "columns": {},
              "score_range": [0, 5]}
     with pytest.raises(DataError, match=r"dataset 'stsb' \(hub dataset 'glue' split 'test'\): 1 of 2 rows .*"
-                                        r"the first is row 2: score -1.0"):
+                                        r"the first is data row 2: score -1.0"):
         load_split("stsb", entry, "test")

@@ -438,13 +438,14 @@ def test_seed_optimiser_eps_and_distil_loader_dropping_its_last_partial_batch(ti
 
 def test_paper_preset_trains_the_seeds_30_epochs_and_the_documented_overlay_one():
     import yaml
-    from snakemake.utils import update_config
 
     from trimbench.config.prepare import prepare
+    from trimbench.config.schema import load_config
 
     preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
     assert preset["experiments"]["splade"]["train"]["epochs"] == 30
-    update_config(preset, yaml.safe_load((REPO / "configs" / "overlays" / "splade-1-epoch.yaml").read_text()))
-    exp = prepare({**preset, "smoke": True}, REPO)["experiments"]["splade"]
+    # as its header runs it: the preset, then the overlay (which names it in overlay_on)
+    merged = load_config([REPO / "configs" / "splade.yaml", REPO / "configs" / "overlays" / "splade-1-epoch.yaml"])
+    exp = prepare({**merged, "smoke": True}, REPO)["experiments"]["splade"]
     assert exp["train"]["epochs"] == 1 and "REDUCED" in exp["description"] and len(preset["experiments"]) == 1
     assert exp["train"]["batch_size"] <= 64 and exp["semantics"] == "seed"

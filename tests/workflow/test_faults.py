@@ -199,7 +199,7 @@ def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_
     assert result.returncode != 0
     message = (f"dataset 'local-sts' (file '{workdir}/local-sts/test.csv'): 3 of 40 rows have a missing, "
                "non-numeric or out-of-range score (each must be a number in [0, 5]; datasets.local-sts.score_range); "
-               "the first is row 7: score missing")
+               "the first is data row 7: score missing")
     log = (workdir / "results/logs/prepare_data/local-sts/test.log").read_text()
     assert message in log and "Traceback" not in log, log
     assert f"rule prepare_data: {message}" in result.stdout + result.stderr

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SHARED_DATA, experiment_dir, run_snakemake
+from conftest import REPO, SHARED_DATA, experiment_dir, job_counts, run_snakemake
 
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 #: presets smoke-run together, as a user combines configs (`--configfile a.yaml b.yaml`): they share
@@ -40,6 +41,31 @@ def test_preset_smoke_mode_end_to_end(presets, tmp_path):
             assert list((experiment_dir(tmp_path, name) / "figures").glob(figure)), (name, figure)
     # Stand-ins and tiny models were made locally, in the preset's own shape.
     assert (tmp_path / "results" / "models").is_dir()
+
+
+def readme_job_counts() -> dict[str, list[int]]:
+    """configs/README.md's job counts of each preset: "N jobs" (the mini preset: "N jobs on the hub,
+    M on the local copies")."""
+    counts = {}
+    for line in (REPO / "configs" / "README.md").read_text().splitlines():
+        preset = re.match(r"\| \[`([^`]+\.yaml)`\]", line)
+        if preset:
+            counts[preset.group(1)] = [int(n) for n in re.findall(r"(\d+) (?:jobs|on the local copies)", line)]
+    return counts
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_configs_readme_gives_each_presets_dry_run_job_count(preset, tmp_path):
+    listed = readme_job_counts().get(preset)
+    assert listed, f"configs/README.md gives no job count of {preset}"
+    runs = [()] + ([("--config", f"local_copies={SHARED_DATA}")] if preset == "mini.yaml" and len(listed) > 1 else [])
+    if len(runs) < len(listed):
+        pytest.skip(f"no {SHARED_DATA} for the mini preset's count on the local copies")
+    for expected, extra in zip(listed, runs, strict=True):
+        dry_run = run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(REPO / "configs" / preset),
+                                *extra)
+        total = job_counts(dry_run.stdout)["total"]
+        assert total == expected, f"configs/README.md: {preset} {expected} jobs; its dry run {extra}: {total}"
 
 
 def test_pretrained_minilm_on_stsb_test_matches_mteb(shared_data: Path, tmp_path):

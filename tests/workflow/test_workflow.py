@@ -205,6 +205,58 @@ def test_report_front_page_fits_the_screen_and_status_renders_in_chromium(finish
     assert re.search(r'<img id="status-figure" [^>]*src="data:image/png;base64,', dom)
 
 
+def results_state(workdir: Path) -> dict[str, tuple[str, int]]:
+    """Every file under ``results/``: its sha256 and mtime."""
+    return {str(path.relative_to(workdir)): (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+            for path in sorted((workdir / "results").rglob("*")) if path.is_file()}
+
+
+def _set(config: dict, *path_and_value) -> None:
+    *path, key, value = path_and_value
+    for name in path:
+        config = config[name]
+    config[key] = value
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    # The re-probe's problem 1: a NaN learning rate re-ran the training and deleted the finished models.
+    (lambda c: _set(c, "experiments", "tiny-sts", "train", "lr", float("nan")),
+     "config key experiments.tiny-sts.train.lr: nan is not a finite number"),
+    # Problem 2: a column gensim's rows lack, caught once Snakemake had deleted the prepared data.
+    (lambda c: _set(c, "datasets", "lee-sim", "columns", {"score": "scorez"}),
+     "config key datasets.lee-sim.columns.score: maps 'score' to 'scorez', which is not a column of the rows gensim "
+     "builder 'lee_similarity' makes"),
+    # Problem 3: a length beyond the model's positions.
+    (lambda c: _set(c, "experiments", "tiny-sts", "evaluation", "max_seq_length", 100000),
+     "config key experiments.tiny-sts.evaluation.max_seq_length: 100000 tokens per text is more than model 'tiny' "
+     "takes (512: max_position_embeddings 512 in the tiny model it builds)"),
+    # Dims matryoshka and 2dmse cannot train the full embedding at.
+    (lambda c: _set(c, "experiments", "tiny-sts", "grid", "dims", [16, 8, 7]),
+     "config key experiments.tiny-sts.grid.dims: methods ['matryoshka', '2dmse'] train at the grid's dims, and "
+     "[16, 8, 7] lacks model 'tiny''s width 32"),
+], ids=["nan-lr", "gensim-column", "max-seq-length", "dims"])
+def test_a_value_a_job_would_reject_leaves_a_finished_run_untouched(finished, tmp_path, edit, message):
+    """Refused while Snakemake parses the workflow: no job starts, so no finished output is removed."""
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    edit(config)
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(config))
+    before = results_state(finished)
+    result = run_snakemake(finished, "--configfile", str(tmp_path / "changed.yaml"), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and f"Invalid configuration: {message}" in output, output
+    assert not re.search(r"^\s*(local)?rule \w+:", output, re.MULTILINE), output
+    assert results_state(finished) == before
+
+
+def test_an_override_emptying_the_experiments_is_refused_on_a_finished_run(finished):
+    before = results_state(finished)
+    result = run_snakemake(finished, "--config", "experiments={}", check=False)
+    assert result.returncode != 0
+    assert "Invalid configuration: --config experiments={}: an empty mapping cannot empty or replace" in \
+        result.stdout + result.stderr
+    assert results_state(finished) == before
+
+
 def test_bad_config_fails_before_any_job(workdir):
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     config["experiments"]["tiny-sts"]["grid"]["dims"] = [64, 32]
@@ -226,6 +278,8 @@ def test_bad_config_fails_before_any_job(workdir):
                                                                             r"not valid YAML"),
     (lambda text: text.replace("    model: tiny", "\tmodel: tiny", 1), r"config.yaml', line 32, column 1: not valid "
                                                                       r"YAML: .*\(a tab: YAML indents with spaces"),
+    # The re-probe: an empty config.yaml said "'datasets' is a required property".
+    (lambda text: "# to do\n", r"config.yaml' is empty \(no keys, only comments or blank lines\)"),
 ])
 def test_bad_config_file_fails_before_any_job_naming_file_and_line(workdir, edit, message):
     config = workdir / "config.yaml"

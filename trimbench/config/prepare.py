@@ -8,6 +8,7 @@ transformers. Every problem is raised as one :class:`ConfigError` naming the key
 from __future__ import annotations
 
 import argparse
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,6 +16,7 @@ from trimbench.config import local, smoke
 from trimbench.config.schema import (
     ConfigError,
     check_dataset,
+    check_lengths,
     check_model_paths,
     load_config,
     model_shape,
@@ -154,10 +156,30 @@ def used_splits(config: dict) -> dict[str, dict[str, str]]:
     return used
 
 
+@contextmanager
+def _named_by_key():
+    """A contract or source mismatch as one ConfigError naming its key."""
+    try:
+        yield
+    except contracts.Mismatch as mismatch:
+        raise ConfigError(f"config key {mismatch.key}: {mismatch}") from None
+    except contracts.ContractError as error:
+        raise ConfigError(str(error)) from None
+
+
+def check_source_columns(config: dict, workdir: Path) -> None:
+    """The columns each gensim, local or word-similarity dataset the experiments read is mapped to
+    exist in it (its builder's columns, its files' headers), as check_contracts checks hub ones."""
+    with _named_by_key():
+        for name, splits in used_splits(config).items():
+            if name in config["datasets"]:
+                contracts.check_source_columns(name, config["datasets"][name], splits, workdir)
+
+
 def check_contracts(config: dict) -> None:
     """Hub datasets and models against their contracts (reference/hub): before smoke mode swaps
     the hub models for tiny ones, so that smoke mode fails where the cluster would."""
-    try:
+    with _named_by_key():
         for name, entry in config["models"].items():
             contracts.check_model(name, entry)
         splits = used_splits(config)
@@ -168,10 +190,6 @@ def check_contracts(config: dict) -> None:
             for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
                 contracts.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
                                       hard["revision"], hard[key])
-    except contracts.Mismatch as mismatch:
-        raise ConfigError(f"config key {mismatch.key}: {mismatch}") from None
-    except contracts.ContractError as error:
-        raise ConfigError(str(error)) from None
 
 
 def prepare(config: dict, workdir: str | Path = ".") -> dict:
@@ -182,10 +200,12 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     workdir = Path(workdir)
     config = _select_experiments(validate_schema(_coerce_switches(config)))
     check_contracts(config)
+    check_lengths(config, workdir)
     # Local copies replace the hub entries after the contracts have checked them as on the hub.
     config, local_records = local.apply(config, workdir)
     if local_records:
         config = validate_schema(config)
+        check_lengths(config, workdir)
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
     # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function
@@ -219,6 +239,7 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     for name, exp in own_shape.items():
         OWN_SHAPE_TRACKS[exp["track"]](name, exp, config, workdir)
     config["experiments"].update(own_shape)
+    check_source_columns(config, workdir)
     for name, lines in local_records.items():
         config["experiments"][name]["_local_copies"] = list(dict.fromkeys(lines))
     return canonical(config)

@@ -11,12 +11,15 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import math
+import os
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from trimbench.models import ModelShape, declared_shape
+from trimbench.data import contracts
+from trimbench.models import ModelShape, config_facts, declared_shape, position_limit
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -108,7 +111,8 @@ def read_config_file(path: str | Path) -> dict:
     except yaml.YAMLError as error:
         raise ConfigError(f"{source}: not valid YAML: {error}") from None
     if config is None:
-        return {}
+        raise ConfigError(f"{source} is empty (no keys, only comments or blank lines): a config gives datasets, "
+                          "models and experiments (configs/ holds the presets)")
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys (datasets, models, experiments, ...), "
                           f"not a {type(config).__name__}")
@@ -142,9 +146,37 @@ def load_config(files, overrides=None) -> dict:
         raise ConfigError(f"no config: '{DEFAULT_CONFIG_FILE}' is not in the working directory {Path.cwd()}; "
                           "run from the checkout or give one with --configfile")
     config: dict = {}
-    for path in files:
-        config = merge_configs(config, read_config_file(path))
-    return merge_configs(config, dict(overrides or {}))
+    for index, path in enumerate(files):
+        read = read_config_file(path)
+        if read.get("overlay_on"):
+            _check_overlay_base(path, read["overlay_on"], files[:index])
+        config = merge_configs(config, read)
+    overrides = dict(overrides or {})
+    _reject_empty_overrides(config, overrides, [])
+    return merge_configs(config, overrides)
+
+
+def _check_overlay_base(path: str, base: str, before: list[str]) -> None:
+    """An overlay (a file naming its base preset in ``overlay_on``) runs after its base: alone it is
+    no complete config, and the schema would only say which keys it lacks."""
+    base_path = (Path(path).parent / base).resolve()
+    if not any(Path(earlier).resolve() == base_path for earlier in before):
+        shown = Path(os.path.relpath(base_path)) if base_path.is_relative_to(Path.cwd()) else base_path
+        raise ConfigError(f"config file '{path}' is an overlay on '{shown}' (its overlay_on): it changes a few keys "
+                          f"of that preset and cannot run alone; give the preset first: --configfile {shown} {path}")
+
+
+def _reject_empty_overrides(config: dict, overrides: dict, path: list) -> None:
+    """An empty mapping in ``--config`` (``experiments={}``) merges into the files' mapping key by key,
+    as Snakemake merges it: it would change nothing, silently, where the user meant to empty it."""
+    for key, value in overrides.items():
+        here = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, dict) and not value and here:
+            raise ConfigError(f"--config {_key_path([*path, key])}={{}}: an empty mapping cannot empty or replace "
+                              f"'{_key_path([*path, key])}' (--config merges mappings key by key, so it would change "
+                              "nothing); to run some experiments only, give --config only=NAME,NAME")
+        if isinstance(value, dict) and isinstance(here, dict):
+            _reject_empty_overrides(here, value, [*path, key])
 
 
 def load_schema() -> dict:
@@ -201,8 +233,25 @@ def _with_decimal_point(text: str) -> str:
     return (mantissa if "." in mantissa else f"{mantissa}.0") + (f"e{exponent}" if exponent else "")
 
 
+def reject_non_finite(value, path: tuple = ()) -> None:
+    """No NaN or infinite number anywhere in the config (YAML reads ``.nan`` and ``.inf`` as numbers).
+    The schema cannot refuse them: every comparison with NaN is false, so ``lr: .nan`` passes
+    ``exclusiveMinimum: 0``, changes the training's params and only the job rejects it (torch's
+    "Invalid learning rate: nan"), after Snakemake has deleted the finished models."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"config key {_key_path(path)}: {value} is not a finite number (YAML reads .nan and .inf "
+                          "as numbers); give a finite value")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            reject_non_finite(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            reject_non_finite(item, (*path, index))
+
+
 def validate_schema(config: dict) -> dict:
     """Return a copy of ``config`` with defaults filled; raise ConfigError on the first problem."""
+    reject_non_finite(config)
     config = copy.deepcopy(config)
     validator = _validator_filling_defaults()(load_schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
@@ -352,3 +401,54 @@ def model_shape(name: str, entry: dict, workdir: Path) -> ModelShape:
         raise ConfigError(f"config key models.{name}.path: model directory '{entry['path']}' {problem}")
     return shape
 
+
+
+#: the keys of an experiment (at any depth) that give tokens per text
+LENGTH_KEYS = ("max_seq_length", "q_max_length", "p_max_length")
+
+
+def experiment_models(exp: dict) -> list[str]:
+    """The registry models an experiment encodes with: its model, an ELECTRA experiment's models,
+    a SPLADE experiment's runs' models."""
+    names = [exp["model"]] if exp.get("model") else []
+    names += list(exp.get("models") or [])
+    names += [run["model"] for run in (exp.get("runs") or {}).values() if isinstance(run, dict) and run.get("model")]
+    return list(dict.fromkeys(names))
+
+
+def model_position_limit(name: str, entry: dict, workdir: Path) -> tuple[int, str] | None:
+    """The most tokens per text model ``name`` takes, and where that was read: its config.json
+    (local, packaged, cached, tiny), else its hub contract (reference/hub); None where neither says."""
+    read = config_facts(entry, workdir)
+    if read is None and entry["source"] == "hub":
+        contract = contracts.load(entry["id"])
+        if contract is not None and contract.describes(entry.get("revision")):
+            read = contract.raw["config"], contract.where
+    limit = position_limit(read[0]) if read else None
+    return (limit[0], f"{limit[1]} in {read[1]}") if limit else None
+
+
+def check_lengths(config: dict, workdir: Path) -> None:
+    """Every token length an experiment gives (training, evaluation, retrieval's query and passage
+    lengths, SPLADE's) within the position limit of each model it encodes with: a longer text
+    fails inside the model (an index out of range) or silently never occurs on short test texts."""
+    limits = {}
+    for name, exp in config["experiments"].items():
+        for model in experiment_models(exp):
+            if model in config["models"] and model not in limits:
+                limits[model] = model_position_limit(model, config["models"][model], workdir)
+        for path, value in _lengths(exp, (f"experiments.{name}",)):
+            for model in experiment_models(exp):
+                limit = limits.get(model)
+                if limit and value > limit[0]:
+                    raise ConfigError(f"config key {_key_path(path)}: {value} tokens per text is more than model "
+                                      f"'{model}' takes ({limit[0]}: {limit[1]}); give at most {limit[0]}")
+
+
+def _lengths(value, path: tuple):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in LENGTH_KEYS and isinstance(item, int) and not isinstance(item, bool):
+                yield (*path, key), item
+            else:
+                yield from _lengths(item, (*path, key))

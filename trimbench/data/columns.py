@@ -2,8 +2,13 @@
 (the Home Depot table's hub columns, the ELECTRA paper's word-similarity files).
 
 Kept apart from :mod:`trimbench.data` (pandas) so that the config checks, which run while
-Snakemake parses the workflow, can name them without importing pandas.
+Snakemake parses the workflow, can name them without importing pandas; for the same checks, a
+local split's file and the column names its header gives (:func:`header_columns`).
 """
+
+import csv
+import json
+from pathlib import Path
 
 KIND_COLUMNS = {
     "sts": ("sentence1", "sentence2", "score"),
@@ -13,6 +18,46 @@ KIND_COLUMNS = {
 }
 #: columns a kind uses as numbers (the rest are text)
 NUMERIC_COLUMNS = ("score", "label")
+#: the columns each gensim builder makes (trimbench.data.lee; kind triplets adds lee_ict's ``negative``)
+GENSIM_COLUMNS = {"lee_ict": ("anchor", "positive", "article_id"),
+                  "lee_similarity": ("sentence1", "sentence2", "score"),
+                  "lee_similarity_split": ("sentence1", "sentence2", "score"),
+                  "simlex999": ("sentence1", "sentence2", "score"), "wordsim353": ("sentence1", "sentence2", "score")}
+#: the columns the word-similarity sets are read into (trimbench.data.tables.word_similarity_split)
+WORD_SIMILARITY_COLUMNS = ("sentence1", "sentence2", "score")
+#: a local split's file, the first of these that exists: ``<split><suffix>``
+LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
+
+
+def split_file(folder: Path, split: str) -> Path | None:
+    """A local folder's file of ``split`` (:data:`LOCAL_SUFFIXES` in order); None where it has none."""
+    return next((folder / f"{split}{suffix}" for suffix in LOCAL_SUFFIXES if (folder / f"{split}{suffix}").is_file()),
+                None)
+
+
+def header_columns(path: Path, quoting: str = "minimal", suffix: str | None = None) -> list[str] | None:
+    """The column names a table file starts with, read cheaply: a csv/tsv's header line (read as
+    :func:`trimbench.data.io.read_table` reads it), a JSON-lines file's first record, a parquet
+    file's schema. None where they cannot be read so (a .json document, an unreadable file): the
+    job's reader names the problem then."""
+    suffix = suffix or path.suffix
+    try:
+        if suffix in (".csv", ".tsv"):
+            with path.open(encoding="utf-8", newline="") as handle:
+                return next(csv.reader(handle, delimiter="\t" if suffix == ".tsv" else ",",
+                                       quoting=csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL), None)
+        if suffix == ".jsonl":
+            with path.open(encoding="utf-8") as handle:
+                first = next((line for line in handle if line.strip()), None)
+            record = json.loads(first) if first else None
+            return list(record) if isinstance(record, dict) else None
+        if suffix == ".parquet":
+            import pyarrow.parquet  # only where a local parquet split is configured
+
+            return list(pyarrow.parquet.read_schema(path).names)
+    except (OSError, ValueError, csv.Error):  # UnicodeDecodeError and pyarrow's ArrowInvalid are ValueErrors
+        return None
+    return None
 
 #: the Home Depot study's columns (ours -> bstds/home_depot's), as the seed's src/data.py reads them:
 #: products keyed by entity_id, queries by the row id

@@ -22,13 +22,18 @@ from pathlib import Path
 import yaml
 
 from trimbench.data.columns import (
+    GENSIM_COLUMNS,
     HOMEDEPOT_COLUMNS,
     HOMEDEPOT_KEYS,
     KIND_COLUMNS,
+    LOCAL_SUFFIXES,
     NUMERIC_COLUMNS,
     WORD_COLUMNS,
     WORD_SET_READS,
+    WORD_SIMILARITY_COLUMNS,
     WORD_SIMILARITY_FILES,
+    header_columns,
+    split_file,
 )
 
 CONTRACT_DIR = Path(__file__).resolve().parents[2] / "reference" / "hub"
@@ -348,14 +353,76 @@ def check_dataset(name: str, entry: dict, used_splits: dict[str, str]) -> None:
                            f"its splits: {', '.join(spec['splits'])}")
 
 
-def _check_columns(where: str, entry: dict, features: dict, described: str) -> None:
+def check_source_columns(name: str, entry: dict, used_splits: dict[str, str], workdir: Path) -> None:
+    """Raise :class:`Mismatch` where a gensim, local or word-similarity source, or a url entry's local
+    file, lacks a column the entry maps (or a local folder a split the experiments read): the
+    columns its builder makes, or its files' headers, read now, as hub sources are checked against
+    their contracts, so that the job never fails on it after Snakemake removed its outputs."""
+    where = f"datasets.{name}"
+    if entry["kind"] == "retrieval" and entry.get("builder") != "homedepot":
+        return  # corpus, queries and qrels: their own layouts (trimbench/data/beir.py)
+    if entry["source"] == "gensim" and entry.get("builder") in GENSIM_COLUMNS:
+        extra = ("negative",) if entry["kind"] == "triplets" and entry["builder"] == "lee_ict" else ()
+        _check_named_columns(where, entry, [*GENSIM_COLUMNS[entry["builder"]], *extra],
+                             f"the rows gensim builder '{entry['builder']}' makes")
+    elif entry["source"] == "word_similarity":
+        _check_named_columns(where, entry, list(WORD_SIMILARITY_COLUMNS), "the word-similarity sets' rows")
+    elif entry["source"] in ("local", "url"):
+        if entry["source"] == "local" and not (workdir / Path(entry["path"]).expanduser()).is_dir():
+            return  # named by trimbench.config.schema.check_dataset
+        splits = {"train": f"{where}.builder"} if entry.get("builder") == "homedepot" else used_splits
+        for ours, used_by in splits.items():
+            split = source_split(entry, ours)
+            path, suffix = _local_table(entry, split, workdir)
+            if path is None:
+                if entry["source"] == "local":
+                    raise Mismatch(_split_key(where, entry, ours) if split != ours else f"{where}.path",
+                                   f"local folder '{entry['path']}' has no file for split '{split}' (our '{ours}', "
+                                   f"read by {used_by}): none of {split}{{{','.join(LOCAL_SUFFIXES)}}}")
+                continue
+            header = header_columns(path, entry.get("quoting", "minimal"), suffix)
+            if header is not None:
+                _check_named_columns(where, entry, header, f"file '{path}' (split '{split}')")
+
+
+def _local_table(entry: dict, split: str, workdir: Path) -> tuple[Path | None, str | None]:
+    """The local file a split is read from (None: none, or one downloaded by URL) and its suffix."""
+    if entry["source"] == "local":
+        folder = Path(entry["path"]).expanduser()
+        return split_file(folder if folder.is_absolute() else workdir / folder, split), None
+    location = entry["urls"].get(split, "")
+    if not location or location.startswith(("http://", "https://", "file://")):
+        return None, None
+    path = Path(location).expanduser()
+    return (path if path.is_absolute() else workdir / path), Path(location).suffix
+
+
+def _check_named_columns(where: str, entry: dict, columns: list[str], described: str) -> None:
+    for ours, theirs in column_mapping(entry).items():
+        if theirs not in columns:
+            read = f"maps '{ours}' to '{theirs}'" if ours in entry["columns"] else \
+                f"not given: '{ours}' is read from column '{theirs}'"
+            raise Mismatch(f"{where}.columns.{ours}", f"{read}, which is not a column of {described}; its columns: "
+                                                      f"{', '.join(columns)}")
+
+
+def column_mapping(entry: dict) -> dict[str, str]:
+    """Our column -> the source's column a dataset entry reads (its ``columns`` over the defaults;
+    ``score`` too where ``min_score`` keeps a kind-pairs source's rows by it)."""
     if entry.get("builder") == "homedepot":
-        mapping = {ours: entry["columns"].get(ours, theirs) for ours, theirs in HOMEDEPOT_COLUMNS.items()}
-        numeric, keys = ("relevance",), HOMEDEPOT_KEYS
-    else:
-        mapping = {ours: entry["columns"].get(ours, ours) for ours in KIND_COLUMNS[entry["kind"]]}
-        numeric, keys = NUMERIC_COLUMNS, ()
+        return {ours: entry["columns"].get(ours, theirs) for ours, theirs in HOMEDEPOT_COLUMNS.items()}
+    mapping = {ours: entry["columns"].get(ours, ours) for ours in KIND_COLUMNS[entry["kind"]]}
+    if entry.get("min_score") is not None and entry["kind"] != "sts":
+        mapping["score"] = entry["columns"].get("score", "score")
+    return mapping
+
+
+def _check_columns(where: str, entry: dict, features: dict, described: str) -> None:
+    mapping = column_mapping(entry)
+    numeric, keys = (("relevance",), HOMEDEPOT_KEYS) if entry.get("builder") == "homedepot" else (NUMERIC_COLUMNS, ())
     for ours, theirs in mapping.items():
+        if ours == "score" and ours not in KIND_COLUMNS[entry["kind"]]:
+            continue  # min_score's column: checked below
         if theirs not in features:
             raise Mismatch(f"{where}.columns.{ours}", f"'{theirs}' is not a feature of {described}; its features: "
                                                       f"{describe_features(features)}")
@@ -382,7 +449,6 @@ def _check_columns(where: str, entry: dict, features: dict, described: str) -> N
             raise Mismatch(f"{where}.num_labels", f"feature '{mapping['label']}' of {described} has "
                                                   f"{len(names)} classes {names}, not {entry['num_labels']}")
     if entry.get("min_score") is not None and entry["kind"] != "sts":  # pairs kept by their score
-        mapping["score"] = entry["columns"].get("score", "score")
         score = features.get(mapping["score"])
         if score is None or is_text(score):
             raise Mismatch(f"{where}.columns.score", f"min_score reads '{mapping['score']}', which is "

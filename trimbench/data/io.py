@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".tsv")
+from trimbench.data.columns import LOCAL_SUFFIXES, split_file
 
 
 class DataError(ValueError):
@@ -48,10 +48,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 def local_split_file(folder: Path, split: str) -> Path:
-    for suffix in LOCAL_SUFFIXES:
-        candidate = folder / f"{split}{suffix}"
-        if candidate.is_file():
-            return candidate
+    found_file = split_file(folder, split)
+    if found_file is not None:
+        return found_file
     found = sorted(p.name for p in folder.iterdir() if p.suffix in LOCAL_SUFFIXES) if folder.is_dir() else []
     raise DataError(f"no file for split '{split}' in '{folder}' (looked for {split}{{{','.join(LOCAL_SUFFIXES)}}}); "
                     f"found: {', '.join(found) or 'nothing'}")
@@ -83,10 +82,12 @@ def read_table(path: Path, dataset: str | None = None, quoting: str = "minimal",
             raise
         except UnicodeDecodeError as error:
             line = data.count(b"\n", 0, error.start) + 1
-            raise DataError(f"{whose}file '{path}' is not UTF-8 text (byte 0x{data[error.start]:02x} on line {line}); "
-                            "save it as UTF-8") from None
+            raise DataError(f"{whose}file '{path}' is not UTF-8 text (byte 0x{data[error.start]:02x} on file line "
+                            f"{line}); save it as UTF-8") from None
     except (ValueError, pyarrow.ArrowException) as error:  # pandas' ParserError is a ValueError
-        raise DataError(f"{whose}cannot read '{path}' as a {suffix[1:]} table: {error}") from None
+        # pandas counts the file's lines (the header's included), where row errors count data rows
+        problem = re.sub(r"\b[Ll]ine (\d+)", r"file line \1", str(error))
+        raise DataError(f"{whose}cannot read '{path}' as a {suffix[1:]} table: {problem}") from None
 
 
 def is_url(location: str) -> bool:

@@ -161,10 +161,11 @@ def _scored_at_least(raw: pd.DataFrame, entry: dict, name: str, where: str) -> p
 
 
 def _row_name(index, raw: pd.DataFrame) -> str:
-    """A row as a user finds it: data rows counted from 1 (a file's header not counted)."""
+    """A row as a user finds it: a data row, counted from 1 without the header (a file's parse
+    errors name file lines instead: :func:`trimbench.data.io.read_table`)."""
     if isinstance(raw.index, pd.RangeIndex) and raw.index.start == 0 and raw.index.step == 1:
-        return f"row {index + 1}"
-    return f"row {index!r}"
+        return f"data row {index + 1}"
+    return f"the data row labelled {index!r}"
 
 
 def _numbers(values: pd.Series, raw: pd.DataFrame, where: str, what: str, bounds: tuple, key: str,

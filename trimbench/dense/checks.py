@@ -4,7 +4,13 @@ its model's depth and width and the datasets it names (light: runs while Snakema
 from __future__ import annotations
 
 from trimbench.config.schema import RETRIEVAL_METRICS, ConfigError, check_devices, unknown_name
-from trimbench.dense.variants import GROUP_TRAINED_TRACKS, RETRIEVAL_TRACKS, TRAINED_METHODS, TRAINING_KINDS
+from trimbench.dense.variants import (
+    GROUP_TRAINED_TRACKS,
+    PAIR_TRAINED_TRACKS,
+    RETRIEVAL_TRACKS,
+    TRAINED_METHODS,
+    TRAINING_KINDS,
+)
 from trimbench.models import ModelShape
 
 
@@ -26,6 +32,7 @@ def check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Model
                 f"config key {where}.grid.dims: dim {d} is larger than model '{exp['model']}''s "
                 f"width {shape.dim}"
             )
+    _check_trained_dims(where, exp, shape)
     trained = [m for m in exp["methods"] if m in TRAINED_METHODS]
     check_devices(where, exp["train"])
     if trained:
@@ -65,6 +72,30 @@ def check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, Model
     if exp["track"] in RETRIEVAL_TRACKS:
         _check_retrieval(where, exp, config, shape)
     _check_export(where, exp, shape)
+
+
+#: methods trained at several dims of one model (the Matryoshka wrappers)
+MULTI_DIM_METHODS = ("matryoshka", "2dmse")
+
+
+def _check_trained_dims(where: str, exp: dict, shape: ModelShape) -> None:
+    """Dims a method trains at (grid.dims and retrieval.target_dims are evaluation cuts elsewhere, where
+    any 1..width works, in any order: the losses and views sort them). With objective mnrl the STS and
+    Home Depot tracks' matryoshka and 2dmse train at grid.dims, which must hold the full width: the
+    wrappers train the full embedding only there (sentence-transformers warns the full dimension
+    "won't be trained" otherwise), while the 2dmse teacher and every report compare with it. The
+    retrieval track's target_dims are trained besides the full width, so the width is not one of them."""
+    multi_dim = [m for m in exp["methods"] if m in MULTI_DIM_METHODS]
+    if not multi_dim:
+        return
+    if exp["track"] in PAIR_TRAINED_TRACKS and exp["objective"] == "mnrl" and shape.dim not in exp["grid"]["dims"]:
+        raise ConfigError(f"config key {where}.grid.dims: methods {multi_dim} train at the grid's dims, and "
+                          f"{exp['grid']['dims']} lacks model '{exp['model']}''s width {shape.dim}, so its full "
+                          f"embedding would not be trained; add {shape.dim}")
+    if exp["track"] in GROUP_TRAINED_TRACKS and shape.dim in exp["retrieval"]["target_dims"]:
+        raise ConfigError(f"config key {where}.retrieval.target_dims: methods {multi_dim} train the full width "
+                          f"{shape.dim} always, and target_dims are the sub-model dims besides it: {shape.dim} there "
+                          "would count its loss twice; remove it")
 
 
 def _check_export(where: str, exp: dict, shape: ModelShape) -> None:
