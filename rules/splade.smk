@@ -74,6 +74,8 @@ rule train_splade:
     input:
         model=lambda wc: model_dir(splade_run(wc)["model"]),
         triplets=lambda wc: f"{experiment_dir(wc.experiment)}/triplets/{splade_run(wc)['method']}.parquet",
+        # the passages the pools point into
+        data=splade_training_data,
     output:
         model=directory(f"{RESULTS}/splade/{{experiment}}/models/{{run}}"),
     log:
