@@ -189,6 +189,7 @@ rule splade_scores:
         index_of=lambda wc: splade_index_of(wc.experiment, wc.variant),
         metrics=exp_param("evaluation", "metrics"),
         relevance_level=relevance_level,
+        ignore_identical_ids=ignore_identical_ids,
         top_k=exp_param("splade", "top_k"),
         average_over=exp_param("evaluation", "average_over"),
         average_name=exp_param("evaluation", "average_name"),

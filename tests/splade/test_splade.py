@@ -156,6 +156,34 @@ def small_index(tmp_path_factory):
     return folder / "index", doc_ids, docs
 
 
+def test_impact_search_drops_a_querys_own_document_and_keeps_k(small_index):
+    """N2 on the sparse path: queries named after their best document (as ArguAna's are corpus
+    documents) lose that hit, and k + 1 is searched so k remain (naver/splade beir_eval.py:77,82-88)."""
+    from trimbench.runs import top_k_run
+
+    index, doc_ids, docs = small_index
+    rng = np.random.default_rng(3)
+    queries = sparse.quantize(rng.random((12, len(VOCAB))) * (rng.random((12, len(VOCAB))) < 0.5), 100)
+    exact = (queries @ docs.T).toarray()
+    best = {}
+    for i in range(len(exact)):  # queries whose best document is unique and no other query's
+        top = np.flatnonzero(exact[i] == exact[i].max())
+        if exact[i].max() > 0 and len(top) == 1 and top[0] not in best.values() and (exact[i] > 0).sum() > 4:
+            best[i] = int(top[0])
+    assert len(best) >= 3
+    rows = list(best)
+    query_ids = [doc_ids[best[i]] for i in rows]
+    maps = sparse.term_maps(queries[rows], VOCAB)
+    run = top_k_run(lambda depth: sparse.impact_search(index, query_ids, maps, k=depth), 3, True)
+    assert not (run["query_id"] == run["doc_id"]).any()
+    assert run.groupby("query_id").size().tolist() == [3] * len(rows)
+    for i, qid in zip(rows, query_ids, strict=True):
+        scores = np.delete(exact[i], best[i])
+        assert run[run["query_id"] == qid].sort_values("rank")["score"].tolist() == sorted(scores)[::-1][:3]
+    assert (top_k_run(lambda depth: sparse.impact_search(index, query_ids, maps, k=depth), 3, False)
+            .groupby("query_id")["doc_id"].first().sort_index().tolist() == sorted(query_ids))
+
+
 def test_indexer_output_is_logged_line_by_line_as_it_comes(tmp_path, caplog):
     """The probe: index_sparse logged Lucene's output only once indexing had ended (hours, at paper
     scale). The child prints a line, then waits until that line is in the log."""
