@@ -63,12 +63,18 @@ def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:
 
 
 def flat_index(dim: int):
-    """An exact inner-product index, moved to the GPU when faiss was built with one."""
-    import faiss
+    """An exact inner-product index, moved to the GPU when faiss was built with one and sees a GPU
+    (``faiss-gpu``, pyproject's extra ``gpu``: ``make env FAISS=gpu``; docs/cluster.md)."""
+    try:
+        import faiss
+    except ImportError as error:
+        raise ImportError("faiss is not installed: `make env` installs faiss-cpu, `make env FAISS=gpu` "
+                          "faiss-gpu (pyproject.toml's extras cpu / gpu)") from error
 
     index = faiss.IndexFlatIP(dim)
     if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
         index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
+        log.info("exact search on the GPU (faiss sees %d)", faiss.get_num_gpus())
     return index
 
 
