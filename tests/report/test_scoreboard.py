@@ -122,6 +122,34 @@ def test_electra_status_counts_each_published_cell_against_its_own_epoch():
     assert pd.isna(last.loc[(0, "dev-best"), "ours"]) and last.loc[(1, "last"), "ours"] == pytest.approx(0.605)
 
 
+def test_retrieval_status_joins_starbucks_dl_and_beir_cells():
+    """N5: Starbucks' Table A1 DL19 / DL20 nDCG@10 and Table A2's BEIR nDCG@10 join the datasets the
+    experiment evaluates, each against our cell of that dataset and metric; A2's datasets it does not
+    evaluate (quora) stay out of its status."""
+    from conftest import REPO
+
+    published = pd.read_csv(REPO / "reference" / "2dmse_retrieval.csv")
+    cells = [("separate", 2, 32, "trec-dl-2019", "ndcg@10", 0.4599),
+             ("separate", 2, 32, "trec-dl-2020", "ndcg@10", 0.40),
+             ("starbucks-2dmse", 12, 768, "scifact", "ndcg@10", 0.3863),
+             ("starbucks-2dmse", 12, 768, "msmarco", "mrr@10", 0.3185)]
+    rows = [{"experiment": "r", "track": "2dmse-retrieval", "variant": v, "model": "m", "layer": layer, "dim": dim,
+             "dataset": ds, "split": "dev", "metric": metric, "value": value}
+            for v, layer, dim, ds, metric, value in cells]
+    config = {"track": "2dmse-retrieval", "scale": "paper", "methods": ["separate", "starbucks-2dmse"],
+              "evaluation": {"datasets": ["msmarco", "trec-dl-2019", "trec-dl-2020", "scifact"],
+                             "average_name": "beir-avg", "main_metric": "mrr@10", "split": "dev"},
+              "reference": {"variant": "starbucks", "tolerance": 0.01, "work": None, "dataset": "msmarco"}}
+    exp = Experiment("r", config, scores.frame(rows), published)
+    long = comparison(exp).set_index(["dataset", "metric", "layer", "method", "dim"])
+    assert long.loc[("trec-dl-2020", "ndcg@10", 2, "BERT-S", 32), "published"] == pytest.approx(0.4826)
+    assert set(long.index.get_level_values("dataset")) == {"msmarco", "trec-dl-2019", "trec-dl-2020", "scifact"}
+    row = status_table([exp]).iloc[0]
+    # 6 sizes x 2 methods on each of the 4 datasets published; 4 of ours joined, 3 within 0.01
+    assert (row.compared, row.within, row.published_only) == (4, 3, 48 - 4)
+    assert row.largest_at == "dataset trec-dl-2020, metric ndcg@10, layer 2, method BERT-S, dim 32"
+
+
 def test_electra_pareto_points_one_line_per_model():
     points = pareto_points([electra_experiment()], "sts-task", "layers_x_dim")
     assert list(points.variant.unique()) == ["m-disc"] and list(points.cost) == [0, 64, 128]
@@ -145,10 +173,11 @@ def test_retrieval_experiment_compares_on_its_reference_dataset():
     exp = Experiment("r", config, scores.frame(rows), published)
     row = status_table([exp]).iloc[0]
     assert row.work == "2DMSE retrieval" and (row.compared, row.within) == (2, 1)
-    long = comparison(exp).set_index(["layer", "method", "dim"])
+    long = comparison(exp).set_index(["dataset", "metric", "layer", "method", "dim"])
     assert "BERT-S" in long.index.get_level_values("method")
-    assert long.loc[(12, "BERT-2DMSE", 768), "delta"] == pytest.approx(0.30 - 0.3185)
-    assert pd.isna(long.loc[(12, "2DMSE", 768), "published"])  # the seed's 2DMSE has no published table
+    assert long.loc[("msmarco", "mrr@10", 12, "BERT-2DMSE", 768), "delta"] == pytest.approx(0.30 - 0.3185)
+    # the seed's 2DMSE has no published table
+    assert pd.isna(long.loc[("msmarco", "mrr@10", 12, "2DMSE", 768), "published"])
     assert row.largest_abs_delta == pytest.approx(0.0185)
     assert row.headline_ours == pytest.approx(0.30) and row.headline_published == pytest.approx(0.3185)
     assert row.headline_ours_cell.startswith("BERT-2DMSE L12 d768")
