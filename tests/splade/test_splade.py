@@ -368,7 +368,7 @@ def test_splade_pairs_rotate_per_epoch_as_the_seed(tmp_path):
         pickle.dump(ce_table, handle)
     convert_ce_scores(tmp_path / "s.pkl.gz", tmp_path / "ce.parquet")
     ce = CrossEncoderScores(tmp_path / "ce.parquet")
-    pids = [10, 11, 20, 21, 22, 23, 24, 25]
+    pids = [10, 11, 20, 21, 22, 23, 24, 25, 26]  # 26: in the corpus, without a CE score
     corpus = pd.DataFrame({"doc_id": [str(p) for p in pids], "title": "", "text": [f"p{p}" for p in pids]})
     split = RetrievalSplit(corpus,
                            pd.DataFrame({"query_id": ["1", "2"], "text": ["q1", "q2"]}),
@@ -393,6 +393,9 @@ def test_splade_pairs_rotate_per_epoch_as_the_seed(tmp_path):
         assert shown == expected
         # every negative of the pool is met once before any repeats
         assert len({neg for _, neg, _ in shown[:len(negatives)]}) == len(negatives)
+    with pytest.raises(ValueError, match=r"no score for query 1 and passages \[26\]"):
+        hard_negative_pools(split, iter([{"qid": 1, "pos": [10], "neg": {"bm25": [26]}}]), ce, "distil_splade",
+                            settings, seed=seed)
 
 
 # --- config checks -------------------------------------------------------------------------------

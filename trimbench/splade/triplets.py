@@ -130,6 +130,11 @@ def hard_negative_pools(split: RetrievalSplit, rows: Iterator[dict], ce: CrossEn
         if method == "distil_splade":
             item["positive_scores"] = ce.get(row["qid"], positives).tolist()
             item["negative_scores"] = ce.get(row["qid"], negatives).tolist()
+            missing = [pid for pid, score in zip(positives + negatives, item["positive_scores"]
+                                                 + item["negative_scores"], strict=True) if np.isnan(score)]
+            if missing:  # the seed would fail on the lookup (ce_scores[qid][pid]) as well
+                raise ValueError(f"the cross-encoder scores file has no score for query {row['qid']} and "
+                                 f"passages {missing[:5]}: distil_splade's labels need one for each")
         out.append(item)
     return pool_frame(out, max_samples, seed)
 
