@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.trimbench-installed
+# faiss' build: cpu, or gpu on a cluster's GPU nodes (pyproject.toml's extras; docs/cluster.md)
+FAISS ?= cpu
 
 .PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini
 
@@ -10,7 +12,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	# The CPU torch wheel first: a bare torch requirement would pull several GB of CUDA packages.
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e ".[dev]"
+	@case "$(FAISS)" in cpu|gpu) ;; *) echo "FAISS=$(FAISS): cpu or gpu" >&2; exit 2 ;; esac
+	# the other build out first: both install the module faiss (a switched environment)
+	$(BIN)/pip uninstall -q -y faiss-$(if $(filter gpu,$(FAISS)),cpu,gpu) 2>/dev/null || true
+	$(BIN)/pip install -e ".[dev,$(FAISS)]"
 	touch $(STAMP)
 
 env: $(STAMP)

@@ -140,6 +140,13 @@ def relevance_level(wildcards):
     return {ds: DATASETS[ds]["relevance_level"] for ds in datasets}
 
 
+def ignore_identical_ids(wildcards):
+    """Each evaluation dataset -> whether a query's hit on its own id is dropped (BEIR's
+    ignore_identical_ids; trimbench.config.prepare.ignores_identical_ids)."""
+    datasets = experiment(wildcards)["evaluation"]["datasets"]
+    return {ds: tb_config.ignores_identical_ids(DATASETS[ds]) for ds in datasets}
+
+
 def training_threads(train):
     """CPUs a training job uses: per device (train.devices ranks), its process and each process
     tokenising batches beside it."""

@@ -199,6 +199,7 @@ rule retrieval_scores:
         dims=variant_dims,
         metrics=exp_param("evaluation", "metrics"),
         relevance_level=relevance_level,
+        ignore_identical_ids=ignore_identical_ids,
         top_k=exp_param("retrieval", "top_k"),
         similarity=exp_param("retrieval", "similarity"),
         passage_layer=passage_layer,

@@ -133,6 +133,8 @@ rule electra_table:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
+        # which epoch our test scores are: published cells are set beside ours of their kind
+        select=exp_param("train", "select"),
     script:
         "../scripts/electra_table.py"
 
@@ -158,6 +160,8 @@ rule electra_figure:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
+        # which epoch our test scores are: published cells are set beside ours of their kind
+        select=exp_param("train", "select"),
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
@@ -185,6 +189,8 @@ rule pareto_figure:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
+        # which epoch our test scores are: published cells are set beside ours of their kind
+        select=exp_param("train", "select"),
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: parameters used against test score",
     script:

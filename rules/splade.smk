@@ -74,6 +74,8 @@ rule train_splade:
     input:
         model=lambda wc: model_dir(splade_run(wc)["model"]),
         triplets=lambda wc: f"{experiment_dir(wc.experiment)}/triplets/{splade_run(wc)['method']}.parquet",
+        # the passages the pools point into
+        data=splade_training_data,
     output:
         model=directory(f"{RESULTS}/splade/{{experiment}}/models/{{run}}"),
     log:
@@ -187,6 +189,7 @@ rule splade_scores:
         index_of=lambda wc: splade_index_of(wc.experiment, wc.variant),
         metrics=exp_param("evaluation", "metrics"),
         relevance_level=relevance_level,
+        ignore_identical_ids=ignore_identical_ids,
         top_k=exp_param("splade", "top_k"),
         average_over=exp_param("evaluation", "average_over"),
         average_name=exp_param("evaluation", "average_name"),

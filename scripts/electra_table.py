@@ -2,7 +2,7 @@
 
 input:  scores, reference
 output: layers_markdown, layers_csv, layers_html, choice_markdown, choice_csv, choice_html
-params: main_metrics, reference_experiments
+params: main_metrics, reference_experiments, select
 """
 
 import _repo  # noqa: F401  (before trimbench)
@@ -14,7 +14,8 @@ def main(job) -> None:
     from trimbench.electra.report import choice_tables, layer_tables, read_layer_table
 
     p = job.params
-    table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics)
+    table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics,
+                             p.select)
     outputs = {f"layers_{k}": v for k, v in layer_tables(table).items()}
     outputs |= {f"choice_{k}": v for k, v in choice_tables(table).items()}
     job.write_texts(outputs)

@@ -2,7 +2,7 @@
 
 input:  scores, reference
 output: png, svg
-params: main_metrics, reference_experiments, roles, title
+params: main_metrics, reference_experiments, select, roles, title
 """
 
 import _repo  # noqa: F401  (before trimbench)
@@ -16,7 +16,8 @@ def main(job) -> None:
     from trimbench.electra.report import read_layer_table
 
     p = job.params
-    table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics)
+    table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics,
+                             p.select)
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
         draw(table, p.roles, p.title, {"png": png, "svg": svg})
 

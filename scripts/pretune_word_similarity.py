@@ -35,8 +35,8 @@ def main(job) -> None:
     dev = pd.concat([pd.read_parquet(path) for path in job.input.validation], ignore_index=True)
     train = training_rows(train, "sts", stage["max_samples"], stage["seed"])
     log.info("word-similarity pre-fine-tuning at k=%d on %d pairs (%d for dev)", p.k, len(train), len(dev))
-    _, history = fine_tune_pairs(model, "cosine_mse", 2, train, dev[list(KIND_COLUMNS["sts"])], stage,
-                                 stage["seed"], p.eval_batch_size)
+    _, history, _ = fine_tune_pairs(model, "cosine_mse", 2, train, dev[list(KIND_COLUMNS["sts"])], stage,
+                                    stage["seed"], p.eval_batch_size)
     model.max_seq_length = own_length
     with atomic_path(job.output.model) as tmp:
         model.save(str(tmp))

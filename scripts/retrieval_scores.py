@@ -2,7 +2,7 @@
 
 input:  embeddings, data
 output: scores, runs
-params: datasets, layers, dims, metrics, relevance_level, top_k, similarity, passage_layer,
+params: datasets, layers, dims, metrics, relevance_level, ignore_identical_ids, top_k, similarity, passage_layer,
         average_over, average_name, meta
 """
 
@@ -32,7 +32,7 @@ def main(job) -> None:
                                    RetrievalSplit.read(folder, "queries"), RetrievalSplit.read(folder, "qrels"))
             rows += grid_scores(Path(job.input.embeddings), dataset, split, p.layers, p.dims,
                                 p.metrics, p.top_k, p.similarity, Path(runs), p.meta, p.passage_layer,
-                                p.relevance_level[dataset])
+                                p.relevance_level[dataset], p.ignore_identical_ids[dataset])
     table = with_average(pd.DataFrame(rows), p.average_over, p.average_name, p.meta)
     with atomic_path(job.output.scores) as tmp:
         score_table.write(score_table.frame(table.to_dict("records")), tmp)

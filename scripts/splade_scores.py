@@ -2,7 +2,7 @@
 
 input:  vectors, index, data
 output: scores, runs
-params: datasets, index_of, metrics, relevance_level, top_k, average_over, average_name, meta
+params: datasets, index_of, metrics, relevance_level, ignore_identical_ids, top_k, average_over, average_name, meta
 """
 
 
@@ -16,7 +16,7 @@ from trimbench.jobs.run import run
 
 def main(job) -> None:
     from trimbench.data.io import RetrievalSplit
-    from trimbench.runs import write_runs_and_scores
+    from trimbench.runs import top_k_run, write_runs_and_scores
     from trimbench.splade import vectors as sparse
 
     p, vectors = job.params, Path(job.input.vectors)
@@ -29,9 +29,11 @@ def main(job) -> None:
                 corpora[index] = sparse.CorpusSparsity.of(sparse.load_docs(vectors / dataset))
             queries = sparse.load_queries(vectors / dataset)
         query_ids = list(RetrievalSplit.read(folder, "queries", columns=["query_id"])["query_id"])
+        terms = sparse.term_maps(queries, vocab)
         with reading(index):
-            runs[dataset] = sparse.impact_search(Path(index), query_ids, sparse.term_maps(queries, vocab), p.top_k,
-                                                 threads=int(job.threads))
+            runs[dataset] = top_k_run(lambda depth: sparse.impact_search(Path(index), query_ids, terms, depth,  # noqa: B023
+                                                                         threads=int(job.threads)),
+                                      p.top_k, p.ignore_identical_ids[dataset])
         rows += [{**p.meta, "dataset": dataset, "metric": metric, "value": value}
                  for metric, value in sparse.sparsity_scores(queries, corpora[index]).items()]
     write_runs_and_scores(runs, rows, job.wildcards.variant, dict(zip(p.datasets, job.input.data, strict=True)),

@@ -20,9 +20,10 @@ def main(job) -> None:
     if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
         return
     from trimbench.data.io import RetrievalSplit
-    from trimbench.dense.retrieval_loss import EpochGroups, GroupedContrastiveLoss, group_pools
+    from trimbench.dense.retrieval_loss import GroupedContrastiveLoss
     from trimbench.models import load_for_training
     from trimbench.negatives import iter_rows
+    from trimbench.pools import EpochGroups, group_pools
     from trimbench.training import fine_tune, run_fingerprint
 
     p = job.params

@@ -1,6 +1,6 @@
 """Rule train_splade: train one SPLADE run (method, lambda_q, lambda_d).
 
-input:  model, triplets
+input:  model, triplets (each query's pool), data (the training split the pools point into)
 output: model
 params: run, semantics, train, untracked, max_length
 """
@@ -23,6 +23,8 @@ def main(job) -> None:
     import pandas as pd
     from transformers import set_seed
 
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.pools import EpochGroups, passage_texts, pool_dataset
     from trimbench.splade.model import load_splade_model, train_splade
     from trimbench.training import run_fingerprint
 
@@ -32,12 +34,16 @@ def main(job) -> None:
     set_seed(p.train["seed"])
     with reading(job.input.model):
         model = load_splade_model(job.input.model, max_seq_length=p.max_length)
-    frame = pd.read_parquet(job.input.triplets)
-    log.info("%s from %s on %d triplets, lambda_q %g, lambda_d %g, semantics %s", run["method"], run["model"],
-             len(frame), run["lambda_q"], run["lambda_d"], p.semantics)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.triplets])
-    train_splade(model, frame, run["method"], run["lambda_q"], run["lambda_d"], p.semantics, p.train,
-                 Path(job.output.model), fingerprint)
+    pools = pd.read_parquet(job.input.triplets)
+    # The seed's rotation (train_max.py:184-196, train_distil.py:176-195): one (positive, negative)
+    # a step, the next of each query's shuffled negatives every epoch.
+    pairs = EpochGroups(passage_texts(RetrievalSplit.load(job.input.data)), group_size=2, seed=p.train["seed"],
+                        positives_from_first=True)
+    log.info("%s from %s on %d queries (a pair each, rotated per epoch), lambda_q %g, lambda_d %g, semantics %s",
+             run["method"], run["model"], len(pools), run["lambda_q"], run["lambda_d"], p.semantics)
+    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.triplets, job.input.data])
+    train_splade(model, pool_dataset(pools).with_transform(pairs), run["method"], run["lambda_q"], run["lambda_d"],
+                 p.semantics, p.train, Path(job.output.model), fingerprint, callbacks=[pairs.callback()])
 
 
 if __name__ == "__main__":

@@ -64,3 +64,17 @@ def test_rules_name_existing_envs():
     for rule_file in (REPO / "rules").glob("*.smk"):
         for env in re.findall(r'"\.\./(envs/[^"]+)"', rule_file.read_text()):
             assert (REPO / env).is_file(), f"{rule_file.name} names missing {env}"
+
+
+def test_faiss_builds_are_extras_of_one_release_and_make_env_installs_one():
+    """faiss-cpu and faiss-gpu both install the module faiss: each is an extra (never a base
+    requirement, which would install the CPU build beside the GPU one), pinned to the same release;
+    `make env` installs the one FAISS names (cpu by default), and the cluster page says how."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert pins(extras["cpu"]).keys() == {"faiss-cpu"} and pins(extras["gpu"]).keys() == {"faiss-gpu"}
+    assert pins(extras["cpu"])["faiss-cpu"] == pins(extras["gpu"])["faiss-gpu"] == "1.15.1"
+    assert not any(normalise(r).startswith("faiss") for r in project["dependencies"])
+    makefile = (REPO / "Makefile").read_text()
+    assert "FAISS ?= cpu" in makefile and 'pip install -e ".[dev,$(FAISS)]"' in makefile
+    assert "make env FAISS=gpu" in (REPO / "docs" / "cluster.md").read_text()

@@ -42,3 +42,27 @@ def test_attention_implementation_is_set_on_the_model(tiny_bert_dir):
     assert model[0].auto_model.config._attn_implementation == "eager"
     use_attention(model, "sdpa")
     assert model[0].auto_model.config._attn_implementation == "sdpa"
+
+
+#: presets whose originals trained in true fp32 (HF tf32=None, PyTorch's default matmuls; N3); the
+#: mixed-precision ones (2DMSE STS v1 fp16, SPLADE fp16) are not listed
+TRUE_FP32_PRESETS = ["2dmse-sts-v2.yaml", "2dmse-retrieval.yaml", "2dmse-retrieval-ablations.yaml", "homedepot.yaml",
+                     "electra.yaml"]
+
+
+def test_fp32_presets_train_without_tf32(tmp_path, monkeypatch):
+    """Every training stage of the fp32 presets (ELECTRA's domain adaptation and word-similarity
+    pre-fine-tuning too) turns TF32 off, and off it reaches the trainer as PyTorch's default (tf32
+    None) even on an Ampere GPU; an experiment that trains nothing (pretrained only) has no stage."""
+    import trimbench.training as training
+
+    for preset in TRUE_FP32_PRESETS:
+        config = yaml.safe_load((REPO / "configs" / preset).read_text())
+        for name, exp in config["experiments"].items():
+            if exp.get("methods") == ["pretrained"]:
+                continue
+            sections = [exp["train"], *(exp[stage] for stage in ("domain_adaptation", "word_similarity")
+                                        if exp.get(stage))]
+            assert all(section.get("tf32") is False for section in sections), (preset, name)
+    monkeypatch.setattr(training, "tf32_available", lambda: True)
+    assert training_arguments({**default_train(), "tf32": False}, tmp_path).tf32 is None

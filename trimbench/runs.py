@@ -4,6 +4,7 @@ ir-measures in trec_eval's order; averages over datasets."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,25 @@ def run_frame(query_ids: list[str], doc_ids: list[str], scores: np.ndarray, ids:
         "score": scores[keep].astype(np.float64),
         "rank": (np.cumsum(keep, axis=1)[keep]).astype(int),
     })
+
+
+def top_k_run(search: Callable[[int], pd.DataFrame], k: int, ignore_identical_ids: bool) -> pd.DataFrame:
+    """The run of ``search(depth)`` (a run table of ``depth`` hits a query) cut to ``k`` hits a query;
+    with ``ignore_identical_ids``, ``k + 1`` searched (naver/splade ``splade/beir_eval.py:77``
+    retrieves ``top_k + 1``) and a query's own id dropped first (:func:`without_identical_ids`)."""
+    if not ignore_identical_ids:
+        return search(k)
+    return without_identical_ids(search(k + 1), k)
+
+
+def without_identical_ids(run: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """Each query's hits without the document whose id is the query's, the first ``depth`` of the
+    rest kept and ranked again: BEIR's ``EvaluateRetrieval.evaluate(ignore_identical_ids=True)``,
+    naver/splade ``splade/beir_eval.py:82-88`` ("Removing query id from document list"), the 2DMSE
+    seed's ``eval_beir.sh`` ``--remove_query``."""
+    kept = run[run["query_id"].astype(str) != run["doc_id"].astype(str)]
+    rank = kept.groupby("query_id", sort=False)["rank"].rank(method="first").astype(int)
+    return kept.assign(rank=rank)[rank <= depth].reset_index(drop=True)
 
 
 def write_trec_run(run: pd.DataFrame, path: Path, tag: str) -> None:

@@ -212,7 +212,7 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
     trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
     trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback;
     ``argument_overrides``: a track's own trainer arguments (SPLADE's optimiser epsilon, drop_last).
-    A dataset with a transform (rows drawn per epoch, :class:`trimbench.dense.retrieval_loss.EpochGroups`)
+    A dataset with a transform (rows drawn per epoch, :class:`trimbench.pools.EpochGroups`)
     gets dataloader workers started afresh each epoch, so they see the epoch its callback sets.
     """
     import datasets

@@ -24,9 +24,14 @@ def hard_negatives_file(name, key):
     return f"{HARD_NEGATIVES}/{hard[key]}"
 
 
+def splade_training_data(wildcards):
+    train = experiment(wildcards)["train"]
+    return retrieval_data(train["dataset"], train["split"])
+
+
 def splade_triplet_inputs(wildcards):
     name, train = wildcards.experiment, experiment(wildcards)["train"]
-    inputs = {"data": retrieval_data(train["dataset"], train["split"])}
+    inputs = {"data": splade_training_data(wildcards)}
     if train["hard_negatives"] is None:
         inputs["negatives"] = negatives_path(train, train["negatives"])
     elif train["hard_negatives"]["source"] != "standin":  # smoke mode generates its own

@@ -357,3 +357,91 @@ def test_trec_files_are_read_locally_or_downloaded(tmp_path):
     with pytest.raises(DataError, match=r"cannot download TREC qrels file .*put it at 'local/nothing.txt'"):
         load_retrieval("msmarco", {**base, "qrels": "local/nothing.txt",
                                    "qrels_url": (tmp_path / "remote" / "gone.txt").as_uri()}, "dev", tmp_path)
+
+
+def _arguana_like(tmp_path: Path) -> tuple[RetrievalSplit, Path]:
+    """An ArguAna-like set: each query is itself a corpus document (same id, same vector), its
+    judged counter-argument the next best; 6 documents, one layer of 4 dims, written by hand."""
+    doc_ids = ["a1", "a2", "a3", "c1", "c2", "c3"]
+    docs = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0],
+                     [0.9, 0.1, 0, 0], [0.1, 0.9, 0, 0], [0, 0.1, 0.9, 0]], dtype=np.float16)
+    folder = tmp_path / "emb" / "arguana"
+    folder.mkdir(parents=True)
+    np.save(folder / "docs.npy", docs[None])
+    np.save(folder / "queries.npy", docs[None, :3])  # queries a1..a3 are documents a1..a3
+    (tmp_path / "emb" / "manifest.json").write_text('{"layers": [1], "max_dim": 4, "datasets": {"arguana": {}}}')
+    split = RetrievalSplit(pd.DataFrame({"doc_id": doc_ids, "title": "", "text": doc_ids}),
+                           pd.DataFrame({"query_id": ["a1", "a2", "a3"], "text": ["a1", "a2", "a3"]}),
+                           pd.DataFrame({"query_id": ["a1", "a2", "a3"], "doc_id": ["c1", "c2", "c3"], "relevance": 1}))
+    return split, tmp_path / "emb"
+
+
+def test_beir_search_drops_the_querys_own_document_and_keeps_k(tmp_path):
+    """N2: each query's top hit is itself; dropped, k + 1 searched so k hits remain, and the judged
+    counter-argument scores at rank 1 (BEIR's ignore_identical_ids, naver/splade beir_eval.py:82-88)."""
+    from trimbench.dense.search import grid_scores
+
+    split, emb = _arguana_like(tmp_path)
+    metrics = ["mrr@10", "recall@10"]
+    kept = grid_scores(emb, "arguana", split, [1], [4], metrics, 2, "dot", tmp_path / "kept", {})
+    dropped = grid_scores(emb, "arguana", split, [1], [4], metrics, 2, "dot", tmp_path / "dropped", {},
+                          ignore_identical_ids=True)
+    with_self, without_self = (read_trec_run(tmp_path / d / "arguana.L1.d4.trec") for d in ("kept", "dropped"))
+    assert (with_self["query_id"] == with_self["doc_id"]).sum() == 3  # the self-hit is each query's first
+    assert not (without_self["query_id"] == without_self["doc_id"]).any()
+    assert without_self.groupby("query_id").size().tolist() == [2, 2, 2]
+    assert without_self[without_self["rank"] == 1]["doc_id"].tolist() == ["c1", "c2", "c3"]
+    assert {r["metric"]: r["value"] for r in kept} == {"mrr@10": 0.5, "recall@10": 1.0}
+    assert {r["metric"]: r["value"] for r in dropped} == {"mrr@10": 1.0, "recall@10": 1.0}
+
+
+def test_identical_ids_are_ignored_by_default_on_beir_data_only():
+    """The presets' BEIR sets drop self-hits; MS MARCO, TREC DL, Home Depot and Lee do not."""
+    import yaml
+
+    from trimbench.config.prepare import ignores_identical_ids
+
+    def entries(preset: str) -> dict:
+        return yaml.safe_load((Path(__file__).parents[2] / preset).read_text())["datasets"]
+
+    splade, dense = entries("configs/splade.yaml"), entries("configs/2dmse-retrieval.yaml")
+    assert all(ignores_identical_ids(splade[name]) for name in ("arguana", "quora", "scifact", "trec-covid"))
+    assert all(ignores_identical_ids(dense[name]) for name in ("arguana", "scifact"))
+    assert not any(ignores_identical_ids(splade[name]) for name in ("msmarco-dev", "trec-dl-2019", "trec-dl-2020"))
+    assert not any(ignores_identical_ids(dense[name]) for name in ("msmarco", "trec-dl-2019", "trec-dl-2020"))
+    assert not ignores_identical_ids(entries("configs/homedepot.yaml")["home-depot"])
+    assert not ignores_identical_ids(entries("config.yaml")["lee-ict-retrieval"])
+    assert not ignores_identical_ids({**splade["arguana"], "ignore_identical_ids": False})
+
+
+def test_search_moves_the_index_to_the_gpu_when_faiss_has_one(monkeypatch):
+    """faiss-gpu's path on a CPU machine: with faiss' GPU functions stubbed to report one GPU, the
+    exact index is handed to index_cpu_to_gpu and searched there; without, it stays on the CPU."""
+    import faiss
+
+    from trimbench.dense.search import flat_index, search
+
+    class GpuIndex:  # the moved index: faiss' own CPU index underneath, so search still runs
+        def __init__(self, index):
+            self.index, self.searched = index, 0
+
+        def add(self, vectors):
+            self.index.add(vectors)
+
+        def search(self, queries, k):
+            self.searched += 1
+            return self.index.search(queries, k)
+
+    moved = []
+    monkeypatch.setattr(faiss, "StandardGpuResources", lambda: "resources", raising=False)
+    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1)
+    monkeypatch.setattr(faiss, "index_cpu_to_gpu",
+                        lambda resources, device, index: moved.append((resources, device)) or GpuIndex(index),
+                        raising=False)
+    index = flat_index(4)
+    assert isinstance(index, GpuIndex) and moved == [("resources", 0)]
+    docs = np.eye(4, dtype=np.float32)
+    scores, ids = search(docs, docs[[2]], 1)
+    assert ids.tolist() == [[2]] and len(moved) == 2
+    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 0)
+    assert isinstance(flat_index(4), faiss.IndexFlatIP) and len(moved) == 2

@@ -14,15 +14,14 @@ from trimbench.config.prepare import load_file, prepare
 from trimbench.config.schema import ConfigError
 from trimbench.data.io import RetrievalSplit
 from trimbench.dense.retrieval_loss import (
-    EpochGroups,
     GroupedContrastiveLoss,
-    group_pools,
     layer_weight,
     score_alignment,
     starbucks_loss,
     truncate_features,
 )
 from trimbench.dense.variants import variants
+from trimbench.pools import EpochGroups, group_pools
 
 SETTINGS = {"q_max_length": 16, "p_max_length": 32, "scale": 1.0, "score_align": False,
             "compare_to_last_layer": False, "sub_layer_full_dim": False, "passage_to_last_layer": False,

@@ -149,7 +149,7 @@ def test_layer_table_joins_published_on_model_experiment_layer():
 
     published = pd.DataFrame({"model": ["disc", "disc", "gen", "disc"], "experiment": ["stsb", "stsb", "stsb", "other"],
                               "layer": [1, 2, 2, 1], "dataset": "stsb-test", "metric": "spearman_cosine",
-                              "value": [0.70, 0.60, 0.85, 0.10]})
+                              "epoch": "dev-best", "value": [0.70, 0.60, 0.85, 0.10]})
     table = layer_table(hand_made_scores(), published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
     row = table[(table["model"] == "disc") & (table["layer"] == 1)].iloc[0]
     assert row["published"] == 0.70 and row["delta"] == pytest.approx(0.04) and row["chosen"]
@@ -159,6 +159,39 @@ def test_layer_table_joins_published_on_model_experiment_layer():
     assert choice.loc["disc", "parameter_share"] == pytest.approx(1100 / 1200)
     markdown = layer_tables(table)["markdown"]
     assert "**0.7400 ± 0.0141** (0.7000)" in markdown
+
+
+def test_published_cells_meet_ours_of_their_own_epoch():
+    """N4: the archive's last-epoch cells are set beside our last epoch's score, the final table's
+    beside the dev-chosen epoch's; never one kind beside the other (tables, the dev-choice view)."""
+    from trimbench.electra.report import choice_table, layer_table, layer_tables
+
+    last_epoch = hand_made_scores().query("split == 'test' and metric == 'spearman_cosine'")
+    with_last = scores.frame(pd.concat([hand_made_scores(), last_epoch.assign(split="test-last-epoch",
+                                                                              value=last_epoch["value"] - 0.1)])
+                             .to_dict("records"))
+    published = pd.DataFrame({"model": ["disc", "disc", "gen"], "experiment": "stsb", "layer": [1, 2, 2],
+                              "dataset": "stsb-test", "metric": "spearman_cosine",
+                              "epoch": ["dev-best", "last", "last"], "value": [0.70, 0.52, 0.60]})
+    table = layer_table(with_last, published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
+    cell = table.set_index(["model", "layer"])
+    assert cell.loc[("disc", 1), "compared"] == pytest.approx(0.74)          # dev-chosen epoch
+    assert cell.loc[("disc", 2), "compared"] == pytest.approx(0.63 - 0.1)    # last epoch
+    assert cell.loc[("disc", 2), "delta"] == pytest.approx(0.01)
+    assert cell.loc[("gen", 2), "delta"] == pytest.approx(0.11)
+    assert cell.loc[("disc", 2), "last_seeds"] == 2
+    markdown = layer_tables(table)["markdown"]
+    assert "**0.7400 ± 0.0141** (0.7000)" in markdown
+    assert "0.6300 ± 0.0283; last epoch 0.5300 ± 0.0283 (0.5200)" in markdown
+    choice = choice_table(table).set_index("model")
+    # disc: chosen layer 1 (the final table's kind) shown; full depth 2 is the archive's: not shown
+    assert choice.loc["disc", "published_chosen"] == 0.70 and pd.isna(choice.loc["disc", "published_full"])
+    # an experiment that keeps the last epoch has no score of the final table's kind
+    kept_last = layer_table(with_last, published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"}, select="last")
+    assert pd.isna(kept_last.set_index(["model", "layer"]).loc[("disc", 1), "compared"])
+    assert pd.isna(choice_table(kept_last).set_index("model").loc["disc", "published_chosen"])
+    with pytest.raises(ValueError, match="column 'epoch' must be one of"):
+        layer_table(with_last, published.drop(columns="epoch"), {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
 
 
 # --- objectives and their scores -----------------------------------------------------------------
@@ -208,6 +241,9 @@ def test_best_epoch_restores_the_best_weights_and_last_keeps_the_last():
             callback.on_evaluate(None, State(epoch), None, metrics={"eval_dev_x": value})
         callback.on_train_end(None, State(3), None)
         assert module.weight.item() == expected_weight and callback.best_epoch == expected_epoch
+        # the last epoch's weights are kept for its own score (N4) when another epoch's were restored
+        assert (None if callback.last_state is None else callback.last_state["weight"].item()) == (
+            3.0 if select == "best" else None)
         assert [h["eval_dev_x"] for h in callback.history] == [0.1, 0.9, 0.5]
 
 

@@ -351,13 +351,21 @@ def test_generator_rivals_bert_within_the_tolerance(generator, outcome):
 def test_electra_published_curves_of_the_mapped_experiment():
     published = pd.DataFrame(
         [{"model": "google-electra-base-discriminator", "experiment": "stsb", "layer": k, "dataset": "stsb-test",
-          "metric": "spearman_cosine", "value": v} for k, v in enumerate([0.5, 0.8, 0.6])]
+          "metric": "spearman_cosine", "epoch": "last", "value": v} for k, v in enumerate([0.5, 0.8, 0.6])]
         + [{"model": "google-electra-base-discriminator", "experiment": "stsb-de", "layer": k,
-            "dataset": "stsb-de-test", "metric": "spearman_cosine", "value": v} for k, v in enumerate([0.5, 0.6, 0.9])])
+            "dataset": "stsb-de-test", "metric": "spearman_cosine", "epoch": "last", "value": v}
+           for k, v in enumerate([0.5, 0.6, 0.9])])
     ours, theirs = electra_verdict("electra-truncation-beats-full-discriminator", {("lee", "disc"): [0.1] * 4},
                                    published=published, reference={"lee": "stsb"})
     assert (theirs.outcome, list(theirs.cells["evidence"])) == (HOLDS, ["k=1 0.8000 vs full k=2 0.6000"])
     assert ours.outcome == FAILS
+    # a curve of both protocols: the final table's cells (dev-chosen epoch) only, never an archive's
+    # last-epoch cell beside them (N4)
+    mixed = published.assign(epoch=["last", "dev-best", "dev-best"] + ["last"] * 3,
+                             value=[0.9, 0.7, 0.6, 0.5, 0.6, 0.9])
+    _, theirs = electra_verdict("electra-truncation-beats-full-discriminator", {("lee", "disc"): [0.1] * 4},
+                                published=mixed, reference={"lee": "stsb"})
+    assert list(theirs.cells["evidence"]) == ["k=1 0.7000 vs full k=2 0.6000"]
 
 
 # --- verdicts, citations and the outputs ---------------------------------------------------------------------------

@@ -67,15 +67,16 @@ def test_pareto_points_cost_and_seed_mean():
 
 ELECTRA_PUBLISHED = pd.DataFrame([
     {"model": "m-disc", "experiment": "stsb", "layer": layer, "dataset": "stsb-test", "metric": "spearman_cosine",
-     "value": value} for layer, value in ((0, 0.50), (1, 0.70), (2, 0.66), (3, 0.60))
+     "epoch": "dev-best", "value": value} for layer, value in ((0, 0.50), (1, 0.70), (2, 0.66), (3, 0.60))
 ])
 
 
-def electra_experiment() -> Experiment:
+def electra_experiment(published: pd.DataFrame = ELECTRA_PUBLISHED, select: str = "best") -> Experiment:
     rows = []
     for layer, dev, test in ((0, 0.40, 0.45), (1, 0.80, 0.705), (2, 0.75, 0.62)):
         for seed, shift in ((0, -0.01), (1, 0.01)):
-            for split, value in (("validation", dev), ("test", test)):
+            # the last epoch's model scores 0.1 below the kept one's
+            for split, value in (("validation", dev), ("test", test), ("test-last-epoch", test - 0.1)):
                 rows.append({"experiment": "el", "track": "electra", "variant": "truncated", "model": "m-disc",
                              "layer": layer, "dim": 64, "dataset": "sts-task", "split": split,
                              "metric": "spearman_cosine", "value": value + shift, "seed": seed})
@@ -83,9 +84,9 @@ def electra_experiment() -> Experiment:
                      "layer": layer, "dim": 64, "dataset": "sts-task", "split": "test", "metric": "parameters",
                      "value": 1000 * (layer + 1), "seed": 0})
     config = {"track": "electra", "scale": "paper", "models": ["m-disc"], "tasks": ["sts-task"],
-              "evaluation": {"batch_size": 8},
+              "evaluation": {"batch_size": 8}, "train": {"select": select},
               "reference": {"file": "x", "experiments": {"sts-task": "stsb"}, "tolerance": 0.01, "work": None}}
-    return Experiment("el", config, scores.frame(rows), ELECTRA_PUBLISHED, {"sts-task": "spearman_cosine"})
+    return Experiment("el", config, scores.frame(rows), published, {"sts-task": "spearman_cosine"})
 
 
 def test_electra_status_compares_layer_curves_and_dev_choice():
@@ -93,10 +94,60 @@ def test_electra_status_compares_layer_curves_and_dev_choice():
     assert row.work == "Truncated ELECTRA"
     # Layers 0, 1, 2 both sides (deltas -0.05, +0.005, -0.04); layer 3 published only.
     assert (row.compared, row.within, row.published_only, row.ours_only) == (3, 1, 1, 0)
-    assert row.largest_abs_delta == pytest.approx(0.05) and row.largest_at == "task sts-task, model m-disc, layer 0"
+    assert row.largest_abs_delta == pytest.approx(0.05)
+    assert row.largest_at == "task sts-task, model m-disc, layer 0, epoch dev-best"
     # Dev chooses layer 1; its test mean beside the published value at layer 1.
     assert row.headline_ours == pytest.approx(0.705) and "L1 (dev-chosen)" in row.headline_ours_cell
     assert row.headline_published == pytest.approx(0.70)
+
+
+def test_electra_status_counts_each_published_cell_against_its_own_epoch():
+    """N4: a last-epoch (archive) cell meets our last epoch's score, a final-table cell our dev-chosen
+    epoch's; the headline never sets a last-epoch value beside the dev-chosen epoch's score."""
+    from trimbench.report.scoreboard import comparison
+
+    published = ELECTRA_PUBLISHED.assign(epoch=["dev-best", "last", "last", "dev-best"],
+                                         value=[0.45, 0.605, 0.52, 0.60])
+    long = comparison(electra_experiment(published)).set_index(["layer", "epoch"])
+    assert long.loc[(0, "dev-best"), "ours"] == pytest.approx(0.45)   # kept epoch against the final table
+    assert long.loc[(1, "last"), "ours"] == pytest.approx(0.605)      # last epoch against the archive
+    assert long.loc[(2, "last"), "ours"] == pytest.approx(0.52)
+    assert len(long) == 4 and (1, "dev-best") not in long.index       # each cell once, of its own kind
+    row = status_table([electra_experiment(published)]).iloc[0]
+    assert (row.compared, row.within, row.published_only, row.ours_only) == (3, 3, 1, 0)
+    # dev chooses layer 1, whose published value is the archive's last epoch: not beside ours
+    assert row.headline_ours == pytest.approx(0.705) and pd.isna(row.headline_published)
+    # an experiment keeping the last epoch has no dev-chosen score for the final table's cells
+    last = comparison(electra_experiment(published, select="last")).set_index(["layer", "epoch"])
+    assert pd.isna(last.loc[(0, "dev-best"), "ours"]) and last.loc[(1, "last"), "ours"] == pytest.approx(0.605)
+
+
+def test_retrieval_status_joins_starbucks_dl_and_beir_cells():
+    """N5: Starbucks' Table A1 DL19 / DL20 nDCG@10 and Table A2's BEIR nDCG@10 join the datasets the
+    experiment evaluates, each against our cell of that dataset and metric; A2's datasets it does not
+    evaluate (quora) stay out of its status."""
+    from conftest import REPO
+
+    published = pd.read_csv(REPO / "reference" / "2dmse_retrieval.csv")
+    cells = [("separate", 2, 32, "trec-dl-2019", "ndcg@10", 0.4599),
+             ("separate", 2, 32, "trec-dl-2020", "ndcg@10", 0.40),
+             ("starbucks-2dmse", 12, 768, "scifact", "ndcg@10", 0.3863),
+             ("starbucks-2dmse", 12, 768, "msmarco", "mrr@10", 0.3185)]
+    rows = [{"experiment": "r", "track": "2dmse-retrieval", "variant": v, "model": "m", "layer": layer, "dim": dim,
+             "dataset": ds, "split": "dev", "metric": metric, "value": value}
+            for v, layer, dim, ds, metric, value in cells]
+    config = {"track": "2dmse-retrieval", "scale": "paper", "methods": ["separate", "starbucks-2dmse"],
+              "evaluation": {"datasets": ["msmarco", "trec-dl-2019", "trec-dl-2020", "scifact"],
+                             "average_name": "beir-avg", "main_metric": "mrr@10", "split": "dev"},
+              "reference": {"variant": "starbucks", "tolerance": 0.01, "work": None, "dataset": "msmarco"}}
+    exp = Experiment("r", config, scores.frame(rows), published)
+    long = comparison(exp).set_index(["dataset", "metric", "layer", "method", "dim"])
+    assert long.loc[("trec-dl-2020", "ndcg@10", 2, "BERT-S", 32), "published"] == pytest.approx(0.4826)
+    assert set(long.index.get_level_values("dataset")) == {"msmarco", "trec-dl-2019", "trec-dl-2020", "scifact"}
+    row = status_table([exp]).iloc[0]
+    # 6 sizes x 2 methods on each of the 4 datasets published; 4 of ours joined, 3 within 0.01
+    assert (row.compared, row.within, row.published_only) == (4, 3, 48 - 4)
+    assert row.largest_at == "dataset trec-dl-2020, metric ndcg@10, layer 2, method BERT-S, dim 32"
 
 
 def test_electra_pareto_points_one_line_per_model():
@@ -122,10 +173,11 @@ def test_retrieval_experiment_compares_on_its_reference_dataset():
     exp = Experiment("r", config, scores.frame(rows), published)
     row = status_table([exp]).iloc[0]
     assert row.work == "2DMSE retrieval" and (row.compared, row.within) == (2, 1)
-    long = comparison(exp).set_index(["layer", "method", "dim"])
+    long = comparison(exp).set_index(["dataset", "metric", "layer", "method", "dim"])
     assert "BERT-S" in long.index.get_level_values("method")
-    assert long.loc[(12, "BERT-2DMSE", 768), "delta"] == pytest.approx(0.30 - 0.3185)
-    assert pd.isna(long.loc[(12, "2DMSE", 768), "published"])  # the seed's 2DMSE has no published table
+    assert long.loc[("msmarco", "mrr@10", 12, "BERT-2DMSE", 768), "delta"] == pytest.approx(0.30 - 0.3185)
+    # the seed's 2DMSE has no published table
+    assert pd.isna(long.loc[("msmarco", "mrr@10", 12, "2DMSE", 768), "published"])
     assert row.largest_abs_delta == pytest.approx(0.0185)
     assert row.headline_ours == pytest.approx(0.30) and row.headline_published == pytest.approx(0.3185)
     assert row.headline_ours_cell.startswith("BERT-2DMSE L12 d768")

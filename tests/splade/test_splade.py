@@ -156,6 +156,34 @@ def small_index(tmp_path_factory):
     return folder / "index", doc_ids, docs
 
 
+def test_impact_search_drops_a_querys_own_document_and_keeps_k(small_index):
+    """N2 on the sparse path: queries named after their best document (as ArguAna's are corpus
+    documents) lose that hit, and k + 1 is searched so k remain (naver/splade beir_eval.py:77,82-88)."""
+    from trimbench.runs import top_k_run
+
+    index, doc_ids, docs = small_index
+    rng = np.random.default_rng(3)
+    queries = sparse.quantize(rng.random((12, len(VOCAB))) * (rng.random((12, len(VOCAB))) < 0.5), 100)
+    exact = (queries @ docs.T).toarray()
+    best = {}
+    for i in range(len(exact)):  # queries whose best document is unique and no other query's
+        top = np.flatnonzero(exact[i] == exact[i].max())
+        if exact[i].max() > 0 and len(top) == 1 and top[0] not in best.values() and (exact[i] > 0).sum() > 4:
+            best[i] = int(top[0])
+    assert len(best) >= 3
+    rows = list(best)
+    query_ids = [doc_ids[best[i]] for i in rows]
+    maps = sparse.term_maps(queries[rows], VOCAB)
+    run = top_k_run(lambda depth: sparse.impact_search(index, query_ids, maps, k=depth), 3, True)
+    assert not (run["query_id"] == run["doc_id"]).any()
+    assert run.groupby("query_id").size().tolist() == [3] * len(rows)
+    for i, qid in zip(rows, query_ids, strict=True):
+        scores = np.delete(exact[i], best[i])
+        assert run[run["query_id"] == qid].sort_values("rank")["score"].tolist() == sorted(scores)[::-1][:3]
+    assert (top_k_run(lambda depth: sparse.impact_search(index, query_ids, maps, k=depth), 3, False)
+            .groupby("query_id")["doc_id"].first().sort_index().tolist() == sorted(query_ids))
+
+
 def test_indexer_output_is_logged_line_by_line_as_it_comes(tmp_path, caplog):
     """The probe: index_sparse logged Lucene's output only once indexing had ended (hours, at paper
     scale). The child prints a line, then waits until that line is in the log."""
@@ -307,26 +335,67 @@ def test_ce_scores_conversion_lookup_and_the_seeds_negative_selection(tmp_path):
     assert select_negatives(row, ce, None, per_system=5, systems=["dense"]) == [12, 13, 11]
 
 
-def test_hard_negative_triplets_labels_are_ce_margins(tmp_path):
+def _seed_rotation(positives: list, negatives: list, shuffle_seed: int, epochs: int) -> list[tuple]:
+    """naver/splade train_distil.py:176-195 (eb74d1a) by hand: negatives shuffled once, then each
+    epoch's access pops the first positive and negative and appends them at the end."""
+    import random
+
+    positives, negatives = list(positives), list(negatives)
+    random.Random(shuffle_seed).shuffle(negatives)
+    shown = []
+    for _ in range(epochs):
+        pos = positives.pop(0)
+        positives.append(pos)
+        neg = negatives.pop(0)
+        negatives.append(neg)
+        shown.append((pos, neg))
+    return shown
+
+
+def test_splade_pairs_rotate_per_epoch_as_the_seed(tmp_path):
+    """Over k epochs a query is shown the seed's (positive, negative, CE-margin label) sequence: a new
+    negative each epoch until its pool is used up, the label of the pair shown (N1)."""
     import gzip
     import pickle
 
     from trimbench.data.io import RetrievalSplit
-    from trimbench.splade.triplets import CrossEncoderScores, convert_ce_scores, hard_negative_triplets
+    from trimbench.pools import EpochGroups, passage_texts, pool_dataset
+    from trimbench.splade.triplets import CrossEncoderScores, convert_ce_scores, hard_negative_pools
 
+    ce_table = {1: {10: 9.0, 11: 8.0, 20: 1.0, 21: 2.0, 22: 3.0, 23: 7.5, 24: -1.0, 25: 0.5},
+                2: {10: 1.0, 20: 0.0}}
     with gzip.open(tmp_path / "s.pkl.gz", "wb") as handle:
-        pickle.dump({1: {10: 4.0, 20: 1.0, 30: 3.5}}, handle)
+        pickle.dump(ce_table, handle)
     convert_ce_scores(tmp_path / "s.pkl.gz", tmp_path / "ce.parquet")
-    split = RetrievalSplit(pd.DataFrame({"doc_id": ["10", "20", "30"], "title": "", "text": ["p", "n", "close"]}),
-                           pd.DataFrame({"query_id": ["1"], "text": ["q"]}),
-                           pd.DataFrame({"query_id": ["1"], "doc_id": ["10"], "relevance": [1]}))
-    rows = [{"qid": 1, "pos": [10], "neg": {"bm25": [30, 20]}}, {"qid": 2, "pos": [10], "neg": {}}]
-    settings = {"ce_margin": 3.0, "per_system": 5, "systems": None}
     ce = CrossEncoderScores(tmp_path / "ce.parquet")
-    distil = hard_negative_triplets(split, iter(rows), ce, "distil_splade", settings, seed=0)
-    assert len(distil) == 1 and distil["label"].iloc[0] in (4.0 - 3.5, 4.0 - 1.0)
-    kept = hard_negative_triplets(split, iter(rows), ce, "splade_max", settings, seed=0)
-    assert kept.to_dict("records") == [{"query": "q", "positive": "p", "negative": "n"}]  # 30 is too close
+    pids = [10, 11, 20, 21, 22, 23, 24, 25, 26]  # 26: in the corpus, without a CE score
+    corpus = pd.DataFrame({"doc_id": [str(p) for p in pids], "title": "", "text": [f"p{p}" for p in pids]})
+    split = RetrievalSplit(corpus,
+                           pd.DataFrame({"query_id": ["1", "2"], "text": ["q1", "q2"]}),
+                           pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["10", "10"], "relevance": [1, 1]}))
+    rows = [{"qid": 1, "pos": [10, 11], "neg": {"bm25": [20, 21, 23], "dense": [22, 24, 25, 20]}},
+            {"qid": 2, "pos": [10], "neg": {}}]  # no negative: not trained on, as the seed
+    settings = {"ce_margin": 3.0, "per_system": 3, "systems": None}
+    seed, epochs = 5, 12
+    for method, negatives in (("distil_splade", [20, 21, 23, 22, 24, 25]),
+                              ("splade_max", [20, 21, 22, 24, 25])):  # 23 (7.5) > min(9, 8) - 3: filtered
+        pools = hard_negative_pools(split, iter(rows), ce, method, settings, seed=seed)
+        assert pools["query"].tolist() == ["q1"]
+        table = pool_dataset(pools)
+        pairs = EpochGroups(passage_texts(split), group_size=2, seed=seed, positives_from_first=True)
+        shown = []
+        for epoch in range(epochs):
+            pairs.epoch = epoch
+            batch = pairs(table[:1])
+            shown.append((batch["positive"][0], batch["negative_1"][0], batch.get("label", [None])[0]))
+        expected = [(f"p{pos}", f"p{neg}", ce_table[1][pos] - ce_table[1][neg] if method == "distil_splade" else None)
+                    for pos, neg in _seed_rotation([10, 11], negatives, 0 + seed, epochs)]
+        assert shown == expected
+        # every negative of the pool is met once before any repeats
+        assert len({neg for _, neg, _ in shown[:len(negatives)]}) == len(negatives)
+    with pytest.raises(ValueError, match=r"no score for query 1 and passages \[26\]"):
+        hard_negative_pools(split, iter([{"qid": 1, "pos": [10], "neg": {"bm25": [26]}}]), ce, "distil_splade",
+                            settings, seed=seed)
 
 
 # --- config checks -------------------------------------------------------------------------------

@@ -37,8 +37,9 @@ def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
         assert (base / name).stat().st_size > 0, name
     table = pd.read_parquet(base / "scores.parquet")
     assert set(table["track"]) == {"electra"} and set(table["variant"]) == {"cut"}
-    # 2 models x 2 k x 2 seeds, each: (validation, test) x (spearman, pearson) + the parameter count.
-    assert len(table) == 8 * 5
+    # 2 models x 2 k x 2 seeds, each: (validation, test, test-last-epoch) x (spearman, pearson) + the
+    # parameter count.
+    assert len(table) == 8 * 7
     assert not table.duplicated(["model", "layer", "seed", "split", "metric"]).any()
     spearman = table[table["metric"] == "spearman_cosine"]
     assert spearman["value"].between(-1, 1).all()
@@ -52,7 +53,14 @@ def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
     # One job per (task, model); its finished runs' work folder is gone once the job is.
     job = base / "runs" / "lee-sim-split" / "tiny-electra-discriminator"
     assert sorted(p.name for p in job.iterdir()) == ["history.json", "scores.parquet"]
-    assert sorted(json.loads((job / "history.json").read_text())) == ["L0/seed0", "L0/seed1", "L2/seed0", "L2/seed1"]
+    history = json.loads((job / "history.json").read_text())
+    assert sorted(history) == ["L0/seed0", "L0/seed1", "L2/seed0", "L2/seed1"]
+    # the last epoch's test score beside the kept one's (N4): the same model where dev kept the last epoch
+    test = spearman[spearman["model"] == "tiny-electra-discriminator"].set_index(["layer", "seed", "split"])["value"]
+    for run, record in history.items():
+        layer, seed = int(run.split("/")[0][1:]), int(run.split("seed")[1])
+        kept_last = record["kept_epoch"] == record["epochs"][-1]["epoch"]
+        assert kept_last == (test[(layer, seed, "test-last-epoch")] == test[(layer, seed, "test")]), run
 
 
 def test_layer_chosen_by_mean_dev_score(finished):

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import REPO, experiment_dir, job_counts, run_snakemake
@@ -65,12 +66,16 @@ def test_ensemble_is_the_normalised_sum_of_its_runs(finished):
     assert flops["AD"] == pytest.approx(flops["A"] + flops["D"])
 
 
-def test_distil_triplets_carry_ce_margins_and_the_table_and_status_row(finished):
+def test_distil_pools_carry_ce_scores_and_the_table_and_status_row(finished):
     workdir, _ = finished
     base = experiment_dir(workdir, "splade-tiny")
+    # each query's pool, rotated one pair a step by train_splade; distil_splade's with the CE scores
     distil = pd.read_parquet(base / "triplets" / "distil_splade.parquet")
-    assert list(distil.columns) == ["query", "positive", "negative", "label"] and distil["label"].notna().all()
-    assert list(pd.read_parquet(base / "triplets" / "splade_max.parquet").columns) == ["query", "positive", "negative"]
+    assert list(distil.columns) == ["row", "query", "positives", "negatives", "positive_scores", "negative_scores"]
+    assert all(len(s) == len(n) and not np.isnan(s).any() for s, n in zip(distil["negative_scores"],
+                                                                           distil["negatives"], strict=True))
+    pools = pd.read_parquet(base / "triplets" / "splade_max.parquet")
+    assert list(pools.columns) == ["row", "query", "positives", "negatives"] and pools["negatives"].map(len).min() >= 1
     markdown = (base / "tables" / "splade.md").read_text()
     assert "| AD " in markdown and "ensemble B E F" in markdown and "flops" in markdown
     status = pd.read_csv(workdir / "results" / "scoreboard" / "status.csv")

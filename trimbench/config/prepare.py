@@ -43,7 +43,19 @@ OWN_MAIN_METRICS = {"electra": electra_checks.main_metrics}
 
 #: dataset keys only scoring reads: left out of the data rules' params, so that changing one
 #: re-scores runs without preparing the data again
-SCORING_DATASET_KEYS = ("relevance_level",)
+SCORING_DATASET_KEYS = ("relevance_level", "ignore_identical_ids")
+
+
+def ignores_identical_ids(entry: dict) -> bool:
+    """Whether a dataset's evaluation drops a query's hit on the document with the query's own id:
+    its ``ignore_identical_ids``, by default on for BEIR-format data (from the hub or a local BEIR
+    folder, no builder), whose ArguAna and Quora queries are corpus documents; off for Tevatron's
+    MS MARCO and the builders' data (Home Depot, Lee), whose query and document ids are separate
+    numberings. BEIR's own MS MARCO has separate numberings too: its presets' entries set it off."""
+    if entry.get("ignore_identical_ids") is not None:
+        return bool(entry["ignore_identical_ids"])
+    return (entry["kind"] == "retrieval" and entry["source"] in ("hub", "local") and not entry.get("builder")
+            and entry.get("format", "beir") == "beir")
 
 
 def compared_dataset(exp: dict) -> str:

@@ -33,24 +33,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from trimbench.data.io import RetrievalSplit, doc_texts
 from trimbench.dense.losses import unwrapped
 from trimbench.distributed import gathered
 from trimbench.encoding import hidden_states_kept, pool_layer
 from trimbench.models import encoder_layers
-
-if TYPE_CHECKING:
-    import datasets
-    import pyarrow as pa
 
 #: the method name of Starbucks' 2DMSE training (the module docstring)
 STARBUCKS = "starbucks-2dmse"
@@ -196,101 +187,3 @@ def score_alignment(student: torch.Tensor, teacher: torch.Tensor, temperature: f
 
 def _transformer_blocks(model):
     return encoder_layers(model[0].auto_model)
-
-
-def group_pools(split: RetrievalSplit, pools: Iterable[dict], max_samples: int | None = None,
-                seed: int = 42) -> tuple[datasets.Dataset, pa.Array]:
-    """The training table the trainer draws groups from, and the passage texts it points into.
-
-    One row per training query with a positive: ``row`` (its index, Tevatron's ``item``), the query,
-    and its positives and negative pool as positions into the returned texts (``title text``, as
-    Tevatron's ``format_passage``). ``pools``: the negatives cache's rows (query id, positives in
-    the source's order, negatives best first). ``max_samples``: that many queries, by seed.
-    """
-    import datasets
-    import pyarrow as pa
-
-    position = pd.Index(split.corpus["doc_id"])
-    query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
-    queries, positives, negatives = [], [], []
-    for pool in pools:
-        if not pool["positives"] or pool["query_id"] not in query_text:
-            continue
-        queries.append(query_text[pool["query_id"]])
-        positives.append(position.get_indexer(pool["positives"]).tolist())
-        negatives.append(position.get_indexer([n["doc_id"] for n in pool["negatives"]]).tolist())
-    if any(-1 in ids for ids in positives + negatives):
-        raise ValueError("the negatives cache names passages that are not in the training corpus: rebuild it")
-    keep = np.arange(len(queries))
-    if max_samples is not None and len(keep) > max_samples:
-        keep = np.sort(np.random.default_rng(seed).choice(len(keep), size=max_samples, replace=False))
-    table = datasets.Dataset.from_dict({"row": list(range(len(keep))), "query": [queries[i] for i in keep],
-                                        "positives": [positives[i] for i in keep],
-                                        "negatives": [negatives[i] for i in keep]})
-    texts = pa.array((text for text in doc_texts(split.corpus)), type=pa.large_string(), size=len(split.corpus))
-    return table, texts
-
-
-class EpochGroups:
-    """Each query's training group, drawn afresh every epoch as Tevatron's ``TrainDataset.__getitem__``
-    does (``src/tevatron/retriever/dataset.py:42-79`` of the seed's fork); a ``datasets`` transform
-    over :func:`group_pools`' table that the sentence-transformers trainer reads as columns query,
-    positive, negative_1 .. negative_{group_size-1}.
-
-    For row ``i`` in epoch ``e``, with ``h = i + seed`` (``hash(item + seed)``: an int's hash is
-    itself): the positive is ``positives[(h + e) % len(positives)]``; with a pool of at least
-    ``group_size - 1`` negatives, the pool is shuffled once by ``random.Random(h)``, doubled, and
-    epoch ``e`` takes the ``group_size - 1`` after offset ``e·(group_size-1) mod len(pool)`` (so
-    successive epochs walk through the pool). A smaller pool is sampled with replacement (Tevatron:
-    ``random.choices`` on the global generator; here one seeded by (h, e), so a rerun draws the
-    same); a query with none gets random passages that are not its positives (Tevatron would fail).
-    The epoch is set by :meth:`callback` at each epoch's start.
-    """
-
-    def __init__(self, texts, group_size: int, seed: int):
-        self.texts = texts
-        self.negatives_per_group = group_size - 1
-        self.seed = seed
-        self.epoch = 0
-
-    def draw(self, row: int, positives: list[int], negatives: list[int], epoch: int) -> tuple[int, list[int]]:
-        """(positive, negatives) of ``row`` in ``epoch``, as positions into the texts."""
-        hashed = row + self.seed
-        n = self.negatives_per_group
-        positive = positives[(hashed + epoch) % len(positives)]
-        if len(negatives) >= n:
-            pool = list(negatives)
-            random.Random(hashed).shuffle(pool)
-            offset = epoch * n % len(pool)
-            return positive, (pool * 2)[offset:offset + n]
-        rng = random.Random(hashed * 1_000_003 + epoch)
-        if negatives:
-            return positive, rng.choices(negatives, k=n)
-        banned = set(positives)
-        others = [i for i in rng.sample(range(len(self.texts)), min(len(self.texts), n + len(banned)))
-                  if i not in banned]
-        return positive, rng.choices(others, k=n) if len(others) < n else others[:n]
-
-    def __call__(self, batch: dict) -> dict:
-        drawn = [self.draw(row, positives, negatives, self.epoch)
-                 for row, positives, negatives in zip(batch["row"], batch["positives"], batch["negatives"],
-                                                      strict=True)]
-        out = {"query": list(batch["query"]), "positive": self._texts([p for p, _ in drawn])}
-        for k in range(self.negatives_per_group):
-            out[f"negative_{k + 1}"] = self._texts([negs[k] for _, negs in drawn])
-        return out
-
-    def _texts(self, positions: list[int]) -> list[str]:
-        return self.texts.take(positions).to_pylist()
-
-    def callback(self):
-        """A trainer callback that sets the epoch the groups are drawn for (a resumed run's too)."""
-        from transformers import TrainerCallback
-
-        groups = self
-
-        class RedrawGroups(TrainerCallback):
-            def on_epoch_begin(self, args, state, control, **kwargs):
-                groups.epoch = math.floor(state.epoch + 1e-6)
-
-        return RedrawGroups()

@@ -19,7 +19,7 @@ import pandas as pd
 from trimbench import distributed
 from trimbench.data.io import doc_texts
 from trimbench.encoding import encode_layers, rank_rows
-from trimbench.runs import evaluate_run, run_frame, write_trec_run
+from trimbench.runs import evaluate_run, run_frame, top_k_run, write_trec_run
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +63,18 @@ def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:
 
 
 def flat_index(dim: int):
-    """An exact inner-product index, moved to the GPU when faiss was built with one."""
-    import faiss
+    """An exact inner-product index, moved to the GPU when faiss was built with one and sees a GPU
+    (``faiss-gpu``, pyproject's extra ``gpu``: ``make env FAISS=gpu``; docs/cluster.md)."""
+    try:
+        import faiss
+    except ImportError as error:
+        raise ImportError("faiss is not installed: `make env` installs faiss-cpu, `make env FAISS=gpu` "
+                          "faiss-gpu (pyproject.toml's extras cpu / gpu)") from error
 
     index = faiss.IndexFlatIP(dim)
     if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
         index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
+        log.info("exact search on the GPU (faiss sees %d)", faiss.get_num_gpus())
     return index
 
 
@@ -81,6 +87,14 @@ def search(docs: np.ndarray, queries: np.ndarray, k: int, similarity: str = "dot
         index.add(_prepared(docs[start:start + add_chunk], similarity))
     scores, ids = index.search(_prepared(queries, similarity), min(k, docs.shape[0]))
     return scores, ids
+
+
+def search_run(docs: np.ndarray, queries: np.ndarray, doc_ids: list[str], query_ids: list[str], k: int,
+               similarity: str, ignore_identical_ids: bool) -> pd.DataFrame:
+    """:func:`search` as a run table of ``k`` hits a query; ``ignore_identical_ids``: see
+    :func:`trimbench.runs.top_k_run`."""
+    return top_k_run(lambda depth: run_frame(query_ids, doc_ids, *search(docs, queries, depth, similarity)), k,
+                     ignore_identical_ids)
 
 
 # --- one variant over its grid -----------------------------------------------------------------
@@ -117,11 +131,12 @@ def write_manifest(folder: Path, layers: list[int], max_dim: int, datasets: dict
 
 def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dims: list[int], metrics: list[str],
                 k: int, similarity: str, runs_dir: Path | None, meta: dict, passage_layer: int | None = None,
-                relevance_level: int = 1) -> list[dict]:
+                relevance_level: int = 1, ignore_identical_ids: bool = False) -> list[dict]:
     """Search every (layer, dim) cell of one dataset; score rows and (optionally) TREC run files.
 
     ``passage_layer``: documents always from that layer (the "fixed-doc" model), queries from each;
-    ``relevance_level``: see :func:`evaluate_run`. Datasets over one corpus (MS MARCO dev, DL19,
+    ``relevance_level``: see :func:`evaluate_run`; ``ignore_identical_ids``: a query's own id dropped
+    from its hits (:func:`trimbench.runs.top_k_run`). Datasets over one corpus (MS MARCO dev, DL19,
     DL20) share its encoding: the manifest names the dataset whose folder holds it (``docs_of``).
     """
     manifest = json.loads((embedding_dir / "manifest.json").read_text())
@@ -138,8 +153,8 @@ def grid_scores(embedding_dir: Path, dataset: str, split, layers: list[int], dim
     for layer in layers:
         doc_slot = held.index(passage_layer or layer)
         for dim in dims:
-            scores, ids = search(docs[doc_slot, :, :dim], queries[held.index(layer), :, :dim], k, similarity)
-            run = run_frame(query_ids, doc_ids, scores, ids)
+            run = search_run(docs[doc_slot, :, :dim], queries[held.index(layer), :, :dim], doc_ids, query_ids, k,
+                             similarity, ignore_identical_ids)
             if runs_dir is not None:
                 runs_dir.mkdir(parents=True, exist_ok=True)
                 write_trec_run(run, runs_dir / f"{dataset}.L{layer}.d{dim}.trec", f"L{layer}-d{dim}")

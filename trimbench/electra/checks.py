@@ -26,6 +26,9 @@ TASK_KINDS = ("sts", "pair-class")
 MAIN_METRIC = {"cosine_mse": "spearman_cosine", "cosine_bce": "f1", "softmax": "macro_f1"}
 #: the metric of the score table's parameter-count rows (the cut model's, embeddings included)
 PARAMETERS = "parameters"
+#: the split name of the score table's rows of the last epoch's model on test (what the archived
+#: results score: training_stsbenchmark_hf.py at 4b995f6), recorded beside the kept epoch's
+LAST_EPOCH_SPLIT = "test-last-epoch"
 WORKFLOW_DIR = Path(__file__).resolve().parents[2]
 
 

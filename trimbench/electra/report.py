@@ -10,13 +10,18 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from trimbench import scores as score_table
-from trimbench.electra.checks import PARAMETERS
+from trimbench.electra.checks import LAST_EPOCH_SPLIT, PARAMETERS
 from trimbench.report.figures import plt, save, sns
 from trimbench.report.pareto import plot_front
 
 ROLES = ["discriminator", "generator", "encoder"]
-#: our column prefix -> the split it summarises
-SPLITS = {"dev": "validation", "test": "test"}
+#: our column prefix -> the split it summarises (``last``: the last epoch's model on test)
+SPLITS = {"dev": "validation", "test": "test", "last": LAST_EPOCH_SPLIT}
+#: the reference's ``epoch`` column: which epoch's model a published cell scored -> our column of
+#: that kind (``dev-best``: the final table's, ``training.py``; ``last``: the archives',
+#: ``training_stsbenchmark_hf.py@4b995f6:101,142``). ``dev-best`` is ours only when the
+#: experiment keeps the best dev epoch (``train.select: best``).
+PUBLISHED_EPOCHS = {"dev-best": "test_mean", "last": "last_mean"}
 
 
 def per_layer(scores: pd.DataFrame, main_metrics: dict[str, str]) -> pd.DataFrame:
@@ -33,11 +38,11 @@ def per_layer(scores: pd.DataFrame, main_metrics: dict[str, str]) -> pd.DataFram
     counts = (scores[scores["metric"] == PARAMETERS].groupby(["model", "layer"])["value"].first()
               .rename(PARAMETERS).reset_index())
     table = pd.concat(frames, ignore_index=True).merge(counts, on=["model", "layer"], how="left")
-    table = table.rename(columns={"dev_std": "dev_sd", "test_std": "test_sd", "dev_count": "dev_seeds",
-                                  "test_count": "test_seeds"})
+    table = table.rename(columns={"dev_std": "dev_sd", "test_std": "test_sd", "last_std": "last_sd",
+                                  "dev_count": "dev_seeds", "test_count": "test_seeds", "last_count": "last_seeds"})
     table = table.astype({"layer": int, PARAMETERS: "Int64"})
     order = ["task", "metric", "model", "layer", "dev_mean", "dev_sd", "dev_seeds", "test_mean", "test_sd",
-             "test_seeds", PARAMETERS]
+             "test_seeds", "last_mean", "last_sd", "last_seeds", PARAMETERS]
     return table[order].sort_values(["task", "model", "layer"]).reset_index(drop=True)
 
 
@@ -59,26 +64,45 @@ def dev_choice(layer_table: pd.DataFrame) -> pd.DataFrame:
 
 def published_scores(published: pd.DataFrame, reference_experiments: dict[str, str],
                      main_metrics: dict[str, str]) -> pd.DataFrame:
-    """Published (task, model, layer, published) for the tasks mapped to a published experiment."""
+    """Published (task, model, layer, epoch, published) for the tasks mapped to a published experiment;
+    ``epoch``: which epoch's model the cell scored (:data:`PUBLISHED_EPOCHS`)."""
+    unknown = set(published.get("epoch", pd.Series([None] * len(published))).unique()) - set(PUBLISHED_EPOCHS)
+    if unknown:
+        raise ValueError(f"the ELECTRA reference's column 'epoch' must be one of {sorted(PUBLISHED_EPOCHS)} "
+                         f"(which epoch's model each cell scored); found {sorted(map(str, unknown))}")
     frames = []
     for task, published_experiment in reference_experiments.items():
         rows = published[(published["experiment"] == published_experiment)
                          & (published["metric"] == main_metrics[task])]
-        frames.append(rows.assign(task=task)[["task", "model", "layer", "value"]])
-    columns = ["task", "model", "layer", "published"]
+        frames.append(rows.assign(task=task).reindex(columns=["task", "model", "layer", "epoch", "value"]))
+    columns = ["task", "model", "layer", "epoch", "published"]
     if not frames:
         return pd.DataFrame(columns=columns).astype({"layer": int, "published": float})
     return pd.concat(frames, ignore_index=True).rename(columns={"value": "published"}).astype({"layer": int})
 
 
+def ours_of_kind(table: pd.DataFrame, epochs: pd.Series, select: str) -> pd.Series:
+    """Per row of a :func:`per_layer` table, our test mean of the kind ``epochs`` names (``last`` /
+    ``dev-best``); NaN for ``dev-best`` when the experiment keeps the last epoch (no such score)."""
+    ours = pd.Series(float("nan"), index=table.index)
+    for kind, column in PUBLISHED_EPOCHS.items():
+        if kind == "dev-best" and select != "best":
+            continue
+        ours = ours.mask(epochs == kind, table[column])
+    return ours
+
+
 def layer_table(scores: pd.DataFrame, published: pd.DataFrame, reference_experiments: dict[str, str],
-                main_metrics: dict[str, str]) -> pd.DataFrame:
-    """Long table: per (task, model, layer) dev and test mean ± sd over seeds, parameters,
-    published, delta = ours - published, and whether dev chose the layer."""
+                main_metrics: dict[str, str], select: str = "best") -> pd.DataFrame:
+    """Long table: per (task, model, layer) dev, test and last-epoch test mean ± sd over seeds,
+    parameters, published and its ``epoch`` kind, ``compared`` = ours of that kind
+    (:func:`ours_of_kind`; ``select``: the experiment's ``train.select``), delta = compared −
+    published, and whether dev chose the layer."""
     table = per_layer(scores, main_metrics)
     table = table.merge(published_scores(published, reference_experiments, main_metrics),
                         on=["task", "model", "layer"], how="left")
-    table["delta"] = table["test_mean"] - table["published"]
+    table["compared"] = ours_of_kind(table, table["epoch"], select)
+    table["delta"] = table["compared"] - table["published"]
     chosen = dev_choice(table)[["task", "model", "chosen_layer"]]
     table = table.merge(chosen, on=["task", "model"], how="left")
     table["chosen"] = table["layer"] == table.pop("chosen_layer")
@@ -86,9 +110,10 @@ def layer_table(scores: pd.DataFrame, published: pd.DataFrame, reference_experim
 
 
 def read_layer_table(scores: str | Path, reference: str | Path, reference_experiments: dict[str, str],
-                     main_metrics: dict) -> pd.DataFrame:
+                     main_metrics: dict, select: str = "best") -> pd.DataFrame:
     """:func:`layer_table` of an experiment's score table and reference file."""
-    return layer_table(score_table.read(scores), pd.read_csv(reference), reference_experiments, main_metrics)
+    return layer_table(score_table.read(scores), pd.read_csv(reference), reference_experiments, main_metrics,
+                       select)
 
 
 def _mean_sd(mean, sd) -> str:
@@ -98,13 +123,16 @@ def _mean_sd(mean, sd) -> str:
 
 
 def _wide(table: pd.DataFrame, bold) -> pd.DataFrame:
-    """Rows layer, columns model: 'mean ± sd (published)', the dev-chosen layer emphasised."""
+    """Rows layer, columns model: 'mean ± sd (published)', the dev-chosen layer emphasised; a
+    published last-epoch value stands beside our last epoch's, never beside the kept epoch's."""
     cells = []
     for row in table.itertuples():
         text = _mean_sd(row.test_mean, row.test_sd)
         if text and row.chosen:
             text = bold(text)
-        if not pd.isna(row.published):
+        if not pd.isna(row.published) and not pd.isna(row.compared):
+            if row.epoch == "last":
+                text = f"{text}; last epoch {_mean_sd(row.last_mean, row.last_sd) or '–'}".strip("; ")
             text = f"{text} ({row.published:.4f})".strip()
         cells.append(text or "–")
     wide = table.assign(cell=cells).pivot(index="layer", columns="model", values="cell").fillna("")
@@ -125,7 +153,8 @@ def _sections(table: pd.DataFrame, render) -> list[tuple[str, str]]:
     for task, part in table.groupby("task", sort=True):
         seeds = part["test_seeds"].max()
         heading = (f"{task}: test {part['metric'].iloc[0]} per layer k (0 = embedding output), mean ± sd over "
-                   f"{int(seeds)} seed(s); published in parentheses; the layer chosen by dev emphasised")
+                   f"{int(seeds)} seed(s); published in parentheses, beside ours of its kind (the archives' "
+                   f"last-epoch values beside our last epoch's); the layer chosen by dev emphasised")
         out.append((heading, render(part)))
     return out
 
@@ -144,7 +173,9 @@ def choice_table(table: pd.DataFrame) -> pd.DataFrame:
     """Per (task, model): the dev-chosen layer's test score against the full-depth model's, with
     the published values at both and the share of parameters the cut keeps."""
     choice = dev_choice(table)
-    published = table.set_index(["task", "model", "layer"])["published"]
+    # the dev-chosen epoch's scores: beside published values of that kind only (the final table's)
+    kept_epoch = (table["epoch"] == "dev-best") & table["compared"].notna()
+    published = table[kept_epoch].set_index(["task", "model", "layer"])["published"]
 
     def lookup(task, model, layer):
         return published.get((task, model, layer), float("nan"))
@@ -171,7 +202,8 @@ def choice_tables(table: pd.DataFrame) -> dict[str, str]:
         "parameters kept": choice["parameter_share"].map(lambda v: "" if pd.isna(v) else f"{v:.1%}"),
     })
     summary = ("The layer chosen by the mean dev score over seeds (ties: the shallower), its test score "
-               "against the full-depth model's; gain = chosen − full.")
+               "against the full-depth model's; gain = chosen − full. Published: the final table's values "
+               "(scored at the dev-chosen epoch, as ours) only.")
     return {"markdown": summary + "\n\n" + view.to_markdown(index=False) + "\n",
             "html": _page(f"<p>{html.escape(summary)}</p>" + view.to_html(index=False, border=0)),
             "csv": choice.to_csv(index=False, float_format="%.6f")}
@@ -183,16 +215,20 @@ def choice_tables(table: pd.DataFrame) -> dict[str, str]:
 def layer_figure(scores: pd.DataFrame, table: pd.DataFrame, roles: dict[str, str], main_metrics: dict[str, str],
                  title: str, paths: dict[str, str]) -> None:
     """Test score per layer, one line per model (style: discriminator / generator / encoder), one
-    row of panels per task: ours (mean over seeds, sd band) and, where published, the paper's."""
+    row of panels per task: ours (mean over seeds, sd band) at the kept epoch and at the last epoch,
+    and, where published, the paper's by the epoch it scored (:data:`PUBLISHED_EPOCHS`)."""
 
-    ours = pd.concat([scores[(scores["dataset"] == task) & (scores["metric"] == metric)
-                             & (scores["split"] == "test")] for task, metric in main_metrics.items()])
-    ours = ours.rename(columns={"dataset": "task", "value": "score"})[["task", "model", "layer", "score"]]
-    data = [ours.assign(source="ours")]
+    data = []
+    for split, source in (("test", "ours"), (LAST_EPOCH_SPLIT, "ours, last epoch")):
+        ours = pd.concat([scores[(scores["dataset"] == task) & (scores["metric"] == metric)
+                                 & (scores["split"] == split)] for task, metric in main_metrics.items()])
+        ours = ours.rename(columns={"dataset": "task", "value": "score"})[["task", "model", "layer", "score"]]
+        if len(ours):
+            data.append(ours.assign(source=source))
     published = table.dropna(subset=["published"])
-    if not published.empty:
-        data.append(published.rename(columns={"published": "score"})[["task", "model", "layer", "score"]]
-                    .assign(source="published"))
+    for kind, part in published.groupby("epoch", sort=True):
+        data.append(part.rename(columns={"published": "score"})[["task", "model", "layer", "score"]]
+                    .assign(source=f"published, {'last epoch' if kind == 'last' else 'dev-chosen epoch'}"))
     data = pd.concat(data, ignore_index=True).astype({"layer": int, "score": float})
     data["role"] = data["model"].map(roles)
     style_order = [r for r in ROLES if r in set(data["role"])]

@@ -30,7 +30,7 @@ from transformers import TrainerCallback, set_seed
 
 from trimbench.data.columns import KIND_COLUMNS
 from trimbench.data.tables import sts_texts
-from trimbench.electra.checks import MAIN_METRIC, PARAMETERS
+from trimbench.electra.checks import LAST_EPOCH_SPLIT, MAIN_METRIC, PARAMETERS
 from trimbench.jobs import faults
 from trimbench.jobs.atomic import atomic_path
 from trimbench.models import _transformer_folder, cut_layers, encoder_layers
@@ -162,6 +162,8 @@ class BestEpoch(TrainerCallback):
         self.best_value: float | None = None
         self.best_epoch: int | None = None
         self._state: dict | None = None
+        #: the last epoch's weights when another epoch's were restored (else the model is the last's)
+        self.last_state: dict | None = None
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         value = float(metrics[self.key])
@@ -173,6 +175,10 @@ class BestEpoch(TrainerCallback):
                            for name, tensor in self.loss.state_dict().items()}
 
     def on_train_end(self, args, state, control, **kwargs):
+        if self._state is not None and self.best_epoch != (self.history[-1]["epoch"] if self.history else None):
+            # the last epoch's weights, for its own score: the archive's protocol (N4)
+            self.last_state = {name: tensor.detach().to("cpu", copy=True)
+                               for name, tensor in self.loss.state_dict().items()}
         if self._state is not None:
             self.loss.load_state_dict(self._state)
         if self.select == "last" and self.history:
@@ -193,7 +199,8 @@ def training_arguments(settings: dict, seed: int, output_dir: Path) -> SentenceT
 def fine_tune_pairs(model, objective: str, num_labels: int, train_frame: pd.DataFrame, dev_frame: pd.DataFrame,
                     settings: dict, seed: int, eval_batch_size: int):
     """Fine-tune ``model`` in place on labelled pairs; return the loss (SICK's classifier lives in
-    it) and the history (each epoch's dev metric and the epoch kept)."""
+    it), the history (each epoch's dev metric and the epoch kept) and the last epoch's weights of
+    the loss when another epoch's were kept (else None: the model is the last epoch's)."""
     import datasets
 
     set_seed(seed)  # before the loss: SoftmaxLoss draws its classifier's initial weights
@@ -213,7 +220,7 @@ def fine_tune_pairs(model, objective: str, num_labels: int, train_frame: pd.Data
     log.info("training finished: %s; epoch kept: %s (%s)", result.metrics, best.best_epoch, settings["select"])
     history = {"epochs": best.history, "kept_epoch": best.best_epoch, "select": settings["select"],
                "train_rows": len(train_frame), "train_metrics": result.metrics}
-    return loss, history
+    return loss, history, best.last_state
 
 
 def score_splits(objective: str, loss, frames: dict[str, pd.DataFrame], batch_size: int) -> list[dict]:
@@ -242,6 +249,20 @@ def score_splits(objective: str, loss, frames: dict[str, pd.DataFrame], batch_si
     return rows
 
 
+def last_epoch_rows(objective: str, loss, last_state: dict | None, kept_rows: list[dict],
+                    frames: dict[str, pd.DataFrame], batch_size: int) -> list[dict]:
+    """The test rows of the last epoch's model (split :data:`LAST_EPOCH_SPLIT`): the kept model's
+    when it is the last epoch's, else scored after loading the last epoch's weights (left loaded).
+    The archived results the ELECTRA reference mostly holds score the last epoch
+    (``training_stsbenchmark_hf.py@4b995f6:101,142``); the final table the dev-chosen one."""
+    if last_state is None:
+        rows = kept_rows
+    else:
+        loss.load_state_dict(last_state)
+        rows = score_splits(objective, loss, frames, batch_size)
+    return [{**row, "split": LAST_EPOCH_SPLIT} for row in rows if row["split"] == "test"]
+
+
 def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: dict[str, pd.DataFrame],
              settings: dict, seed: int, eval_batch_size: int) -> tuple[list[dict], dict]:
     """Cut ``model`` to ``k`` layers, fine-tune it on the task's train split with dev selection,
@@ -254,8 +275,10 @@ def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: 
     columns = list(KIND_COLUMNS[kind])
     dev, test = tables["validation"][columns], tables["test"][columns]
     log.info("objective %s: %d train, %d validation, %d test pairs", objective, len(train), len(dev), len(test))
-    loss, history = fine_tune_pairs(model, objective, num_labels, train, dev, settings, seed, eval_batch_size)
+    loss, history, last_state = fine_tune_pairs(model, objective, num_labels, train, dev, settings, seed,
+                                                eval_batch_size)
     rows = score_splits(objective, loss, {"validation": dev, "test": test}, eval_batch_size)
+    rows += last_epoch_rows(objective, loss, last_state, rows, {"validation": dev, "test": test}, eval_batch_size)
     main = MAIN_METRIC[objective]
     log.info("%s: %s", main, {r["split"]: round(r["value"], 4) for r in rows if r["metric"] == main})
     history["parameters"] = count

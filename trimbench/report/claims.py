@@ -326,11 +326,22 @@ def electra_view_cells(scores: pd.DataFrame, config: dict, main_metrics: dict[st
 
 
 def electra_published_cells(published: pd.DataFrame, config: dict, main_metrics: dict[str, str]) -> pd.DataFrame:
-    """The work's curves of the published experiments our tasks map to, every model it published."""
+    """The work's curves of the published experiments our tasks map to, every model it published; one
+    protocol per task (N4), as the claims set models beside each other: the final table's cells (the
+    dev-chosen epoch, at each model's best-dev and last layer: the claims' ends, one cell where they
+    coincide) where it has every model's deepest layer, else the archive's curves (the last epoch;
+    the final table's lone best-dev cells left out)."""
     reference = {task: name for task, name in config["reference"].get("experiments", {}).items()
                  if task in main_metrics}
     table = published_scores(published, reference, main_metrics).rename(columns={"published": "value"})
-    return _with_model_facts(table, {}, {})
+    if table.empty:
+        return _with_model_facts(table, {}, {})
+    final = table["epoch"] == "dev-best"
+    curve = [table["task"], table["model"]]
+    deepest = table["layer"] == table.groupby(curve)["layer"].transform("max")
+    covered = (final & deepest).groupby(curve).transform("any")
+    from_final_table = covered.groupby(table["task"]).transform("all")
+    return _with_model_facts(table[final == from_final_table], {}, {})
 
 
 def _with_model_facts(table: pd.DataFrame, model_ids: dict[str, str], depths: dict[str, int]) -> pd.DataFrame:

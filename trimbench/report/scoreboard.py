@@ -17,7 +17,7 @@ from trimbench import scores as score_table
 from trimbench.config.prepare import SPARSE_TRACKS, compared_dataset
 from trimbench.dense import homedepot
 from trimbench.dense.variants import SEED_METHOD_LABELS
-from trimbench.electra.report import dev_choice, layer_table, published_scores
+from trimbench.electra.report import PUBLISHED_EPOCHS, dev_choice, layer_table, ours_of_kind, published_scores
 from trimbench.report.grid import ours_vs_published
 from trimbench.splade import report as splade_report
 
@@ -60,7 +60,8 @@ def experiments(names: list[str], configs: list[dict], main_metrics: list[dict],
 
 
 def _electra_layers(exp: Experiment) -> pd.DataFrame:
-    return layer_table(exp.scores, exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
+    return layer_table(exp.scores, exp.published, exp.config["reference"]["experiments"], exp.main_metrics,
+                       exp.config["train"]["select"])
 
 
 def _sts_comparison(exp: Experiment) -> pd.DataFrame:
@@ -70,20 +71,48 @@ def _sts_comparison(exp: Experiment) -> pd.DataFrame:
 
 
 def _electra_comparison(exp: Experiment) -> pd.DataFrame:
-    """Test mean over seeds per (task, model, layer) against the published curves, both ways."""
-    ours = _electra_layers(exp)[["task", "model", "layer", "test_mean"]].rename(columns={"test_mean": "ours"})
+    """Test mean over seeds per (task, model, layer, epoch) against the published curves, both ways:
+    each published cell against ours of its own kind (``epoch``: ``last`` = the last epoch's model,
+    ``dev-best`` = the dev-chosen epoch's; :data:`trimbench.electra.report.PUBLISHED_EPOCHS`), our
+    cells without a published one as the epoch the experiment keeps."""
+    table = _electra_layers(exp)
+    select = exp.config["train"]["select"]
+    kept = "dev-best" if select == "best" else "last"
+    rows = []
+    for kind in PUBLISHED_EPOCHS:
+        # each cell once: as the published cell's kind, else (no published cell) as the kept epoch
+        asked = (table["epoch"] == kind) | (table["epoch"].isna() & (kind == kept))
+        ours = ours_of_kind(table, pd.Series(kind, index=table.index), select).where(asked)
+        rows.append(table[["task", "model", "layer"]].assign(epoch=kind, ours=ours).dropna(subset=["ours"]))
+    ours = pd.concat(rows, ignore_index=True)
     published = published_scores(exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
     published = published[published["model"].isin(exp.config["models"])]
-    long = ours.merge(published, on=["task", "model", "layer"], how="outer")
+    long = ours.merge(published, on=["task", "model", "layer", "epoch"], how="outer")
     long["delta"] = long["ours"] - long["published"]
-    return long.sort_values(["task", "model", "layer"]).reset_index(drop=True)
+    return long.sort_values(["task", "model", "layer", "epoch"]).reset_index(drop=True)
+
+
+def _retrieval_comparison(exp: Experiment) -> pd.DataFrame:
+    """Every (dataset, metric) the reference publishes for the experiment's variant on a dataset it
+    evaluates (Starbucks: MS MARCO dev MRR@10, DL19 / DL20 and BEIR nDCG@10), one long table with
+    dataset and metric as keys; a run evaluating none of them (a toy) is compared on its compared
+    dataset as the STS view reads it."""
+    variant, evaluated = exp.config["reference"]["variant"], exp.config["evaluation"]["datasets"]
+    published = exp.published[(exp.published["variant"] == variant) & exp.published["dataset"].isin(evaluated)]
+    pairs = list(dict.fromkeys(zip(published["dataset"], published["metric"], strict=True)))
+    if not pairs:
+        return _sts_comparison(_with_compared_dataset(exp))
+    frames = [ours_vs_published(exp.scores, exp.published, variant, dataset, metric)
+              .assign(dataset=dataset, metric=metric) for dataset, metric in pairs]
+    long = pd.concat(frames, ignore_index=True)
+    return long[["dataset", "metric", *(c for c in long.columns if c not in ("dataset", "metric"))]]
 
 
 #: track -> the long table over every cell either side covers: key columns, then ours, published, delta
 COMPARISONS = {
     "2dmse-sts": _sts_comparison,
     # the STS view of its compared dataset
-    "2dmse-retrieval": lambda exp: _sts_comparison(_with_compared_dataset(exp)),
+    "2dmse-retrieval": lambda exp: _retrieval_comparison(exp),
     "homedepot": lambda exp: homedepot.comparison(exp.scores, exp.published, exp.config),
     "splade": lambda exp: splade_report.comparison(exp.scores, exp.published, exp.config),
     "electra": _electra_comparison,
@@ -167,8 +196,10 @@ def _electra_headline(exp: Experiment) -> dict:
         first = (first if len(first) else choice).iloc[0]
         cell = f"{first['model']} L{first['chosen_layer']} (dev-chosen) {first['task']}"
         out.update(ours=float(first["test_mean"]), ours_cell=cell)
-        published = table[(table["task"] == first["task"]) & (table["model"] == first["model"])
-                          & (table["layer"] == first["chosen_layer"])]["published"].dropna()
+        # the published value of the same kind (the final table's dev-chosen epoch) only
+        at = table[(table["task"] == first["task"]) & (table["model"] == first["model"])
+                   & (table["layer"] == first["chosen_layer"]) & (table["epoch"] == "dev-best")]
+        published = at[at["compared"].notna()]["published"].dropna()
         if len(published):
             out.update(published=float(published.iloc[0]),
                        published_cell=f"{first['model']} L{first['chosen_layer']} {first['task']}")

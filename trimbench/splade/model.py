@@ -156,12 +156,13 @@ def seed_optimisation(train: dict, method: str) -> dict:
 
 
 def train_splade(model, frame, method: str, lambda_q: float, lambda_d: float, semantics: str, train: dict,
-                 output_dir: Path, fingerprint: str) -> dict:
-    """Train on (query, positive, negative[, label]) rows; resumable as every trainer run here."""
+                 output_dir: Path, fingerprint: str, callbacks=()) -> dict:
+    """Train on (query, positive, negative[, label]) rows (a table, or a dataset drawing them per epoch
+    with its ``callbacks``: :class:`trimbench.pools.EpochGroups`); resumable as every trainer run here."""
     from sentence_transformers import SparseEncoderTrainer, SparseEncoderTrainingArguments
 
     loss = splade_loss(model, method, lambda_q, lambda_d, semantics, train["devices"])
     return fine_tune(model, frame, loss, train, output_dir, fingerprint,
                      trainer_class=SparseEncoderTrainer, arguments_class=SparseEncoderTrainingArguments,
-                     callbacks=[regulariser_schedule(loss, semantics)],
+                     callbacks=[regulariser_schedule(loss, semantics), *callbacks],
                      argument_overrides=seed_optimisation(train, method))

@@ -1,4 +1,6 @@
-"""SPLADE training triplets: from negatives mined over the training split, or from
+"""SPLADE training pools (each query's positives and negatives, rotated per epoch by
+:class:`trimbench.pools.EpochGroups` into one triplet a step): from negatives mined over the
+training split (:func:`trimbench.pools.mined_pool_frame`), or from
 ``sentence-transformers/msmarco-hard-negatives`` with its cross-encoder scores.
 
 ``msmarco-hard-negatives.jsonl.gz`` has one line per MS MARCO training query:
@@ -26,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from trimbench.data.io import RetrievalSplit, doc_texts
+from trimbench.data.io import RetrievalSplit
+from trimbench.pools import pool_frame
 
 log = logging.getLogger(__name__)
 
@@ -103,13 +106,14 @@ def select_negatives(row: dict, ce: CrossEncoderScores | None, ce_margin: float 
     return chosen
 
 
-def hard_negative_triplets(split: RetrievalSplit, rows: Iterator[dict], ce: CrossEncoderScores, method: str,
-                           settings: dict, seed: int, max_samples: int | None = None) -> pd.DataFrame:
-    """(query, positive, negative[, label]) rows, one per training query with a positive and a negative;
-    the positive and negative drawn by seed among the query's (the seed rotates through them per
-    epoch; one draw keeps the training set one cached file)."""
-    rng = np.random.default_rng(seed)
-    text = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
+def hard_negative_pools(split: RetrievalSplit, rows: Iterator[dict], ce: CrossEncoderScores, method: str,
+                        settings: dict, seed: int, max_samples: int | None = None) -> pd.DataFrame:
+    """The pool table (:func:`trimbench.pools.pool_frame`) of every training query with a positive and
+    a negative: its positives in the file's order and its selected negatives as positions into the
+    split's corpus, which :class:`trimbench.pools.EpochGroups` rotates through one pair per epoch as
+    the seed does (``train_max.py:184-196``, ``train_distil.py:176-195``); ``distil_splade`` also keeps
+    each passage's CE score, so the MarginMSE label is that of the pair shown."""
+    position = {doc_id: at for at, doc_id in enumerate(split.corpus["doc_id"])}
     query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
     margin = settings["ce_margin"] if method == "splade_max" else None
     out = []
@@ -117,50 +121,22 @@ def hard_negative_triplets(split: RetrievalSplit, rows: Iterator[dict], ce: Cros
         if str(row["qid"]) not in query_text or not row["pos"]:
             continue
         negatives = [pid for pid in select_negatives(row, ce, margin, settings["per_system"], settings["systems"])
-                     if str(pid) in text]
-        positives = [pid for pid in row["pos"] if str(pid) in text]
+                     if str(pid) in position]
+        positives = [pid for pid in row["pos"] if str(pid) in position]
         if not negatives or not positives:
             continue
-        pos = positives[int(rng.integers(len(positives)))]
-        neg = negatives[int(rng.integers(len(negatives)))]
-        item = {"query": query_text[str(row["qid"])], "positive": text[str(pos)], "negative": text[str(neg)]}
+        item = {"query": query_text[str(row["qid"])], "positives": [position[str(p)] for p in positives],
+                "negatives": [position[str(n)] for n in negatives]}
         if method == "distil_splade":
-            pos_score, neg_score = ce.get(row["qid"], [pos, neg])
-            item["label"] = float(pos_score - neg_score)
+            item["positive_scores"] = ce.get(row["qid"], positives).tolist()
+            item["negative_scores"] = ce.get(row["qid"], negatives).tolist()
+            missing = [pid for pid, score in zip(positives + negatives, item["positive_scores"]
+                                                 + item["negative_scores"], strict=True) if np.isnan(score)]
+            if missing:  # the seed would fail on the lookup (ce_scores[qid][pid]) as well
+                raise ValueError(f"the cross-encoder scores file has no score for query {row['qid']} and "
+                                 f"passages {missing[:5]}: distil_splade's labels need one for each")
         out.append(item)
-    frame = pd.DataFrame(out, columns=["query", "positive", "negative"]
-                         + (["label"] if method == "distil_splade" else []))
-    return _subsample(frame, max_samples, seed)
-
-
-def mined_triplets(split: RetrievalSplit, mined: list[dict], seed: int, max_samples: int | None) -> pd.DataFrame:
-    """(query, positive, negative) from the retrieval track's mined negatives, drawn once per query
-    by seed so the triplets are one cached file (the seed rotates them per epoch: README).
-
-    The positive is drawn from the query's judged positives and the negative from its mined ones
-    (a random corpus passage when it has none)."""
-    rng = np.random.default_rng(seed)
-    text = dict(zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True))
-    query_text = dict(zip(split.queries["query_id"], split.queries["text"], strict=True))
-    all_ids = list(text)
-    rows = []
-    for row in mined:
-        if not row["positives"] or row["query_id"] not in query_text:
-            continue
-        positive = row["positives"][int(rng.integers(len(row["positives"])))]
-        pool = [n["doc_id"] for n in row["negatives"]]
-        if not pool:
-            banned = set(row["positives"])
-            pool = [d for d in rng.choice(all_ids, size=min(len(all_ids), 12), replace=False) if d not in banned]
-        pick = rng.choice(len(pool), size=1, replace=False)[0]
-        rows.append({"query": query_text[row["query_id"]], "positive": text[positive], "negative": text[pool[pick]]})
-    return _subsample(pd.DataFrame(rows), max_samples, seed)
-
-
-def _subsample(frame: pd.DataFrame, max_samples: int | None, seed: int) -> pd.DataFrame:
-    if max_samples is not None and len(frame) > max_samples:
-        frame = frame.sample(n=max_samples, random_state=seed).sort_index()
-    return frame.reset_index(drop=True)
+    return pool_frame(out, max_samples, seed)
 
 
 def standin_files(split: RetrievalSplit, folder: Path, seed: int, systems: int = 2, per_system: int = 3) -> None:
