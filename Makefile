@@ -101,4 +101,4 @@ report: env
 	$(BIN)/snakemake --report results/report.html
 
 clean:
-	rm -rf results .snakemake
+	rm -rf results results-smoke .snakemake

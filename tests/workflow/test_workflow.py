@@ -115,6 +115,31 @@ def test_changed_logging_settings_rerun_nothing_and_reach_the_job(finished, tmp_
     assert log.count("'loss':") == 1, log  # 3 steps: logged at step 2 only
 
 
+def file_states(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file under ``folder``: its content hash and mtime."""
+    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_smoke_run_beside_a_finished_run_leaves_its_files_alone(finished, tmp_path):
+    """The probe: a smoke run in a finished checkout rewrote results/scoreboard/status.* with its rows
+    ("toy", "0/36 within tolerance") over the real run's."""
+    before = file_states(finished / "results")
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    config["experiments"] = {"tiny-sts": {**config["experiments"]["tiny-sts"], "methods": ["pretrained"]}}
+    smoke = tmp_path / "smoke.yaml"
+    smoke.write_text(yaml.safe_dump(config))
+    run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true")
+    run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true", "--report",
+                  "results-smoke/report.html")
+    assert file_states(finished / "results") == before
+    status = pd.read_csv(finished / "results-smoke" / "scoreboard" / "status.csv")
+    assert list(status["scale"]) == ["smoke"] and status["within"].isna().all()
+    readable = (finished / "results-smoke" / "scoreboard" / "status.md").read_text()
+    assert "| smoke   | no verdict: a smoke run" in readable
+    assert (finished / "results-smoke" / "report.html").is_file()
+
+
 def test_no_op_rerun(finished):
     assert "Nothing to be done" in run_snakemake(finished, "-n").stdout
 

@@ -39,6 +39,16 @@ OWN_MAIN_METRICS = {"electra": electra_checks.main_metrics}
 
 
 
+#: where a run's outputs go: a smoke run (``smoke: true``) has a root of its own, so that its tiny
+#: random models and stand-in numbers never replace a real run's files, scoreboard or report
+RESULTS_ROOT, SMOKE_RESULTS_ROOT = "results", "results-smoke"
+
+
+def results_root(config: dict) -> str:
+    """The folder every output of a run of ``config`` lies under (rules/common.smk's ``RESULTS``)."""
+    return SMOKE_RESULTS_ROOT if config["smoke"] else RESULTS_ROOT
+
+
 #: dataset keys only scoring reads: left out of the data rules' params, so that changing one
 #: re-scores runs without preparing the data again
 SCORING_DATASET_KEYS = ("relevance_level",)
