@@ -229,8 +229,10 @@ rule grid_table:
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "grid {view}"},
         ),
-        comparison=report(
-            f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.csv",
+        comparison=f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.csv",
+        # in the report as a page: a CSV result is a link that shows nothing when viewed
+        comparison_html=report(
+            f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.html",
             caption="../report/grid_comparison.rst",
             category=experiment_track,
             subcategory="{experiment}",
