@@ -24,6 +24,7 @@ try:
         workflow.config_settings.configfiles, workflow.config_settings.config
     )
     CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
+    tb_config.check_smoke_report(CONFIG, sys.argv)
 except tb_schema.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 # `config` as the run sees it (the report's front page lists its experiments), and config.yaml
