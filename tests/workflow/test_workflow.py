@@ -131,14 +131,15 @@ def test_a_smoke_run_beside_a_finished_run_leaves_its_files_alone(finished, tmp_
     smoke = tmp_path / "smoke.yaml"
     smoke.write_text(yaml.safe_dump(config))
     run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true")
-    run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true", "--report",
-                  "results-smoke/report.html")
+    # ... and its report over the real run's is refused (tests/config: check_smoke_report)
+    refused = run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true", "--report",
+                            "results/report.html", check=False)
+    assert refused.returncode != 0 and "a smoke run's report would replace the real run's" in refused.stderr
     assert file_states(finished / "results") == before
     status = pd.read_csv(finished / "results-smoke" / "scoreboard" / "status.csv")
     assert list(status["scale"]) == ["smoke"] and status["within"].isna().all()
     readable = (finished / "results-smoke" / "scoreboard" / "status.md").read_text()
     assert "| smoke   | no verdict: a smoke run" in readable
-    assert (finished / "results-smoke" / "report.html").is_file()
 
 
 def test_a_copied_run_with_its_venv_linked_plans_no_job(finished, tmp_path):
