@@ -49,7 +49,7 @@ def test_the_pareto_figure_puts_no_point_at_0_on_its_log_axis_and_says_what_it_l
     assert ax.get_xscale() == "log"
     shown = np.concatenate([c.get_offsets() for c in ax.collections])
     assert len(shown) == 3 and (shown[:, 0] > 0).all()
-    assert "not shown: 1 cells of cost 0" in ax.get_xlabel()
+    assert "not shown: 1 cell of cost 0" in ax.get_xlabel()
     assert not covered(figure, ax)
 
 

@@ -61,7 +61,8 @@ def cross_track_pareto_figure(points: pd.DataFrame, cost_label: str, metric: str
         plot_front(ax, points, "cost", "score")
         ax.set_xscale("log", base=2)
         ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left", borderaxespad=0)
-    left_out = f"\nnot shown: {len(free)} cells of cost 0 (no layer kept; in the CSV)" if len(free) else ""
+    cells = f"{len(free)} cell{'s' * (len(free) != 1)}"
+    left_out = f"\nnot shown: {cells} of cost 0 (no layer kept; in the CSV)" if len(free) else ""
     ax.set_xlabel(f"{cost_label} (log2){left_out}")
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3)
