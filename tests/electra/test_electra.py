@@ -171,8 +171,9 @@ def test_layer_figure_legend_holds_the_star_titles_read_level_and_panels_fill_th
     scores = hand_made_scores()
     table = report.layer_table(scores, pd.DataFrame(columns=["model", "experiment", "layer", "dataset", "metric",
                                                              "value"]), {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
+    title = "electra-toy: Truncated all-MiniLM-L6-v2 at toy scale: cut at k = 0..6, fine-tuned on Lee similarity pairs"
     report.layer_figure(scores, table, {"disc": "discriminator", "gen": "generator"}, {"stsb": "spearman_cosine"},
-                        "t", {})
+                        title, {})
     figure = kept["figure"]
     (legend,) = figure.legends
     labels = [text.get_text() for text in legend.get_texts()]
@@ -186,6 +187,7 @@ def test_layer_figure_legend_holds_the_star_titles_read_level_and_panels_fill_th
     panels, key = ax.get_window_extent(renderer), legend.get_window_extent(renderer)
     drawn = figure.get_tightbbox(renderer).transformed(figure.dpi_scale_trans)
     assert key.y1 <= panels.y0  # under the panels, not beside them
+    assert figure._suptitle.get_window_extent(renderer).y0 >= ax.title.get_window_extent(renderer).y1
     assert panels.width >= 0.75 * drawn.width  # the saved figure's width is the panels'
 
 

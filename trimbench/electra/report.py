@@ -4,6 +4,7 @@ the published per-layer curves (``reference/electra.csv``)."""
 from __future__ import annotations
 
 import html
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -212,7 +213,8 @@ def layer_figure(scores: pd.DataFrame, table: pd.DataFrame, roles: dict[str, str
     grid.set_titles(template="{row_name} · {col_name}")
     grid.set_axis_labels("layer k (0 = embedding output)", "test score")
     _legend_below(grid)
-    grid.figure.suptitle(title, y=1.02)
+    # Wrapped to the panels' width: one line of a long title widened the saved figure past them.
+    grid.figure.suptitle(textwrap.fill(title, int(grid.figure.get_figwidth() * 9)), y=1.0, va="bottom")
     save(grid.figure, paths)
 
 
