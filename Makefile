@@ -106,4 +106,4 @@ report: env
 	$(BIN)/snakemake --report results/report.html
 
 clean:
-	rm -rf results .snakemake
+	rm -rf results results-smoke .snakemake

@@ -3,12 +3,14 @@
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 # trimbench is installed in the project's venv; with --sdm conda the rule envs lack it, so this
 # file and the scripts (through scripts/_repo.py) also find it beside the Snakefile.
 sys.path.insert(0, workflow.basedir)
 
 from trimbench.config import prepare as tb_config
+from trimbench import models as tb_models
 from trimbench.config import schema as tb_schema
 from trimbench.models import local_folder
 
@@ -22,6 +24,7 @@ try:
         workflow.config_settings.configfiles, workflow.config_settings.config
     )
     CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
+    tb_config.check_smoke_report(CONFIG, sys.argv)
 except tb_schema.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 # `config` as the run sees it (the report's front page lists its experiments), and config.yaml
@@ -31,7 +34,8 @@ config.update(RAW_CONFIG)
 if not workflow.config_settings.configfiles:
     workflow.configfiles.append(tb_schema.DEFAULT_CONFIG_FILE)
 
-RESULTS = "results"
+# A smoke run writes under results-smoke/, never over a real run in results/.
+RESULTS = tb_config.results_root(CONFIG)
 DATASETS = CONFIG["datasets"]
 MODELS = CONFIG["models"]
 EXPERIMENTS = CONFIG["experiments"]
@@ -61,9 +65,28 @@ def in_workdir(path):
 
 
 def model_dir(name):
-    """Where a registry model's folder is: shipped (package, local) or made by fetch_model."""
+    """A registry model's folder as an input (local, or fetch_model's); none for a packaged
+    model (see packaged)."""
+    if MODELS[name]["source"] == "package":
+        return []
     folder = local_folder(MODELS[name], Path.cwd())
     return in_workdir(folder) if folder is not None else f"{RESULTS}/models/{name}"
+
+
+def packaged(**models):
+    """The param `packaged`, given the registry model behind each named input that may be one
+    (None for none, [name] for an input that is a list): each packaged model by package, subfolder
+    and version, not by a path into the environment, which a copied checkout or another venv
+    changes (trimbench.models.packaged_model); the job finds the folder (trimbench.jobs.run). None
+    packaged: a value the params trigger skips, so the params of runs on hub and local models stay
+    what they were."""
+    found = {}
+    for key, name in models.items():
+        single = name[0] if isinstance(name, list) else name
+        if single is not None and MODELS[single]["source"] == "package":
+            model = tb_models.packaged_model(MODELS[single])
+            found[key] = [model] if isinstance(name, list) else model
+    return found or SimpleNamespace()
 
 
 def data_table(dataset, split):

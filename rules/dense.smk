@@ -45,6 +45,7 @@ rule train_model:
         train=lambda wc: tb_config.tracked(train_settings(wc)),
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
         untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
+        packaged=lambda wc: packaged(model=experiment(wc)["model"]),
     script:
         "../scripts/train_model.py"
 
@@ -81,6 +82,7 @@ rule train_retriever:
         train=lambda wc: tb_config.tracked(train_settings(wc)),
         settings=retriever_settings,
         untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
+        packaged=lambda wc: packaged(model=experiment(wc)["model"]),
     script:
         "../scripts/train_retriever.py"
 
@@ -110,6 +112,7 @@ rule encode_texts:
         pooling=exp_param("pooling"),
         max_seq_length=exp_param("evaluation", "max_seq_length"),
         batch_size=exp_param("evaluation", "batch_size"),
+        packaged=variant_packaged,
     script:
         "../scripts/encode_texts.py"
 
@@ -147,6 +150,7 @@ rule encode_corpus:
         batch_size=exp_param("evaluation", "batch_size"),
         chunk=exp_param("retrieval", "encode_chunk"),
         untracked=lambda wc: tb_config.untracked(retrieval=experiment(wc)["retrieval"]),
+        packaged=variant_packaged,
     script:
         "../scripts/encode_corpus.py"
 
@@ -226,8 +230,10 @@ rule grid_table:
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "grid {view}"},
         ),
-        comparison=report(
-            f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.csv",
+        comparison=f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.csv",
+        # in the report as a page: a CSV result is a link that shows nothing when viewed
+        comparison_html=report(
+            f"{RESULTS}/{{track}}/{{experiment}}/tables/grid_vs_published.{{view}}.html",
             caption="../report/grid_comparison.rst",
             category=experiment_track,
             subcategory="{experiment}",

@@ -28,6 +28,7 @@ rule adapt_domain:
         untracked=lambda wc: tb_config.untracked(
             stage=experiment(wc)["domain_adaptation"]
         ),
+        packaged=lambda wc: packaged(model=wc.model),
     script:
         "../scripts/adapt_domain.py"
 
@@ -59,6 +60,7 @@ rule pretune_word_similarity:
         untracked=lambda wc: tb_config.untracked(
             stage=experiment(wc)["word_similarity"]
         ),
+        packaged=lambda wc: packaged(model=registry_start_model(wc)),
     script:
         "../scripts/pretune_word_similarity.py"
 
@@ -98,6 +100,7 @@ rule train_electra:
         eval_batch_size=exp_param("evaluation", "batch_size"),
         meta=run_meta,
         untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
+        packaged=run_start_packaged,
     script:
         "../scripts/train_electra.py"
 

@@ -27,5 +27,6 @@ rule export_model:
         dim=lambda wc: int(wc.dim),
         pooling=exp_param("pooling"),
         max_seq_length=exp_param("evaluation", "max_seq_length"),
+        packaged=variant_packaged,
     script:
         "../scripts/export_model.py"

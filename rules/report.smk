@@ -32,12 +32,14 @@ rule scoreboard:
             f"{RESULTS}/scoreboard/status.html",
             caption="../report/status.rst",
             category="reproduction status",
+            subcategory=STATUS_SUBCATEGORY,
             labels={"view": "status, one row per experiment"},
         ),
         comparisons=report(
             f"{RESULTS}/scoreboard/comparisons.html",
             caption="../report/comparisons.rst",
             category="reproduction status",
+            subcategory=STATUS_SUBCATEGORY,
             labels={"view": "ours, published and delta, every common cell"},
         ),
     log:
@@ -66,8 +68,8 @@ rule pareto:
             report(
                 pareto_path(d, c, "png"),
                 caption="../report/pareto.rst",
-                category="reproduction status",
-                subcategory="quality vs cost",
+                category="quality vs cost",
+                subcategory=d,
                 labels={"dataset": d, "cost": c},
             )
             for d, c in PARETO_FIGURES

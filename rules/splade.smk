@@ -104,6 +104,7 @@ rule train_splade:
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
         ),
+        packaged=lambda wc: packaged(model=splade_run(wc)["model"]),
     script:
         "../scripts/train_splade.py"
 

@@ -1,9 +1,9 @@
 """Rule fetch_model: a registry model into results/models/ (a tiny random one built locally, or the
 hub's at its revision).
 
-input:  -
+input:  vocab (a tiny model's vocabulary: a registry model's folder)
 output: model
-params: entry, vocab_folder
+params: entry, packaged
 """
 
 import logging
@@ -23,7 +23,7 @@ def main(job) -> None:
     entry, out_dir = job.params.entry, Path(job.output.model)
     with atomic_path(out_dir) as tmp:
         if entry["source"] == "tiny":
-            build_tiny_model(entry, Path(job.params.vocab_folder), Path(tmp))
+            build_tiny_model(entry, Path(job.input.vocab), Path(tmp))
         else:
             fetch_hub_model(entry, Path(tmp))
     log.info("model ready in %s", out_dir)

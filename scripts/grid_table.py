@@ -2,7 +2,7 @@
 published numbers (2dmse-sts and 2dmse-retrieval experiments).
 
 input:  scores, reference
-output: markdown, csv, html, comparison
+output: markdown, csv, html, comparison, comparison_html
 params: reference_variant, dataset, metric
 """
 

@@ -148,14 +148,15 @@ CONFIG_FILES = (*sorted((REPO / "tests" / "configs").glob("*.yaml")), *sorted((R
                 REPO / "config.yaml")
 
 
-def experiment_dir(workdir: Path | str, name: str) -> Path:
+def experiment_dir(workdir: Path | str, name: str, results: str = "results") -> Path:
     """Where experiment ``name``'s outputs are: ``results/<track>/<name>`` in ``workdir`` (a relative path
-    for ``workdir=""``); the track is read from ``workdir``'s config.yaml or a config the tests use."""
+    for ``workdir=""``; a smoke run's: ``results="results-smoke"``); the track is read from ``workdir``'s
+    config.yaml or a config the tests use."""
     for config in (Path(workdir) / "config.yaml" if workdir else None, *CONFIG_FILES):
         if config is not None and config.is_file():
             experiments = yaml.safe_load(config.read_text()).get("experiments") or {}
             if name in experiments:
-                return Path(workdir) / "results" / experiments[name]["track"] / name
+                return Path(workdir) / results / experiments[name]["track"] / name
     raise KeyError(f"experiment {name!r} is in no test config")
 
 

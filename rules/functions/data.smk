@@ -7,6 +7,12 @@ def preparation_entry(wildcards):
     return tb_config.preparation_entry(DATASETS[wildcards.dataset])
 
 
+def vocab_model(wildcards):
+    """The registry model whose vocabulary a tiny model is built with; None for other models."""
+    entry = MODELS[wildcards.model]
+    return entry["vocab_from"] if entry["source"] == "tiny" else None
+
+
 def miner_key(negatives):
     """The cached mining stage's name: the miner and every setting that changes its output."""
     if negatives["miner"] == "dataset":  # the training dataset's own: no depth, no keep

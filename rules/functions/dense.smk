@@ -34,6 +34,12 @@ def variant_model(wildcards):
     return f"{experiment_dir(wildcards.experiment)}/models/{v.model_variant}"
 
 
+def variant_packaged(wildcards):
+    """The param `packaged` of a rule whose input is variant_model."""
+    untrained = not variant(wildcards).trained
+    return packaged(model=experiment(wildcards)["model"] if untrained else None)
+
+
 def variant_embeddings(wildcards):
     """Embeddings a variant is scored on: BERT-S at full depth reuses the full model's."""
     return f"{experiment_dir(wildcards.experiment)}/embeddings/{variant(wildcards).model_variant}"

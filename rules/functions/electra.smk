@@ -88,6 +88,11 @@ def adapted_or_registry_model(wildcards):
     return model_dir(wildcards.model)
 
 
+def registry_start_model(wildcards):
+    """The registry model adapted_or_registry_model names; None where it is the adapted one."""
+    return None if experiment(wildcards)["domain_adaptation"] else wildcards.model
+
+
 def start_model_layers(wildcards):
     """The k of each start model of a train_electra job: one pre-tuned model per k where the
     experiment pre-tunes on word similarity ([] : one start model for every k)."""
@@ -98,10 +103,19 @@ def start_model_layers(wildcards):
 
 def run_start_models(wildcards):
     name, model = wildcards.experiment, wildcards.model
+    start = adapted_or_registry_model(
+        wildcards
+    )  # [] for a packaged model: run_start_packaged
     return [
         f"{experiment_dir(name)}/pretuned/{model}/L{k}"
         for k in start_model_layers(wildcards)
-    ] or [adapted_or_registry_model(wildcards)]
+    ] or ([start] if start else [])
+
+
+def run_start_packaged(wildcards):
+    """The param `packaged` of train_electra (its input run_start_models)."""
+    pretuned = start_model_layers(wildcards)
+    return packaged(models=None if pretuned else [registry_start_model(wildcards)])
 
 
 def run_meta(wildcards):

@@ -1,5 +1,10 @@
 # Input functions and parse-time tables of rules/report.smk (Snakemake's linter keeps functions
 # out of files with rules).
+# The report's status category holds one subcategory, which its menu entry opens directly (one
+# click from the front page; a result without a subcategory would sit under Snakemake's "Other").
+STATUS_SUBCATEGORY = "status and every common cell"
+
+
 def pareto_path(dataset, cost, ext):
     return f"{RESULTS}/scoreboard/pareto/{dataset}.{cost}.{ext}"
 

@@ -459,3 +459,14 @@ def test_compared_dataset_is_the_sts_average_or_the_references_else_the_first_ev
     assert tb_config.compared_dataset(retrieval) == "msmarco"
     retrieval["reference"]["dataset"] = "trec-dl-2019"
     assert tb_config.compared_dataset(retrieval) == "trec-dl-2019"
+
+
+def test_a_smoke_runs_report_never_replaces_the_real_runs():
+    from trimbench.config.prepare import check_smoke_report
+
+    for argv in (["snakemake", "--report", "results/report.html"], ["snakemake", "--report=results/r.html"]):
+        with pytest.raises(tb_schema.ConfigError, match=r"a smoke run's report would replace the real run's in "
+                                                        r"results/; write it under results-smoke/"):
+            check_smoke_report({"smoke": True}, argv)
+    check_smoke_report({"smoke": True}, ["snakemake", "--report", "results-smoke/report.html"])
+    check_smoke_report({"smoke": False}, ["snakemake", "--report", "results/report.html"])

@@ -194,6 +194,36 @@ def test_published_cells_meet_ours_of_their_own_epoch():
         layer_table(with_last, published.drop(columns="epoch"), {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
 
 
+def test_layer_figure_legend_holds_the_star_titles_read_level_and_panels_fill_the_width(monkeypatch):
+    """The probe: electra-toy's layers.png had the dev-chosen star outside the legend, its task label
+    rotated at the right edge, and a third of its width empty (a legend as tall as the panels)."""
+    from trimbench.electra import report
+
+    kept = {}
+    monkeypatch.setattr(report, "save", lambda figure, paths: kept.setdefault("figure", figure))
+    scores = hand_made_scores()
+    table = report.layer_table(scores, pd.DataFrame(columns=["model", "experiment", "layer", "dataset", "metric",
+                                                             "value"]), {"stsb": "stsb"}, {"stsb": "spearman_cosine"})
+    title = "electra-toy: Truncated all-MiniLM-L6-v2 at toy scale: cut at k = 0..6, fine-tuned on Lee similarity pairs"
+    report.layer_figure(scores, table, {"disc": "discriminator", "gen": "generator"}, {"stsb": "spearman_cosine"},
+                        title, {})
+    figure = kept["figure"]
+    (legend,) = figure.legends
+    labels = [text.get_text() for text in legend.get_texts()]
+    assert labels[-1] == "chosen by dev" and {"disc", "gen", "discriminator", "generator"} <= set(labels)
+    assert legend.legend_handles[-1].get_paths()[0] is not None and \
+        legend.legend_handles[-1].get_facecolor()[0][:3].tolist() == [0.0, 0.0, 0.0]  # the black star
+    (ax,) = figure.axes
+    assert ax.get_title() == "stsb · ours"
+    assert all(text.get_rotation() == 0 for text in ax.texts)  # no margin title at the right edge
+    renderer = figure.canvas.get_renderer()
+    panels, key = ax.get_window_extent(renderer), legend.get_window_extent(renderer)
+    drawn = figure.get_tightbbox(renderer).transformed(figure.dpi_scale_trans)
+    assert key.y1 <= panels.y0  # under the panels, not beside them
+    assert figure._suptitle.get_window_extent(renderer).y0 >= ax.title.get_window_extent(renderer).y1
+    assert panels.width >= 0.75 * drawn.width  # the saved figure's width is the panels'
+
+
 # --- objectives and their scores -----------------------------------------------------------------
 
 

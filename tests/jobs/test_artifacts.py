@@ -21,6 +21,10 @@ def test_artifacts_name_the_rule_that_makes_them(tmp_path):
     assert producer("results/negatives/scifact/train/bm25.jsonl")[0] == "mine_negatives"
     assert producer("results/electra/electra-toy/runs/lee-sim-split/minilm/scores.parquet")[0] == "train_electra"
     assert producer("results/models/tiny")[0] == "fetch_model"
+    # a smoke run's outputs, under results-smoke/
+    assert producer("results-smoke/2dmse-sts/x/embeddings/full/a.npy") == (
+        "encode_texts", Path("results-smoke/2dmse-sts/x/embeddings/full"))
+    assert producer("results-smoke/models/tiny")[0] == "fetch_model"
     assert producer("results/data/lee-sim/test.parquet")[0] == "prepare_data"
     assert producer("/opt/models/mine") is None
     assert "no rule" in describe("/opt/models/mine")

@@ -6,7 +6,16 @@ import pandas as pd
 import pytest
 
 from trimbench import scores
-from trimbench.report.scoreboard import Experiment, comparison, pareto_points, status_table, summarise, summary_line
+from trimbench.report.scoreboard import (
+    Experiment,
+    comparison,
+    comparisons_html,
+    pareto_points,
+    readable_status,
+    status_table,
+    summarise,
+    summary_line,
+)
 
 PUBLISHED = pd.DataFrame([
     {"variant": "v1", "method": m, "layer": layer, "dim": dim, "dataset": "sts-avg7",
@@ -50,6 +59,24 @@ def test_toy_run_without_common_cells_still_has_a_headline():
     row = status_table([exp]).iloc[0]
     assert row.compared == 0 and pd.isna(row.within_fraction)
     assert row.headline_ours == pytest.approx(0.5) and row.headline_published == pytest.approx(0.8)
+
+
+def test_a_smoke_runs_row_says_smoke_and_gives_no_verdict():
+    """The probe: a homedepot smoke run's rows said scale "toy", "0/36 within tolerance, largest |Δ|
+    0.6725": a verdict on random tiny models."""
+    cells = {("full", 2, 8): 0.505, ("full", 2, 16): 0.630, ("2dmse", 2, 8): 0.690}
+    smoke = experiment(cells, scale="smoke")
+    row = status_table([smoke]).iloc[0]
+    assert row.scale == "smoke" and row.compared == 3
+    assert pd.isna(row.within) and pd.isna(row.within_fraction) and pd.isna(row.largest_abs_delta)
+    shown = readable_status(status_table([smoke])).iloc[0]
+    assert shown["scale"] == "smoke" and shown["within ±tolerance"].startswith("no verdict: a smoke run")
+    assert shown["largest |Δ|"] == "–"
+    assert "within" not in summary_line(smoke).split("(no verdict")[0] and "largest" not in summary_line(smoke)
+    assert "<th>within</th>" not in comparisons_html([smoke])
+    # ... while the same cells of a real run are judged.
+    real = readable_status(status_table([experiment(cells)])).iloc[0]
+    assert real["within ±tolerance"] == "2/3 (67%)" and "<th>within</th>" in comparisons_html([experiment(cells)])
 
 
 def test_pareto_points_cost_and_seed_mean():

@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -56,11 +57,15 @@ def tree_state(workdir: Path) -> dict[str, int]:
 # --- the workflow, killed ---------------------------------------------------------------------
 
 
+PRETRAINED_SCORES = f"{TINY_STS}/scores/pretrained.parquet"
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory) -> Path:
-    """Training with a checkpoint every step, run to the end without faults."""
+    """Training with a checkpoint every step, run to the end without faults (and the pretrained
+    model's scores, which the killed runs below make again)."""
     workdir = tiny_config(tmp_path_factory.mktemp("uninterrupted"), checkpoint_steps=1)
-    run_snakemake(workdir, SCORES)
+    run_snakemake(workdir, SCORES, PRETRAINED_SCORES)
     return workdir
 
 
@@ -206,26 +211,32 @@ def test_bad_rows_in_a_local_file_fail_data_preparation_naming_dataset_file_and_
     assert not (workdir / "results/data/local-sts").exists() and not (workdir / f"{TINY_STS}/scores").exists()
 
 
-# --- recovering from a killed snakemake: the steps README "Surviving faults" gives -----------------
+# --- recovering from a killed snakemake: the one command README "When a run is interrupted" gives ---
 
 
-def test_after_snakemake_is_killed_unlock_and_rerun_complete_the_run(tmp_path):
+def test_after_snakemake_is_killed_one_command_completes_the_run(tmp_path, uninterrupted):
     """SIGKILL to snakemake and its job (a login session lost) just after the job renamed its
     complete output into place: the lock is left, and Snakemake's marker calls the output
-    incomplete. The README's recovery, `snakemake --unlock` then the same command again, must
-    finish the run (the probe's kills 5-7 needed --rerun-incomplete as well)."""
+    incomplete. The README's one command, `python -m trimbench.resume` in front of the interrupted
+    one, must refuse while the run lives and finish it once it is gone (the probe: two commands,
+    documented on the cluster page only)."""
     workdir = tiny_config(tmp_path)
-    target = f"{TINY_STS}/scores/pretrained.parquet"
-    run = held_run(workdir, "encode_texts:committed", target, warm=False)  # a login session lost: no warm server
-    held_pid(run, workdir / "results/logs/encode_texts/tiny-sts/pretrained.log")
+    command = snakemake_command(workdir, PRETRAINED_SCORES)
+    resume = [sys.executable, "-m", "trimbench.resume", *command]
+    run = held_run(workdir, "encode_texts:committed", PRETRAINED_SCORES, warm=False)  # a lost login: no warm server
+    job = held_pid(run, workdir / "results/logs/encode_texts/tiny-sts/pretrained.log")
+    refused = subprocess.run(resume, cwd=workdir, env=cold_env(), capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "a run is still working in" in refused.stderr, refused.stderr
+    assert f"pid {run.pid}: " in refused.stderr and f"pid {job}: " in refused.stderr
     os.killpg(run.pid, signal.SIGKILL)
     run.communicate(timeout=60)
     assert list((workdir / ".snakemake" / "locks").iterdir()), "the kill left no lock"
     assert any((workdir / ".snakemake" / "incomplete").rglob("*")), "the kill left no incomplete marker"
-    locked = run_snakemake(workdir, target, check=False)
+    locked = run_snakemake(workdir, PRETRAINED_SCORES, check=False)
     assert locked.returncode != 0 and "Directory cannot be locked" in locked.stdout + locked.stderr
-    run_snakemake(workdir, "--unlock")
-    result = run_snakemake(workdir, target, check=False)
+    result = subprocess.run(resume, cwd=workdir, env=cold_env(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert (workdir / target).is_file()
+    assert "removing the lock the interrupted one left" in result.stderr
     assert [p.name for p in (workdir / f"{TINY_STS}/embeddings").iterdir()] == ["pretrained"]
+    pd.testing.assert_frame_equal(pd.read_parquet(workdir / PRETRAINED_SCORES),
+                                  pd.read_parquet(uninterrupted / PRETRAINED_SCORES))

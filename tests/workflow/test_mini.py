@@ -43,7 +43,7 @@ def test_mini_presets_run_capped_on_the_local_copies(shared_data: Path, tmp_path
     workdir.mkdir()
     run_snakemake(workdir, "--configfile", str(MINI), "--config", "smoke=true", f"local_copies={copies}",
                   timeout=1800)
-    results = workdir / "results"
+    results = workdir / "results-smoke"  # smoke mode's results root
     scores = {name: pd.read_parquet(results / exp["track"] / name / "scores.parquet")
               for name, exp in experiments.items()}
     for name, table in scores.items():

@@ -35,12 +35,16 @@ def test_preset_smoke_mode_end_to_end(presets, tmp_path):
     run_snakemake(tmp_path, "--configfile", *map(str, files), "--config", "smoke=true",
                   f"only={','.join(experiments)}", timeout=2400)
     for name, exp in experiments.items():
-        scores = pd.read_parquet(experiment_dir(tmp_path, name) / "scores.parquet")
+        folder = experiment_dir(tmp_path, name, results="results-smoke")
+        scores = pd.read_parquet(folder / "scores.parquet")
         assert scores["value"].notna().all() and len(scores) > 0
         for figure in TRACK_FIGURES[exp["track"]]:
-            assert list((experiment_dir(tmp_path, name) / "figures").glob(figure)), (name, figure)
-    # Stand-ins and tiny models were made locally, in the preset's own shape.
-    assert (tmp_path / "results" / "models").is_dir()
+            assert list((folder / "figures").glob(figure)), (name, figure)
+    # Stand-ins and tiny models were made locally, in the preset's own shape; a smoke run has its own
+    # results root, and its status rows say so.
+    assert (tmp_path / "results-smoke" / "models").is_dir() and not (tmp_path / "results").exists()
+    status = pd.read_csv(tmp_path / "results-smoke" / "scoreboard" / "status.csv")
+    assert set(status["scale"]) == {"smoke"} and status["within"].isna().all()
 
 
 def readme_job_counts() -> dict[str, list[int]]:

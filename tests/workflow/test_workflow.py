@@ -8,12 +8,13 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, experiment_dir, job_counts, run_snakemake
+from conftest import REPO, SNAKEMAKE, experiment_dir, job_counts, run_snakemake, snakemake_command
 
 TINY_STS = experiment_dir("", "tiny-sts")
 
@@ -115,6 +116,44 @@ def test_changed_logging_settings_rerun_nothing_and_reach_the_job(finished, tmp_
     assert log.count("'loss':") == 1, log  # 3 steps: logged at step 2 only
 
 
+def file_states(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file under ``folder``: its content hash and mtime."""
+    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_smoke_run_beside_a_finished_run_leaves_its_files_alone(finished, tmp_path):
+    """The probe: a smoke run in a finished checkout rewrote results/scoreboard/status.* with its rows
+    ("toy", "0/36 within tolerance") over the real run's."""
+    before = file_states(finished / "results")
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    config["experiments"] = {"tiny-sts": {**config["experiments"]["tiny-sts"], "methods": ["pretrained"]}}
+    smoke = tmp_path / "smoke.yaml"
+    smoke.write_text(yaml.safe_dump(config))
+    run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true")
+    # ... and its report over the real run's is refused (tests/config: check_smoke_report)
+    refused = run_snakemake(finished, "--configfile", str(smoke), "--config", "smoke=true", "--report",
+                            "results/report.html", check=False)
+    assert refused.returncode != 0 and "a smoke run's report would replace" in refused.stdout + refused.stderr
+    assert file_states(finished / "results") == before
+    status = pd.read_csv(finished / "results-smoke" / "scoreboard" / "status.csv")
+    assert list(status["scale"]) == ["smoke"] and status["within"].isna().all()
+    readable = (finished / "results-smoke" / "scoreboard" / "status.md").read_text()
+    assert "| smoke   | no verdict: a smoke run" in readable
+
+
+def test_a_copied_run_with_its_venv_linked_plans_no_job(finished, tmp_path):
+    """The probe: a checkout copied with its .venv symlinked planned 72 of 82 jobs, 10 trainings ("Set
+    of input files has changed"): the packaged MiniLM's folder was an input named through the venv."""
+    copy, venv = tmp_path / "copy", tmp_path / "venv"
+    shutil.copytree(finished, copy, symlinks=True)
+    venv.symlink_to(Path(sys.prefix), target_is_directory=True)
+    result = subprocess.run([str(venv / "bin" / "python"), *snakemake_command(copy, "-n")[1:]], cwd=copy,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Nothing to be done" in result.stdout, job_counts(result.stdout)
+
+
 def test_no_op_rerun(finished):
     assert "Nothing to be done" in run_snakemake(finished, "-n").stdout
 
@@ -205,12 +244,6 @@ def test_report_front_page_fits_the_screen_and_status_renders_in_chromium(finish
     assert re.search(r'<img id="status-figure" [^>]*src="data:image/png;base64,', dom)
 
 
-def results_state(workdir: Path) -> dict[str, tuple[str, int]]:
-    """Every file under ``results/``: its sha256 and mtime."""
-    return {str(path.relative_to(workdir)): (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
-            for path in sorted((workdir / "results").rglob("*")) if path.is_file()}
-
-
 def _set(config: dict, *path_and_value) -> None:
     *path, key, value = path_and_value
     for name in path:
@@ -240,21 +273,68 @@ def test_a_value_a_job_would_reject_leaves_a_finished_run_untouched(finished, tm
     config = yaml.safe_load((finished / "config.yaml").read_text())
     edit(config)
     (tmp_path / "changed.yaml").write_text(yaml.safe_dump(config))
-    before = results_state(finished)
+    before = file_states(finished / "results")
     result = run_snakemake(finished, "--configfile", str(tmp_path / "changed.yaml"), check=False)
     output = result.stdout + result.stderr
     assert result.returncode != 0 and f"Invalid configuration: {message}" in output, output
     assert not re.search(r"^\s*(local)?rule \w+:", output, re.MULTILINE), output
-    assert results_state(finished) == before
+    assert file_states(finished / "results") == before
 
 
 def test_an_override_emptying_the_experiments_is_refused_on_a_finished_run(finished):
-    before = results_state(finished)
+    before = file_states(finished / "results")
     result = run_snakemake(finished, "--config", "experiments={}", check=False)
     assert result.returncode != 0
     assert "Invalid configuration: --config experiments={}: an empty mapping cannot empty or replace" in \
         result.stdout + result.stderr
-    assert results_state(finished) == before
+    assert file_states(finished / "results") == before
+
+
+#: appended to a copy of the report: clicks the menu entry "reproduction status", then writes into
+#: the DOM what the page lists, the categories' subcategories and each result's MIME type
+CLICK_STATUS = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const out = {};
+  const link = [...document.querySelectorAll("#app li a")].find(a => a.textContent.trim() === "reproduction status");
+  out.found = Boolean(link);
+  if (link) link.click();
+  setTimeout(() => {
+    out.shown = document.querySelector("#app").innerText;
+    out.subcategories = Object.fromEntries(Object.entries(categories).map(([c, s]) => [c, Object.keys(s)]));
+    out.mime_types = Object.fromEntries(Object.entries(results).map(([path, r]) => [path, r.mime_type]));
+    const pre = document.createElement("pre");
+    pre.id = "trimbench-measure";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 2000);
+}, 5000));
+</script>"""
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_report_status_is_one_click_from_the_front_page_and_every_table_is_a_page(finished, tmp_path):
+    """The probe: the status table was four clicks deep (Results → reproduction status → "Other" →
+    view), and "ours vs published" a data:text/csv link that showed nothing."""
+    report = finished / "results" / "report.html"
+    run_snakemake(finished, "--report", "results/report.html")
+    page = report.read_text()
+    end = page.rindex("</body>")
+    clicked = report.with_name("report-clicked.html")
+    clicked.write_text(page[:end] + CLICK_STATUS + page[end:])
+    dom = subprocess.run([*CHROMIUM, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1366,768",
+                          "--dump-dom", clicked.as_uri()], check=True, capture_output=True, text=True,
+                         timeout=120).stdout
+    found = re.search(r'<pre id="trimbench-measure">(.*?)</pre>', dom)
+    assert found, "the clicking script did not run"
+    seen = json.loads(html.unescape(found.group(1)))
+    assert seen["found"], "no menu entry 'reproduction status'"
+    # One click lists the status page (its one subcategory opens directly).
+    assert "status, one row per experiment" in seen["shown"], seen["shown"][:2000]
+    assert seen["subcategories"]["reproduction status"] == ["status and every common cell"]
+    assert not [c for c, subs in seen["subcategories"].items() if "Other" in subs], seen["subcategories"]
+    # Every table is a page the report shows, none a CSV link.
+    assert any(path.endswith("grid_vs_published.sts-avg.html") for path in seen["mime_types"])
+    assert set(seen["mime_types"].values()) <= {"text/html", "image/png", "image/svg+xml"}, seen["mime_types"]
 
 
 def test_bad_config_fails_before_any_job(workdir):

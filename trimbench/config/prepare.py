@@ -41,6 +41,30 @@ OWN_MAIN_METRICS = {"electra": electra_checks.main_metrics}
 
 
 
+#: where a run's outputs go: a smoke run (``smoke: true``) has a root of its own, so that its tiny
+#: random models and stand-in numbers never replace a real run's files, scoreboard or report
+RESULTS_ROOT, SMOKE_RESULTS_ROOT = "results", "results-smoke"
+
+
+def results_root(config: dict) -> str:
+    """The folder every output of a run of ``config`` lies under (rules/common.smk's ``RESULTS``)."""
+    return SMOKE_RESULTS_ROOT if config["smoke"] else RESULTS_ROOT
+
+
+def check_smoke_report(config: dict, argv: list[str]) -> None:
+    """A smoke run's ``--report`` (in snakemake's command line ``argv``) must not replace a real
+    run's report: it goes under results-smoke/ or anywhere but results/."""
+    if not config["smoke"]:
+        return
+    for index, word in enumerate(argv):
+        path = argv[index + 1] if word == "--report" and index + 1 < len(argv) else (
+            word.partition("=")[2] if word.startswith("--report=") else None)
+        if path and Path(path).parts[:1] == (RESULTS_ROOT,):
+            raise ConfigError(f"--report {path}: a smoke run's report would replace the real run's in "
+                              f"{RESULTS_ROOT}/; write it under {SMOKE_RESULTS_ROOT}/ (--report "
+                              f"{SMOKE_RESULTS_ROOT}/report.html)")
+
+
 #: dataset keys only scoring reads: left out of the data rules' params, so that changing one
 #: re-scores runs without preparing the data again
 SCORING_DATASET_KEYS = ("relevance_level", "ignore_identical_ids")

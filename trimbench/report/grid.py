@@ -77,7 +77,7 @@ def sts_grid_tables(scores: pd.DataFrame, published: pd.DataFrame, reference_var
                     metric: str) -> dict[str, str]:
     """The seed's table layout (rows layer × method, columns dims, best per layer and dim in bold,
     published in parentheses) as Markdown and HTML, the plain wide CSV of ours, and the long
-    ours-vs-published CSV."""
+    ours-vs-published table as CSV and HTML (the report's view)."""
     long = ours_vs_published(scores, published, reference_variant, dataset, metric)
     covered = long.dropna(subset=["ours"])
     plain = covered.pivot(index=["layer", "method"], columns="dim", values="ours")
@@ -90,6 +90,8 @@ def sts_grid_tables(scores: pd.DataFrame, published: pd.DataFrame, reference_var
         "html": _page([summary], html_table),
         "csv": plain.to_csv(index=False, float_format="%.6f"),
         "comparison": long.to_csv(index=False, float_format="%.6f"),
+        "comparison_html": _page([summary], long.to_html(index=False, border=0, na_rep="–",
+                                                         float_format=lambda v: f"{v:.4f}")),
     }
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from trimbench import scores as score_table
 from trimbench.config.prepare import SPARSE_TRACKS, compared_dataset
+from trimbench.config.smoke import SMOKE_SCALE
 from trimbench.dense import homedepot
 from trimbench.dense.variants import SEED_METHOD_LABELS
 from trimbench.electra.report import PUBLISHED_EPOCHS, dev_choice, layer_table, ours_of_kind, published_scores
@@ -49,6 +50,12 @@ class Experiment:
     @property
     def tolerance(self) -> float:
         return self.config["reference"]["tolerance"]
+
+    @property
+    def judged(self) -> bool:
+        """Whether its cells get a within-tolerance verdict: not a smoke run's (tiny random models
+        on stand-ins compare with nothing published)."""
+        return self.config["scale"] != SMOKE_SCALE
 
 
 def experiments(names: list[str], configs: list[dict], main_metrics: list[dict], scores: list[str],
@@ -223,8 +230,14 @@ HEADLINES = {
 }
 
 
+#: what a smoke run's row says where a real run's gives its verdict
+NO_VERDICT = "no verdict: a smoke run (tiny random models, stand-in data)"
+
+
 def status_row(exp: Experiment) -> dict:
     summary = summarise(comparison(exp), exp.tolerance)
+    if not exp.judged:
+        summary.update(within=None, largest_abs_delta=None, largest_at="")
     compared = summary["compared"]
     return {
         "work": exp.work,
@@ -233,7 +246,7 @@ def status_row(exp: Experiment) -> dict:
         "tolerance": exp.tolerance,
         "compared": compared,
         "within": summary["within"],
-        "within_fraction": summary["within"] / compared if compared else None,
+        "within_fraction": summary["within"] / compared if compared and exp.judged else None,
         "largest_abs_delta": summary["largest_abs_delta"],
         "largest_at": summary["largest_at"],
         "ours_only": summary["ours_only"],
@@ -258,14 +271,15 @@ def readable_status(status: pd.DataFrame) -> pd.DataFrame:
     rows = []
     local = "local_copies" in status.columns
     for row in status.itertuples():
-        within = (f"{row.within}/{row.compared} ({row.within_fraction:.0%})" if row.compared
-                  else "no common cell")
+        judged = row.scale != SMOKE_SCALE
+        within = (NO_VERDICT if not judged else f"{row.within}/{row.compared} ({row.within_fraction:.0%})"
+                  if row.compared else "no common cell")
         rows.append({
             "work": row.work,
             "experiment": row.experiment,
             "scale": row.scale,
             "within ±tolerance": within,
-            "largest |Δ|": f"{_fmt(row.largest_abs_delta)} ({row.largest_at})" if row.compared else "–",
+            "largest |Δ|": f"{_fmt(row.largest_abs_delta)} ({row.largest_at})" if row.compared and judged else "–",
             "ours": f"{_fmt(row.headline_ours)} ({row.headline_ours_cell})" if row.headline_ours_cell else "–",
             "published": (f"{_fmt(row.headline_published, 3)} ({row.headline_published_cell})"
                           if row.headline_published_cell else "–"),
@@ -279,7 +293,9 @@ def summary_line(exp: Experiment, long: pd.DataFrame | None = None) -> str:
     """``long``: the experiment's :func:`comparison`, when the caller has it already."""
     s = summarise(comparison(exp) if long is None else long, exp.tolerance)
     line = f"{exp.work} ({exp.name}, {exp.config['scale']} scale): {s['compared']} cells compared"
-    if s["compared"]:
+    if not exp.judged:
+        line += f" ({NO_VERDICT})"
+    elif s["compared"]:
         line += (f", {s['within']} within ±{exp.tolerance:g}, largest |Δ| {s['largest_abs_delta']:.4f} at "
                  f"{s['largest_at']}")
     return line + (f"; {s['ours_only']} cells ours only, {s['published_only']} published only.")
@@ -312,7 +328,8 @@ def comparisons_html(experiments: list[Experiment]) -> str:
     for exp in experiments:
         long = comparison(exp)
         both = long.dropna(subset=["ours", "published"]).copy()
-        both["within"] = (both["delta"].abs() <= exp.tolerance + 1e-9).map({True: "yes", False: "no"})
+        if exp.judged:
+            both["within"] = (both["delta"].abs() <= exp.tolerance + 1e-9).map({True: "yes", False: "no"})
         table = (both.to_html(index=False, border=0, float_format=lambda v: f"{v:.4f}")
                  if len(both) else "<p>No cell in common with the published grid.</p>")
         sections.append(f"<h3>{html.escape(exp.name)}</h3><p>{html.escape(summary_line(exp, long))}</p>{table}")
