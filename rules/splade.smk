@@ -240,6 +240,7 @@ rule splade_table:
     input:
         scores=f"{RESULTS}/splade/{{experiment}}/scores.parquet",
         reference=reference_file,
+        baseline=bm25_baseline,
     output:
         markdown=f"{RESULTS}/splade/{{experiment}}/tables/splade.md",
         csv=f"{RESULTS}/splade/{{experiment}}/tables/splade.csv",

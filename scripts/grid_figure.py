@@ -1,7 +1,7 @@
 """Rule grid_figure: the seed's layer figure of one dataset (the view), ours beside the published curves
 (2dmse-sts and 2dmse-retrieval experiments).
 
-input:  scores, reference
+input:  scores, reference, baseline (BM25's scores, when on)
 output: png, svg
 params: reference_variant, dataset, metric, title, depth
 """
@@ -20,7 +20,8 @@ def main(job) -> None:
     p = job.params
     published = pd.read_csv(job.input.reference)
     sts_layer_figure(score_table.read(job.input.scores), published, p.reference_variant, p.dataset, p.metric,
-                     p.title, {"png": job.output.png, "svg": job.output.svg}, depth=p.depth)
+                     p.title, {"png": job.output.png, "svg": job.output.svg}, depth=p.depth,
+                     baseline=score_table.baseline_of(job.input))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Rule grid_table: the seed's table layout (layer x method by dim) of one dataset (the view), ours beside the
 published numbers (2dmse-sts and 2dmse-retrieval experiments).
 
-input:  scores, reference
+input:  scores, reference, baseline (BM25's scores, when on)
 output: markdown, csv, html, comparison, comparison_html
 params: reference_variant, dataset, metric
 """
@@ -20,7 +20,7 @@ def main(job) -> None:
     p = job.params
     published = pd.read_csv(job.input.reference)
     outputs = sts_grid_tables(score_table.read(job.input.scores), published, p.reference_variant,
-                              p.dataset, p.metric)
+                              p.dataset, p.metric, baseline=score_table.baseline_of(job.input))
     job.write_texts(outputs)
 
 

@@ -1,6 +1,6 @@
 """Rule homedepot_figure: the Home Depot study's recall figure.
 
-input:  scores, reference
+input:  scores, reference, baseline (BM25's scores, when on)
 output: png, svg
 params: config, title
 """
@@ -19,7 +19,7 @@ def main(job) -> None:
 
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
         recall_figure(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
-                      job.params.title, {"png": png, "svg": svg})
+                      job.params.title, {"png": png, "svg": svg}, score_table.baseline_of(job.input))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Rule homedepot_table: the Home Depot study's tables, ours beside the published numbers.
 
-input:  scores, reference
+input:  scores, reference, baseline (BM25's scores, when on)
 output: markdown, csv, html
 params: config
 """
@@ -16,7 +16,8 @@ def main(job) -> None:
     from trimbench import scores as score_table
     from trimbench.dense.homedepot import tables
 
-    outputs = tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
+    outputs = tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
+                     score_table.baseline_of(job.input))
     job.write_texts(outputs)
 
 

@@ -1,7 +1,7 @@
 """Rule mine_negatives: hard negatives for a retrieval training split (the dataset's own, BM25 or a
 dense model; a cross-encoder filter).
 
-input:  data, miner, cross_encoder
+input:  data, index (bm25: the corpus' flat BM25 index), miner, cross_encoder
 output: negatives
 params: negatives, pooling, similarity
 """
@@ -27,7 +27,7 @@ def main(job) -> None:
     if settings["miner"] == "dataset":
         rows = dataset_negatives(split)
     elif settings["miner"] == "bm25":
-        rows = bm25_mine(split, settings["depth"], settings["keep"], threads=int(job.threads))
+        rows = bm25_mine(split, job.input.index, settings["depth"], settings["keep"], threads=int(job.threads))
     else:
         from trimbench.models import load_sentence_model
 

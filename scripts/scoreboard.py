@@ -1,8 +1,8 @@
 """Rule scoreboard: the reproduction scoreboard: each experiment against the work it reproduces.
 
-input:  scores, references, figure
+input:  scores, references, figure, bm25 (the BM25 baselines' scores), bm25_reference
 output: csv, markdown, html, comparisons
-params: names, configs, main_metrics, figure_caption
+params: names, configs, main_metrics, bm25_names, figure_caption
 """
 
 
@@ -16,11 +16,20 @@ from trimbench.jobs.run import run
 def main(job) -> None:
     import base64
 
-    from trimbench.report.scoreboard import comparisons_html, readable_status, status_html, status_table
+    from trimbench.report.scoreboard import (
+        bm25_experiments,
+        comparisons_html,
+        readable_status,
+        status_html,
+        status_table,
+    )
     from trimbench.report.scoreboard import experiments as scoreboard_experiments
 
     p = job.params
     experiments = scoreboard_experiments(p.names, p.configs, p.main_metrics, job.input.scores, job.input.references)
+    configs = dict(zip(p.names, p.configs, strict=True))
+    experiments += bm25_experiments(p.bm25_names, [configs[name] for name in p.bm25_names], list(job.input.bm25),
+                                    job.input.bm25_reference)
     status = status_table(experiments)
     figure_uri = "data:image/png;base64," + base64.b64encode(Path(job.input.figure).read_bytes()).decode()
     outputs = {

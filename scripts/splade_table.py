@@ -1,6 +1,6 @@
 """Rule splade_table: the SPLADE seed's table, ours beside the published numbers.
 
-input:  scores, reference
+input:  scores, reference, baseline (BM25's scores, when on)
 output: markdown, csv, html
 params: config
 """
@@ -16,7 +16,8 @@ def main(job) -> None:
     from trimbench import scores as score_table
     from trimbench.splade.report import splade_tables
 
-    outputs = splade_tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config)
+    outputs = splade_tables(score_table.read(job.input.scores), pd.read_csv(job.input.reference), job.params.config,
+                            score_table.baseline_of(job.input))
     job.write_texts(outputs)
 
 

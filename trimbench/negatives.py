@@ -7,7 +7,7 @@ Output, one JSON line per training query::
 
 Mined ``negatives`` are the top ``depth`` hits that are not judged positive, best first, at most
 ``keep`` of them. Queries are searched in blocks and written as they come, so memory stays flat
-in the number of queries; the BM25 index lives on disk. A dataset's own negatives (Tevatron's
+in the number of queries; the BM25 index lives on disk (rule bm25_index's). A dataset's own negatives (Tevatron's
 ``negative_passages``) are written in its order, with no score, its positives in its order too.
 """
 
@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from trimbench.bm25 import Searcher
 from trimbench.data.io import RetrievalSplit, doc_texts
 from trimbench.dense.search import search
-from trimbench.java import setup_java
 
 log = logging.getLogger(__name__)
 
@@ -64,33 +63,13 @@ def dataset_negatives(split: RetrievalSplit) -> Iterator[dict]:
                "negatives": [{"doc_id": doc_id, "score": None} for doc_id in negatives.get(query_id, [])]}
 
 
-def bm25_index(split: RetrievalSplit, index_dir: Path, threads: int) -> None:
-    """A Lucene index of the corpus (``title text`` as contents), built with pyserini."""
-    setup_java()
-    from pyserini.index.lucene import LuceneIndexer
-
-    indexer = LuceneIndexer(str(index_dir), threads=threads)
-    for doc_id, contents in zip(split.corpus["doc_id"], doc_texts(split.corpus), strict=True):
-        indexer.add_doc_dict({"id": doc_id, "contents": contents})
-    indexer.close()
-
-
-def bm25_mine(split: RetrievalSplit, depth: int, keep: int, threads: int = 1, block: int = 10_000,
-              k1: float = 0.9, b: float = 0.4) -> Iterator[dict]:
-    """Mine with BM25 (Anserini's defaults k1 0.9, b 0.4) over the split's own corpus."""
-    with tempfile.TemporaryDirectory(prefix="bm25-") as work:
-        bm25_index(split, Path(work) / "index", threads)
-        from pyserini.search.lucene import LuceneSearcher
-
-        searcher = LuceneSearcher(str(Path(work) / "index"))
-        searcher.set_bm25(k1, b)
-
-        def hits(ids, texts):
-            found = searcher.batch_search(texts, ids, k=depth, threads=threads)
-            return [[(hit.docid, hit.score) for hit in found[qid]] for qid in ids]
-
-        yield from _rows(split, hits, keep, block)
-        searcher.close()
+def bm25_mine(split: RetrievalSplit, index_dir: Path, depth: int, keep: int, threads: int = 1,
+              block: int = 10_000, k1: float = 0.9, b: float = 0.4) -> Iterator[dict]:
+    """Mine with BM25 (Anserini's defaults k1 0.9, b 0.4) over the split's corpus: its flat index
+    (rule bm25_index, shared with the BM25 baseline; :mod:`trimbench.bm25`)."""
+    searcher = Searcher(index_dir, "flat", k1, b, threads)
+    yield from _rows(split, lambda ids, texts: searcher.hits(ids, texts, depth), keep, block)
+    searcher.close()
 
 
 def dense_mine(split: RetrievalSplit, model, depth: int, keep: int, similarity: str = "dot",

@@ -39,3 +39,23 @@ def read(path) -> pd.DataFrame:
     with reading(path):
         rows = pd.read_parquet(path).to_dict("records")
     return frame(rows)
+
+
+#: the label of the BM25 baseline's row in the tables and its line on the figures
+BASELINE_LABEL = "BM25"
+
+
+def baseline_value(baseline: pd.DataFrame | None, dataset: str, metric: str) -> float | None:
+    """The BM25 baseline's score (rule bm25_scores: one row per dataset and metric), if given."""
+    if baseline is None:
+        return None
+    cell = baseline[(baseline["dataset"] == dataset) & (baseline["metric"] == metric)]["value"]
+    return float(cell.iloc[0]) if len(cell) else None
+
+
+def baseline_of(inputs) -> pd.DataFrame | None:
+    """The BM25 baseline's scores: a view's input ``baseline`` (one file, or none when the
+    experiment's bm25 is off)."""
+    paths = getattr(inputs, "baseline", [])
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    return read(paths[0]) if paths else None

@@ -222,7 +222,7 @@ def dense_stage_targets(name, stage):
             for v in encoded_variants(name)
         ]
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet"]
+        return [f"{experiment_dir(name)}/scores.parquet", *bm25_scores_of(name)]
     return []
 
 

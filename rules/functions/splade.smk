@@ -98,7 +98,7 @@ def splade_stage_targets(name, stage):
     if stage == "embeddings":
         return [splade_vectors(name, run) for run in exp["runs"]]
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet"]
+        return [f"{experiment_dir(name)}/scores.parquet", *bm25_scores_of(name)]
     return []
 
 

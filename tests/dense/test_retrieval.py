@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from trimbench.bm25 import build_index
 from trimbench.data.beir import read_beir_folder
 from trimbench.data.io import RetrievalSplit
 from trimbench.negatives import bm25_mine, filter_false_negatives, negatives_from_hits
@@ -32,9 +33,10 @@ def test_negatives_from_hits_skip_positives_and_keep_order():
     assert negatives_from_hits(hits, {"p"}, 2) == [{"doc_id": "a", "score": 3.0}, {"doc_id": "b", "score": 2.0}]
 
 
-def test_bm25_mining_excludes_positives():
+def test_bm25_mining_excludes_positives(tmp_path):
     split = _split()
-    rows = list(bm25_mine(split, depth=10, keep=5))
+    build_index(split.corpus, tmp_path / "index", "flat", threads=1, dataset="hand-made")
+    rows = list(bm25_mine(split, tmp_path / "index", depth=10, keep=5))
     relevant = split.relevant()
     assert [r["query_id"] for r in rows] == ["q0", "q1", "q2"]
     for row in rows:

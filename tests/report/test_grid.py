@@ -152,3 +152,29 @@ def test_tick_labels_never_run_together(monkeypatch):
                                                                                        strict=False)), ax.get_title()
         assert not shown or "768" in [label.get_text() for label in shown]  # the full width keeps its label
     assert labelled >= 4
+
+
+BM25 = scores.frame([{"experiment": "x", "track": "2dmse-retrieval", "variant": "bm25", "dataset": "sts-avg7",
+                      "split": "test", "metric": "spearman_cosine", "value": 0.55}])
+
+
+def test_the_bm25_baseline_is_a_row_of_the_grid_table():
+    out = sts_grid_tables(score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine", baseline=BM25)
+    last = out["markdown"].strip().splitlines()[-1]
+    assert "BM25" in last and last.count("0.5500") == 2  # no layer, no dim: its one value under each dim
+    numbers = pd.read_csv(io.StringIO(out["csv"]))
+    assert numbers.iloc[-1]["method"] == "BM25" and pd.isna(numbers.iloc[-1]["layer"])
+    assert list(numbers.iloc[-1][["16", "8"]]) == [0.55, 0.55]
+    assert "<td>BM25</td>" in out["html"]
+    plain = sts_grid_tables(score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine")
+    assert "BM25" not in plain["markdown"]
+
+
+def test_the_bm25_baseline_is_a_horizontal_line_on_each_layer_panel(monkeypatch):
+    figure = drawn(monkeypatch, score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine", "t", {},
+                   baseline=BM25)
+    panels = [ax for ax in figure.axes if ax.get_title()]
+    assert len(panels) == 2
+    for ax in panels:
+        flat = [line for line in ax.get_lines() if len(set(line.get_ydata())) == 1 and line.get_ydata()[0] == 0.55]
+        assert flat and any(text.get_text() == "BM25" for text in ax.texts)

@@ -208,3 +208,31 @@ def test_retrieval_experiment_compares_on_its_reference_dataset():
     assert row.largest_abs_delta == pytest.approx(0.0185)
     assert row.headline_ours == pytest.approx(0.30) and row.headline_published == pytest.approx(0.3185)
     assert row.headline_ours_cell.startswith("BERT-2DMSE L12 d768")
+
+
+def test_the_bm25_baseline_is_a_status_row_against_pyserinis_published_bm25(tmp_path):
+    """Our BM25 on SciFact test (flat: the default index) against pyserini 2cr's bm25-flat row."""
+    from pathlib import Path
+
+    from trimbench.config.prepare import load_file
+    from trimbench.report.scoreboard import bm25_experiments
+
+    repo = Path(__file__).resolve().parents[2]
+    config = load_file(repo / "configs" / "mini.yaml", overrides={"only": "mini-retrieval"}, workdir=repo)
+    exp_config = config["experiments"]["mini-retrieval"]
+    ours = {"ndcg@10": 0.6789, "recall@100": 0.9253, "recall@10": 0.5, "mrr@10": 0.6457}
+    path = tmp_path / "bm25.parquet"
+    scores.write(scores.frame([{"experiment": "mini-retrieval", "variant": "bm25", "dataset": "scifact",
+                                "split": "test", "metric": m, "value": v} for m, v in ours.items()]), path)
+    [exp] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"))
+    long = comparison(exp).set_index("metric")
+    # pyserini/2cr/beir.yaml bm25-flat scifact: nDCG@10 0.6789, R@100 0.9253, R@1000 0.9767
+    assert long.loc["ndcg@10", "published"] == 0.6789 and long.loc["recall@100", "published"] == 0.9253
+    assert pd.isna(long.loc["recall@1000", "ours"]) and pd.isna(long.loc["mrr@10", "published"])
+    row = status_table([exp]).iloc[0]
+    assert row["experiment"] == "mini-retrieval bm25" and row["work"] == "BM25 (pyserini two-click reproductions)"
+    assert (row["compared"], row["within"], row["published_only"]) == (2, 2, 1)
+    assert (row["headline_ours"], row["headline_published"]) == (0.6789, 0.6789)
+    exp_config = {**exp_config, "bm25": {**exp_config["bm25"], "fields": "multifield"}}
+    [multi] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"))
+    assert status_table([multi]).iloc[0]["headline_published"] == 0.6647  # bm25-multifield's row

@@ -3,6 +3,7 @@ against a direct sparse dot product, ensembles on hand-made runs, empty vectors,
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -518,3 +519,21 @@ def test_paper_preset_trains_the_seeds_30_epochs_and_the_documented_overlay_one(
     exp = prepare({**merged, "smoke": True}, REPO)["experiments"]["splade"]
     assert exp["train"]["epochs"] == 1 and "REDUCED" in exp["description"] and len(preset["experiments"]) == 1
     assert exp["train"]["batch_size"] <= 64 and exp["semantics"] == "seed"
+
+
+def test_the_bm25_baseline_is_the_last_row_of_the_splade_table():
+    from trimbench import scores as score_table
+    from trimbench.config.prepare import prepare
+    from trimbench.splade.report import splade_tables
+
+    exp = prepare(_config())["experiments"]["splade-tiny"]
+    published = pd.read_csv(REPO / "reference" / "splade.csv")
+    ours = score_table.frame([{"variant": "A", "dataset": "lee-ict-retrieval", "metric": "mrr@10", "value": 0.4}])
+    bm25 = score_table.frame([{"variant": "bm25", "dataset": "lee-ict-retrieval", "metric": m, "value": v}
+                              for m, v in (("mrr@10", 0.61), ("ndcg@10", 0.62))])
+    out = splade_tables(ours, published, exp, bm25)
+    last = out["markdown"].strip().splitlines()[-1]
+    assert last.startswith("| bm25") and "BM25" in last and re.findall(r"\b0\.6[12]\b", last) == ["0.61", "0.62"]
+    long = pd.read_csv(io.StringIO(out["csv"]))
+    assert set(long[long["variant"] == "bm25"]["metric"]) == {"mrr@10", "ndcg@10"}
+    assert "bm25" not in splade_tables(ours, published, exp)["markdown"]

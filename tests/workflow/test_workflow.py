@@ -415,3 +415,14 @@ def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     assert counts["prepare_data"] == 8
     assert counts["fetch_model"] == 1
     assert counts["evaluate_sts"] == 10
+
+
+def test_bm25_scores_beside_the_retrieval_methods_on_one_index_per_corpus(tmp_path):
+    """Dry runs: the embedded default scores BM25 in its two retrieval experiments (2dmse-retrieval,
+    splade) on two indexes, Lee's training split (the miner's) and held-out split (both evaluations),
+    two corpora; the mini preset indexes SciFact once, for the miner and both experiments."""
+    counts = job_counts(run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "config.yaml")).stdout)
+    assert counts["bm25_scores"] == 2 and counts["bm25_index"] == 2 and counts["mine_negatives"] == 1
+    mini = run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs" / "mini.yaml")).stdout
+    assert job_counts(mini)["bm25_scores"] == 2 and job_counts(mini)["bm25_index"] == 1
+    assert set(re.findall(r"results/bm25/[\w./-]+", mini)) == {"results/bm25/scifact/test/flat"}

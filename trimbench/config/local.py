@@ -36,11 +36,12 @@ def used_datasets(exp: dict) -> list[str]:
 
 
 def _describe_model(entry: dict) -> str:
+    note = f"; {entry['note']}" if entry.get("note") else ""
     if entry["source"] == "hub":
-        return f"hub {entry['id']}" + (f"@{entry['revision'][:7]}" if entry.get("revision") else "")
+        return f"hub {entry['id']}" + (f"@{entry['revision'][:7]}" if entry.get("revision") else "") + note
     if entry["source"] == "package":
-        return f"package {entry['package']}" + (f"/{entry['subfolder']}" if entry.get("subfolder") else "")
-    return f"{entry['source']} {entry.get('path', '')}".strip()
+        return f"package {entry['package']}" + (f"/{entry['subfolder']}" if entry.get("subfolder") else "") + note
+    return f"{entry['source']} {entry.get('path', '')}".strip() + note
 
 
 def _describe_dataset(entry: dict) -> str:

@@ -276,9 +276,47 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
         OWN_SHAPE_TRACKS[exp["track"]](name, exp, config, workdir)
     config["experiments"].update(own_shape)
     check_source_columns(config, workdir)
+    check_bm25(config)
     for name, lines in local_records.items():
         config["experiments"][name]["_local_copies"] = list(dict.fromkeys(lines))
     return canonical(config)
+
+
+#: tracks whose experiments carry the BM25 baseline (bm25.enabled; trimbench/bm25.py)
+BM25_TRACKS = ("2dmse-retrieval", "homedepot", "splade")
+
+
+def corpus_per_split(entry: dict) -> bool:
+    """Lee's and Home Depot's builders make each split's own corpus; a BEIR or Tevatron dataset
+    has one corpus for every split."""
+    return entry["source"] == "gensim" or entry.get("builder") == "homedepot"
+
+
+def bm25_settings(exp: dict) -> dict:
+    """What the BM25 baseline shares with the experiment's other methods: the search depth
+    (``top_k`` of its retrieval or splade section) and the average over datasets, if any."""
+    section = exp["splade"] if exp["track"] == "splade" else exp["retrieval"]
+    averaging = exp["evaluation"] if exp["track"] == "splade" else exp["retrieval"]
+    return {"top_k": section["top_k"], "average_over": averaging["average_over"],
+            "average_name": averaging["average_name"]}
+
+
+def untitled(entry: dict) -> bool:
+    """A dataset whose builder writes no document titles (Lee's passages, Home Depot's products);
+    a BEIR or Tevatron corpus may have them, which its BM25 index job checks."""
+    return entry["source"] == "gensim" or entry.get("builder") == "homedepot"
+
+
+def check_bm25(config: dict) -> None:
+    """A multifield BM25 index of a corpus without titles: one error naming the dataset, before any job."""
+    for name, exp in config["experiments"].items():
+        bm25 = exp.get("bm25")
+        if exp["track"] not in BM25_TRACKS or not bm25["enabled"] or bm25["fields"] != "multifield":
+            continue
+        for dataset in exp["evaluation"]["datasets"]:
+            if untitled(config["datasets"][dataset]):
+                raise ConfigError(f"config key experiments.{name}.bm25.fields: multifield needs document titles "
+                                  f"and dataset '{dataset}' has none: set it to flat")
 
 
 def canonical(obj):

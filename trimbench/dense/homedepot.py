@@ -9,7 +9,8 @@ import html
 
 import pandas as pd
 
-from trimbench.report.figures import plt, save, sns
+from trimbench.report.figures import plt, reference_line, save, sns
+from trimbench.scores import BASELINE_LABEL, baseline_value
 
 #: our method names -> the write-up's
 METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
@@ -53,8 +54,24 @@ def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dic
     return out
 
 
-def tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict[str, str]:
-    """Rows method × metric, columns dims: 'ours (published)'; Markdown, CSV (ours) and HTML."""
+def _with_baseline(wide: pd.DataFrame, baseline: pd.DataFrame | None, text) -> pd.DataFrame:
+    """``wide`` (index model, metric, method; columns dims) and a BM25 row per metric: its one
+    value (no dim) under every dim."""
+    if baseline is None or wide.empty:
+        return wide
+    model = wide.index[0][0]
+    rows = {(model, metric, BASELINE_LABEL): {column: text(value) for column in wide.columns}
+            for metric, value in zip(baseline["metric"], baseline["value"], strict=True)
+            if metric in set(wide.index.get_level_values("metric"))}
+    extra = pd.DataFrame.from_dict(rows, orient="index")
+    extra.index = pd.MultiIndex.from_tuples(extra.index, names=wide.index.names)
+    return pd.concat([wide, extra]).sort_index(level="metric", sort_remaining=False, kind="stable")
+
+
+def tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict,
+           baseline: pd.DataFrame | None = None) -> dict[str, str]:
+    """Rows method × metric, columns dims: 'ours (published)'; Markdown, CSV (ours) and HTML;
+    ``baseline`` (BM25's scores), a row of its one value per metric."""
     long = comparison(scores, published, config)
     text = [" ".join(p for p in ("" if pd.isna(o) else f"{o:.4f}", "" if pd.isna(q) else f"({q:.4f})") if p) or "–"
             for o, q in zip(long["ours"], long["published"], strict=True)]
@@ -64,6 +81,7 @@ def tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict[
     plain = long.dropna(subset=["ours"]).pivot(index=["model", "metric", "method"], columns="dim", values="ours")
     plain = plain[sorted(plain.columns, reverse=True)]
     plain.columns = [str(c) for c in plain.columns]
+    wide, plain = _with_baseline(wide, baseline, lambda v: f"{v:.4f}"), _with_baseline(plain, baseline, float)
     summary = f"Home Depot test, cosine; ours (published in parentheses). {_summary(long)}"
     return {
         "markdown": f"{summary}\n\n{wide.reset_index().to_markdown(index=False)}\n",
@@ -83,8 +101,9 @@ def _summary(long: pd.DataFrame) -> str:
 
 
 def recall_figure(scores: pd.DataFrame, published: pd.DataFrame, config: dict, title: str,
-                  paths: dict[str, str]) -> None:
-    """recall@10 against dim (log2), a line per method; the write-up's cells as crosses."""
+                  paths: dict[str, str], baseline: pd.DataFrame | None = None) -> None:
+    """recall@10 against dim (log2), a line per method; the write-up's cells as crosses; BM25's
+    (``baseline``) a horizontal line."""
 
     long = comparison(scores, published, config)
     long = long[long["metric"] == "recall@10"]
@@ -107,4 +126,7 @@ def recall_figure(scores: pd.DataFrame, published: pd.DataFrame, config: dict, t
     # Beside the axes: inside, "best" still covered a published cross (the probe).
     ax.legend(fontsize=7, title="method", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
               borderaxespad=0, frameon=False)
+    line = baseline_value(baseline, config["evaluation"]["datasets"][0], "recall@10")
+    if line is not None:
+        reference_line(ax, line, BASELINE_LABEL)
     save(figure, paths)

@@ -21,6 +21,7 @@ PRODUCERS = (
     ("results*/data/*/*.parquet", "prepare_data"),
     ("results*/data/*/beir-*", "prepare_retrieval"),
     ("results*/negatives/*/*/*.jsonl", "mine_negatives"),
+    ("results*/bm25/*/*/*", "bm25_index"),
     # An experiment's outputs: results/<track>/<experiment>/... (rules/<track family>.smk); the
     # rules that serve one track first, those that serve several after them.
     ("results*/2dmse-retrieval/*/models/*", "train_retriever"),
@@ -31,6 +32,7 @@ PRODUCERS = (
     ("results*/2dmse-sts/*/scores/*.parquet", "evaluate_sts"),
     ("results*/splade/*/scores/*.parquet", "splade_scores or splade_ensemble"),
     ("results*/*/*/scores/*.parquet", "retrieval_scores"),
+    ("results*/*/*/bm25/*", "bm25_scores"),
     ("results*/*/*/exported/*/L*_d*", "export_model"),
     ("results*/electra/*/adapted/*", "adapt_domain"),
     ("results*/electra/*/pretuned/*/L*", "pretune_word_similarity"),

@@ -25,6 +25,14 @@ def save(figure, paths: dict[str, str]) -> None:
     plt.close(figure)
 
 
+def reference_line(ax, value: float, label: str) -> None:
+    """A baseline with no layer or dim (BM25) across a panel whose x axis is layers or dims, named
+    at its right end."""
+    ax.axhline(value, color="0.35", linestyle=":", linewidth=1.2)
+    ax.annotate(label, (1, value), xycoords=("axes fraction", "data"), xytext=(-2, 2), textcoords="offset points",
+                ha="right", va="bottom", fontsize=7, color="0.35")
+
+
 def thin_tick_labels(figure) -> None:
     """Hide x tick labels that would run into a neighbour's (dims 512 and 768 on a log2 axis read
     "512768"): each axis keeps the widest dim's label, then every label at least half its font

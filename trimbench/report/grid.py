@@ -10,7 +10,8 @@ from fractions import Fraction
 import pandas as pd
 
 from trimbench.dense.variants import SEED_METHOD_LABELS
-from trimbench.report.figures import save, sns, thin_tick_labels
+from trimbench.report.figures import reference_line, save, sns, thin_tick_labels
+from trimbench.scores import BASELINE_LABEL, baseline_value
 
 METHOD_ORDER = ["pretrained", "BERT", "BERT-S", "MSE", "2DMSE", "BERT-2DMSE"]
 
@@ -34,6 +35,16 @@ def ours_vs_published(scores: pd.DataFrame, published: pd.DataFrame, reference_v
     merged["method_rank"] = merged["method"].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
     merged = merged.sort_values(["layer", "method_rank", "method", "dim"], ascending=[True, True, True, False])
     return merged.drop(columns="method_rank").reset_index(drop=True)
+
+
+def _with_baseline_row(wide: pd.DataFrame, value: float | None, text=lambda v: v) -> pd.DataFrame:
+    """``wide`` (columns layer, method, then dims) and a last row of the baseline, which has no layer
+    or dim: its one value under every dim."""
+    if value is None:
+        return wide
+    row = {column: text(value) for column in wide.columns}
+    row.update(layer=pd.NA if text(value) == value else "", method=BASELINE_LABEL)
+    return pd.concat([wide, pd.DataFrame([row])], ignore_index=True)
 
 
 def _cells(long: pd.DataFrame, bold) -> pd.DataFrame:
@@ -74,17 +85,22 @@ def _page(summaries: list[str], table_html: str) -> str:
 
 
 def sts_grid_tables(scores: pd.DataFrame, published: pd.DataFrame, reference_variant: str, dataset: str,
-                    metric: str) -> dict[str, str]:
+                    metric: str, baseline: pd.DataFrame | None = None) -> dict[str, str]:
     """The seed's table layout (rows layer × method, columns dims, best per layer and dim in bold,
     published in parentheses) as Markdown and HTML, the plain wide CSV of ours, and the long
-    ours-vs-published table as CSV and HTML (the report's view)."""
+    ours-vs-published table as CSV and HTML (the report's view); ``baseline`` (BM25's scores), a last row of
+    its one value."""
     long = ours_vs_published(scores, published, reference_variant, dataset, metric)
     covered = long.dropna(subset=["ours"])
     plain = covered.pivot(index=["layer", "method"], columns="dim", values="ours")
     plain = plain[sorted(plain.columns, reverse=True)].reset_index()
     summary = _summary(long, reference_variant, dataset, metric)
-    markdown = summary + "\n\n" + _cells(covered, lambda s: f"**{s}**").to_markdown(index=False) + "\n"
-    html_table = _cells(covered, lambda s: f"<b>{s}</b>").to_html(index=False, escape=False, border=0)
+    value = baseline_value(baseline, dataset, metric)
+    plain = _with_baseline_row(plain.rename(columns=str), value)
+    markdown = summary + "\n\n" + _with_baseline_row(_cells(covered, lambda s: f"**{s}**"), value,
+                                                      lambda v: f"{v:.4f}").to_markdown(index=False) + "\n"
+    html_table = _with_baseline_row(_cells(covered, lambda s: f"<b>{s}</b>"), value, lambda v: f"{v:.4f}").to_html(
+        index=False, escape=False, border=0)
     return {
         "markdown": markdown,
         "html": _page([summary], html_table),
@@ -145,21 +161,25 @@ def sts_versions_tables(blocks: list[VersionBlock]) -> dict[str, str]:
 
 
 def sts_layer_figure(scores: pd.DataFrame, published: pd.DataFrame, reference_variant: str, dataset: str,
-                     metric: str, title: str, paths: dict[str, str], depth: int | None = None) -> None:
+                     metric: str, title: str, paths: dict[str, str], depth: int | None = None,
+                     baseline: pd.DataFrame | None = None) -> None:
     """One panel per layer, x = dim (log2), y = score, one line per method; published dashed.
 
     An experiment that shares no cell with the published grid (a toy: another model, depth and
     dataset; ``depth`` its model's layers) shows the published curves in a row of their own below
     ours, on their own y axis, at the same fractions of the depth (our layer k of L beside their
     layer k·L'/L of L'): what the comparison looks like, never a claim that the numbers match.
+    ``baseline`` (BM25's scores, no layer or dim): a horizontal line on each panel of ours.
     """
+    line = baseline_value(baseline, dataset, metric)
     long = ours_vs_published(scores, published, reference_variant, dataset, metric)
     paper = None
     if depth and long.dropna(subset=["ours", "published"]).empty:
         paper = published_at_depth(published, reference_variant, metric, sorted(set(long.dropna(subset=["ours"])
                                                                                    ["layer"])), depth)
     if paper is None:
-        layer_panels(_ours_and_published(long, f"published {reference_variant}"), metric, title, paths)
+        layer_panels(_ours_and_published(long, f"published {reference_variant}"), metric, title, paths,
+                     baseline=line)
         return
     rows = {"ours": f"ours ({dataset})", "published": f"published {reference_variant} ({paper['dataset'].iloc[0]})"}
     ours = long.dropna(subset=["ours"]).assign(source="ours", score=lambda f: f["ours"], row=rows["ours"],
@@ -172,7 +192,7 @@ def sts_layer_figure(scores: pd.DataFrame, published: pd.DataFrame, reference_va
               data[["row", "depth", "source", "layer", "full_depth"]].drop_duplicates().itertuples(index=False)}
     layer_panels(data, metric, f"{title}\nbelow: the published curves at the paper's scale (another model and "
                                 "data, no cell in common with ours), at the same fractions of the depth", paths,
-                  row="row", row_order=list(rows.values()), col="depth", titles=titles, sharey="row")
+                  row="row", row_order=list(rows.values()), col="depth", titles=titles, sharey="row", baseline=line)
 
 
 def published_at_depth(published: pd.DataFrame, reference_variant: str, metric: str, layers: list[int],
@@ -217,7 +237,8 @@ def _ours_and_published(long: pd.DataFrame, published_label: str) -> pd.DataFram
 
 def layer_panels(data: pd.DataFrame, metric: str, title: str, paths: dict[str, str], row: str | None = None,
                   row_order: list[str] | None = None, col: str = "layer", titles: dict | None = None,
-                  sharey: bool | str = True) -> None:
+                  sharey: bool | str = True, baseline: float | None = None) -> None:
+    """``baseline``: a horizontal line (BM25's score) on each panel of the first row."""
     columns = sorted(data[col].unique(), key=_panel_order)
     methods = [m for m in METHOD_ORDER if m in set(data["method"])]
     methods += sorted(set(data["method"]) - set(methods))
@@ -232,6 +253,10 @@ def layer_panels(data: pd.DataFrame, metric: str, title: str, paths: dict[str, s
         ax.set_xticks(dims, [str(d) for d in dims], fontsize=7)
         ax.minorticks_off()
         ax.grid(alpha=0.3)
+    if baseline is not None:
+        for key, ax in grid.axes_dict.items():
+            if row is None or key[0] == row_order[0]:
+                reference_line(ax, baseline, BASELINE_LABEL)
     grid.set_titles("layer {col_name}" if row is None else "{row_name} · layer {col_name}")
     for key, ax in (grid.axes_dict.items() if titles else ()):
         ax.set_title(titles.get(key, ""), fontsize=9)

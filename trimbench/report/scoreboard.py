@@ -99,6 +99,49 @@ def _electra_comparison(exp: Experiment) -> pd.DataFrame:
     return long.sort_values(["task", "model", "layer", "epoch"]).reset_index(drop=True)
 
 
+#: the BM25 baselines' row of the status table: the work their numbers come from (reference/bm25.csv)
+BM25_WORK = "BM25 (pyserini two-click reproductions)"
+#: BM25 is deterministic: the published numbers have four decimals, a corpus or tokenisation that
+#: differs from BEIR's moves them by more
+BM25_TOLERANCE = 0.001
+
+
+def bm25_experiments(names: list[str], configs: list[dict], scores: list[str], reference: str) -> list[Experiment]:
+    """Each experiment's BM25 baseline as an experiment of its own for the scoreboard, compared with
+    pyserini's published BM25 of the same index layout (``bm25.fields``)."""
+    published = pd.read_csv(reference)
+    return [Experiment(f"{name} bm25", {**config, "track": "bm25",
+                                        "reference": {"work": BM25_WORK, "tolerance": BM25_TOLERANCE}},
+                       score_table.read(path), published)
+            for name, config, path in zip(names, configs, scores, strict=True)]
+
+
+def _bm25_comparison(exp: Experiment) -> pd.DataFrame:
+    """Every (dataset, metric) of ours or of pyserini's for the same index layout on a dataset the
+    experiment evaluates: dataset, metric, ours, published, delta."""
+    evaluated = exp.config["evaluation"]["datasets"]
+    ours = exp.scores[exp.scores["dataset"].isin(evaluated)][["dataset", "metric", "value"]]
+    published = exp.published[(exp.published["variant"] == exp.config["bm25"]["fields"])
+                               & exp.published["dataset"].isin(evaluated)][["dataset", "metric", "value"]]
+    long = ours.rename(columns={"value": "ours"}).merge(published.rename(columns={"value": "published"}),
+                                                        on=["dataset", "metric"], how="outer")
+    long = long.astype({"dataset": str, "metric": str, "ours": "float64", "published": "float64"})
+    long["delta"] = long["ours"] - long["published"]
+    return long.sort_values(["dataset", "metric"], kind="stable").reset_index(drop=True)
+
+
+def _bm25_headline(exp: Experiment) -> dict:
+    """The main metric on the compared dataset, ours and pyserini's."""
+    dataset, metric = compared_dataset(exp.config), exp.config["evaluation"]["main_metric"]
+    cell = _bm25_comparison(exp).query("dataset == @dataset and metric == @metric")
+    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    for side in ("ours", "published"):
+        if len(cell) and not pd.isna(cell[side].iloc[0]):
+            out.update({side: float(cell[side].iloc[0]),
+                        f"{side}_cell": f"BM25 {exp.config['bm25']['fields']} {metric} {dataset}"})
+    return out
+
+
 def _retrieval_comparison(exp: Experiment) -> pd.DataFrame:
     """Every (dataset, metric) the reference publishes for the experiment's variant on a dataset it
     evaluates (Starbucks: MS MARCO dev MRR@10, DL19 / DL20 and BEIR nDCG@10), one long table with
@@ -123,6 +166,7 @@ COMPARISONS = {
     "homedepot": lambda exp: homedepot.comparison(exp.scores, exp.published, exp.config),
     "splade": lambda exp: splade_report.comparison(exp.scores, exp.published, exp.config),
     "electra": _electra_comparison,
+    "bm25": _bm25_comparison,
 }
 
 
@@ -227,6 +271,7 @@ HEADLINES = {
     "electra": _electra_headline,
     "2dmse-retrieval": lambda exp: _sts_headline(_with_compared_dataset(exp)),
     "homedepot": lambda exp: homedepot.headline(exp.scores, exp.published, exp.config),
+    "bm25": _bm25_headline,
 }
 
 

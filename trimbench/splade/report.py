@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from trimbench.config.prepare import compared_dataset
+from trimbench.scores import BASELINE_LABEL
 from trimbench.splade.checks import table_columns
 
 
@@ -60,10 +61,26 @@ def comparison(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> p
     return long
 
 
-def splade_tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict[str, str]:
-    """The seed's layout, 'ours (published)' per cell; Markdown, CSV (ours and published) and HTML."""
-    long = comparison(scores, published, config)
-    labels = row_labels(config).set_index("variant")
+def _baseline_long(baseline: pd.DataFrame | None, config: dict) -> pd.DataFrame:
+    """The BM25 baseline's cells of the table (no sparsity: it is no SPLADE vector), as comparison's rows."""
+    columns = pd.DataFrame(table_columns(config), columns=["dataset", "metric"])
+    if baseline is None:
+        return columns.iloc[:0].assign(variant="bm25", ours=np.nan, published=np.nan, delta=np.nan)
+    cells = columns.merge(baseline[["dataset", "metric", "value"]], on=["dataset", "metric"])
+    return cells.rename(columns={"value": "ours"}).assign(variant="bm25", published=np.nan, delta=np.nan)
+
+
+def splade_tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict,
+                  baseline: pd.DataFrame | None = None) -> dict[str, str]:
+    """The seed's layout, 'ours (published)' per cell; Markdown, CSV (ours and published) and HTML;
+    ``baseline`` (BM25's scores), a last row bm25."""
+    extra = _baseline_long(baseline, config)
+    long = pd.concat([comparison(scores, published, config), extra[["variant", "dataset", "metric", "ours",
+                                                                    "published", "delta"]]], ignore_index=True)
+    labels = row_labels(config)
+    if len(extra):
+        labels = pd.concat([labels, pd.DataFrame([{"variant": "bm25", "method": BASELINE_LABEL}])], ignore_index=True)
+    labels = labels.set_index("variant")
     columns = [f"{dataset} {metric}" for dataset, metric in table_columns(config)]
     wide = pd.DataFrame("", index=labels.index, columns=columns)
     for row in long.itertuples():
