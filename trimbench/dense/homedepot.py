@@ -123,10 +123,10 @@ def recall_figure(scores: pd.DataFrame, published: pd.DataFrame, config: dict, t
     ax.set_ylabel("recall@10 (crosses: published)")
     ax.grid(alpha=0.3)
     ax.set_title(title, fontsize=9)
+    line = None if baseline is None else baseline_value(baseline, config["evaluation"]["datasets"][0], "recall@10")
+    if line is not None:
+        reference_line(ax, line, BASELINE_LABEL)
     # Beside the axes: inside, "best" still covered a published cross (the probe).
     ax.legend(fontsize=7, title="method", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1),
               borderaxespad=0, frameon=False)
-    line = baseline_value(baseline, config["evaluation"]["datasets"][0], "recall@10")
-    if line is not None:
-        reference_line(ax, line, BASELINE_LABEL)
     save(figure, paths)
