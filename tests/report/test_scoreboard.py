@@ -6,7 +6,15 @@ import pandas as pd
 import pytest
 
 from trimbench import scores
-from trimbench.report.scoreboard import Experiment, comparison, pareto_points, status_table, summarise, summary_line
+from trimbench.report.scoreboard import (
+    Experiment,
+    comparison,
+    comparisons_html,
+    pareto_points,
+    status_table,
+    summarise,
+    summary_line,
+)
 
 PUBLISHED = pd.DataFrame([
     {"variant": "v1", "method": m, "layer": layer, "dim": dim, "dataset": "sts-avg7",
@@ -38,6 +46,18 @@ def test_summary_counts_within_largest_and_one_sided():
     assert row.headline_ours == pytest.approx(0.75) and row.headline_ours_cell == "2DMSE L4 d8 sts-avg7"
     assert row.headline_published == pytest.approx(0.8) and row.headline_published_cell == "2DMSE L12 d768 sts-avg7"
     assert "3 cells compared, 2 within ±0.01, largest |Δ| 0.0300" in summary_line(exp)
+
+
+def test_comparisons_page_says_within_by_the_tolerance():
+    """|Δ| 0.005 and 0.03 at tolerance 0.01: "yes" and "no" on the page, as the summary counts them."""
+    import re
+
+    page = comparisons_html([experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630})])
+    header = re.findall(r"<th>([^<]*)</th>", page)
+    rows = [dict(zip(header, re.findall(r"<td>([^<]*)</td>", row), strict=True))
+            for row in re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)]
+    assert sorted((row["dim"], row["delta"], row["within"]) for row in rows) == [("16", "0.0300", "no"),
+                                                                                  ("8", "0.0050", "yes")]
 
 
 def test_tolerance_is_the_experiments():

@@ -1,0 +1,53 @@
+"""TREC runs (trimbench/runs.py): what a run's file keeps, the score table a job writes from its runs, the
+average over datasets. The metrics themselves against trec_eval: tests/dense/test_retrieval.py."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from trimbench import scores as score_table
+from trimbench.data.io import RetrievalSplit
+from trimbench.runs import read_trec_run, with_average, write_runs_and_scores, write_trec_run
+
+
+def _graded_split(folder) -> str:
+    """One query: document a judged 1, document b judged 2 (TREC DL's grades)."""
+    RetrievalSplit(pd.DataFrame({"doc_id": ["a", "b"], "title": "", "text": ["x", "y"]}),
+                   pd.DataFrame({"query_id": ["q"], "text": ["q"]}),
+                   pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 2]})).save(folder)
+    return str(folder)
+
+
+def test_runs_and_scores_count_each_datasets_relevance_level(tmp_path):
+    """a ranked above b: MRR@10 1 where grade 1 counts, 0.5 where only grade 2 does (TREC DL). The
+    same run for two datasets, each with its own level."""
+    folder = _graded_split(tmp_path / "split")
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "rank": [1, 2]})
+    write_runs_and_scores({"dl19": run, "dev": run}, [], "tag", {"dl19": folder, "dev": folder}, ["mrr@10"],
+                          {"dl19": 2, "dev": 1}, {"variant": "v"}, None, "avg", tmp_path / "runs",
+                          tmp_path / "scores.parquet")
+    table = score_table.read(tmp_path / "scores.parquet")
+    assert dict(zip(table["dataset"], table["value"], strict=True)) == {"dev": 1.0, "dl19": 0.5}
+    assert set(table["variant"]) == {"v"}
+    assert read_trec_run(tmp_path / "runs" / "dl19.trec")["doc_id"].tolist() == ["a", "b"]
+
+
+def test_average_is_over_the_datasets_named_only():
+    """BEIR's average over its datasets, not MS MARCO beside them: (0.2 + 0.4) / 2, per metric."""
+    table = pd.DataFrame({"dataset": ["a", "b", "msmarco"] * 2, "metric": ["ndcg@10"] * 3 + ["recall@100"] * 3,
+                          "value": [0.2, 0.4, 0.9, 0.5, 0.7, 0.1]})
+    out = with_average(table, ["a", "b"], "beir-avg", {"variant": "v"}, ["metric"])
+    average = out[out["dataset"] == "beir-avg"].set_index("metric")
+    assert average["value"].to_dict() == pytest.approx({"ndcg@10": 0.3, "recall@100": 0.6})
+    assert set(average["variant"]) == {"v"} and len(out) == 8
+    assert with_average(table, None, "beir-avg", {}) is table
+
+
+def test_trec_run_keeps_scores_to_a_millionth(tmp_path):
+    """Two scores 7e-6 apart stay apart in the file: trec_eval ranks by the written score."""
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [0.123456, 0.123449], "rank": [1, 2]})
+    write_trec_run(run, tmp_path / "run.trec", "tag")
+    back = read_trec_run(tmp_path / "run.trec")
+    assert back["score"].tolist() == pytest.approx([0.123456, 0.123449], abs=1e-9)
+    assert back[["query_id", "doc_id", "rank"]].values.tolist() == [["q", "a", 1], ["q", "b", 2]]
