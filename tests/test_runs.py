@@ -8,7 +8,7 @@ import pytest
 
 from trimbench import scores as score_table
 from trimbench.data.io import RetrievalSplit
-from trimbench.runs import read_trec_run, with_average, write_runs_and_scores, write_trec_run
+from trimbench.runs import cut_run, read_trec_run, with_average, write_runs_and_scores, write_trec_run
 
 
 def _graded_split(folder) -> str:
@@ -31,6 +31,20 @@ def test_runs_and_scores_count_each_datasets_relevance_level(tmp_path):
     assert dict(zip(table["dataset"], table["value"], strict=True)) == {"dev": 1.0, "dl19": 0.5}
     assert set(table["variant"]) == {"v"}
     assert read_trec_run(tmp_path / "runs" / "dl19.trec")["doc_id"].tolist() == ["a", "b"]
+    assert (tmp_path / "runs" / "dev.trec").read_text().split("\n")[0].split() == ["q", "Q0", "a", "1", "2.000000",
+                                                                                 "tag"]
+
+
+def test_runs_and_scores_add_the_average_over_the_datasets_named(tmp_path):
+    folder = _graded_split(tmp_path / "split")
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "rank": [1, 2]})
+    write_runs_and_scores({"dl19": run, "dev": run}, [{"dataset": "dev", "metric": "flops", "value": 3.0}], "tag",
+                          {"dl19": folder, "dev": folder}, ["mrr@10", "recall@10"], {"dl19": 2, "dev": 1},
+                          {"variant": "v"}, ["dl19", "dev"], "both", tmp_path / "runs", tmp_path / "scores.parquet")
+    table = score_table.read(tmp_path / "scores.parquet")
+    average = table[table["dataset"] == "both"].set_index("metric")
+    assert average["value"].to_dict() == pytest.approx({"mrr@10": 0.75, "recall@10": 1.0, "flops": 3.0})
+    assert set(average["variant"]) == {"v"}
 
 
 def test_average_is_over_the_datasets_named_only():
@@ -40,7 +54,7 @@ def test_average_is_over_the_datasets_named_only():
     out = with_average(table, ["a", "b"], "beir-avg", {"variant": "v"}, ["metric"])
     average = out[out["dataset"] == "beir-avg"].set_index("metric")
     assert average["value"].to_dict() == pytest.approx({"ndcg@10": 0.3, "recall@100": 0.6})
-    assert set(average["variant"]) == {"v"} and len(out) == 8
+    assert set(average["variant"]) == {"v"} and list(out.index) == list(range(8))
     assert with_average(table, None, "beir-avg", {}) is table
 
 
@@ -51,3 +65,18 @@ def test_trec_run_keeps_scores_to_a_millionth(tmp_path):
     back = read_trec_run(tmp_path / "run.trec")
     assert back["score"].tolist() == pytest.approx([0.123456, 0.123449], abs=1e-9)
     assert back[["query_id", "doc_id", "rank"]].values.tolist() == [["q", "a", 1], ["q", "b", 2]]
+
+
+def test_trec_run_ids_stay_text(tmp_path):
+    """Ids that look like numbers (MS MARCO's, BEIR's) read back as written, to join the qrels' text ids."""
+    run = pd.DataFrame({"query_id": ["007", "007"], "doc_id": ["0012", "1e3"], "score": [2.0, 1.0], "rank": [1, 2]})
+    write_trec_run(run, tmp_path / "run.trec", "tag")
+    back = read_trec_run(tmp_path / "run.trec")
+    assert back["query_id"].tolist() == ["007", "007"] and back["doc_id"].tolist() == ["0012", "1e3"]
+
+
+def test_cut_keeps_depth_hits_with_ties_at_the_cut_in_trec_evals_order():
+    """Depth 2 over scores 3, 2, 2, 1: the top hit and, of the two tied at the cut, the larger id."""
+    run = pd.DataFrame({"query_id": ["q"] * 4 + ["r"], "doc_id": ["a", "b", "c", "d", "a"],
+                        "score": [3.0, 2.0, 2.0, 1.0, 5.0]})
+    assert cut_run(run, 2)[["query_id", "doc_id"]].values.tolist() == [["q", "a"], ["q", "c"], ["r", "a"]]
