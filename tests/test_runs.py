@@ -3,12 +3,21 @@ average over datasets. The metrics themselves against trec_eval: tests/dense/tes
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from trimbench import scores as score_table
 from trimbench.data.io import RetrievalSplit
-from trimbench.runs import cut_run, read_trec_run, with_average, write_runs_and_scores, write_trec_run
+from trimbench.runs import (
+    cut_run,
+    evaluate_run,
+    read_trec_run,
+    run_frame,
+    with_average,
+    write_runs_and_scores,
+    write_trec_run,
+)
 
 
 def _graded_split(folder) -> str:
@@ -80,3 +89,16 @@ def test_cut_keeps_depth_hits_with_ties_at_the_cut_in_trec_evals_order():
     run = pd.DataFrame({"query_id": ["q"] * 4 + ["r"], "doc_id": ["a", "b", "c", "d", "a"],
                         "score": [3.0, 2.0, 2.0, 1.0, 5.0]})
     assert cut_run(run, 2)[["query_id", "doc_id"]].values.tolist() == [["q", "a"], ["q", "c"], ["r", "a"]]
+
+
+def test_run_frame_ranks_are_integers_as_trec_files_write_them(tmp_path):
+    run = run_frame(["q"], ["a", "b"], np.array([[2.0, 1.0]], dtype=np.float32), np.array([[1, 0]]))
+    write_trec_run(run, tmp_path / "run.trec", "tag")
+    assert (tmp_path / "run.trec").read_text().splitlines() == ["q Q0 b 1 2.000000 tag", "q Q0 a 2 1.000000 tag"]
+
+
+def test_unknown_metric_is_named_with_the_known_ones():
+    run = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]})
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(ValueError, match=r"unknown retrieval metrics \['map'\]; known: \['mrr@10', 'ndcg@10'"):
+        evaluate_run(run, qrels, ["ndcg@10", "map"])
