@@ -29,6 +29,42 @@ def _split(n_docs: int, n_queries: int, qrels: list[tuple[str, str, int]]) -> Re
                           pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]))
 
 
+def _text_vectors(texts: list[str], layers: list[int], width: int = 8) -> np.ndarray:
+    """A stand-in encoder's output: text "x<i>" at layer l is l * 100 + i + [0, 0.1, ...]."""
+    return np.array([[[layer * 100 + int(text[1:]) + d / 10 for d in range(width)] for text in texts]
+                     for layer in layers], dtype=np.float32)
+
+
+def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, monkeypatch):
+    """Seven documents in chunks of 3 (3, 3, 1) at 2 per batch, layers [3, 1] cut to 5 of 8 dims: row i
+    of every layer is text i's; documents at p_max tokens, queries at the model's own length, which
+    the model has again afterwards."""
+    from types import SimpleNamespace
+
+    from trimbench.dense import search
+
+    calls = []
+
+    def encode_layers(model, texts, layers, batch_size, max_dim=None):
+        calls.append((model.max_seq_length, list(texts)))
+        return _text_vectors(texts, layers)[:, :, :max_dim or 8]
+
+    monkeypatch.setattr(search, "encode_layers", encode_layers)
+    model = SimpleNamespace(max_seq_length=128)
+    split = _split(7, 2, [])
+    split.corpus["text"] = [f"d{i}" for i in range(7)]
+    split.queries["text"] = ["q0", "q1"]
+    counts = search.encode_retrieval_set(model, split, [3, 1], 5, tmp_path, q_max=None, p_max=32, batch_size=2,
+                                         chunk_size=3)
+    assert counts == {"docs": 7, "queries": 2} and model.max_seq_length == 128
+    docs, queries = np.load(tmp_path / "docs.npy"), np.load(tmp_path / "queries.npy")
+    assert docs.dtype == np.float16
+    assert np.array_equal(docs, _text_vectors([f"d{i}" for i in range(7)], [3, 1])[:, :, :5].astype(np.float16))
+    assert np.array_equal(queries, _text_vectors(["q0", "q1"], [3, 1])[:, :, :5].astype(np.float16))
+    assert [length for length, _ in calls] == [32, 32, 32, 128]
+    assert sorted(text for _, texts in calls[:3] for text in texts) == [f"d{i}" for i in range(7)]
+
+
 def test_each_cell_searches_its_slice_and_cosine_normalises_the_slice(tmp_path):
     """d00 = [1, 0, 0], d01 = [1, 1, 9], query [1, 1, 0], d00 relevant. Cut to 2 dims d01 is the
     query's direction (cosine 1 against 0.71): MRR 0.5. At 3 dims d01 points away (0.16): MRR 1. A
