@@ -63,6 +63,10 @@ def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, m
     assert np.array_equal(queries, _text_vectors(["q0", "q1"], [3, 1])[:, :, :5].astype(np.float16))
     assert [length for length, _ in calls] == [32, 32, 32, 128]
     assert sorted(text for _, texts in calls[:3] for text in texts) == [f"d{i}" for i in range(7)]
+    # another dataset's queries over that corpus: into a folder of their own, at q_max tokens
+    assert search.encode_queries(model, split.queries, [1], 5, tmp_path / "other" / "dl", 16, 2) == {"queries": 2}
+    assert calls[-1] == (16, ["q0", "q1"]) and model.max_seq_length == 128
+    assert np.load(tmp_path / "other" / "dl" / "queries.npy").shape == (1, 2, 5)
 
 
 def test_each_cell_searches_its_slice_and_cosine_normalises_the_slice(tmp_path):
