@@ -79,6 +79,19 @@ def test_each_cell_searches_its_slice_and_cosine_normalises_the_slice(tmp_path):
     assert {r["dim"]: r["value"] for r in rows} == {2: 0.5, 3: 1.0}
 
 
+def test_a_stale_encoding_is_one_error_naming_its_folder(tmp_path):
+    """An encoding made for other data (documents or queries added since) or without a layer the grid
+    (or the fixed-doc model's passage layer) asks for: delete it and re-run, not a silent search."""
+    emb = _embeddings(tmp_path / "emb", [1], np.array([[[2, 0], [1, 0]]]), np.array([[[1, 0]]]))
+    split = _split(2, 1, [("q0", "d00", 1)])
+    stale = rf"'{emb / 'toy'}' \(made by rule encode_corpus\) does not match the data or lacks layers"
+    cases = [(split, [1, 2], None, r"\[2\]"), (split, [1], 3, r"\[3\]"), (_split(3, 1, []), [1], None, r"\[\]"),
+             (_split(2, 2, []), [1], None, r"\[\]")]
+    for data, layers, passage_layer, missing in cases:
+        with pytest.raises(RuntimeError, match=f"{stale} {missing}: delete it and re-run"):
+            grid_scores(emb, "toy", data, layers, [2], ["mrr@10"], 10, "dot", None, {}, passage_layer=passage_layer)
+
+
 def test_grid_scores_pass_the_datasets_relevance_level(tmp_path):
     """d00 (grade 1) above d01 (grade 2): MRR 1 at level 1, 0.5 at TREC DL's level 2."""
     emb = _embeddings(tmp_path / "emb", [1], np.array([[[2, 0], [1, 0]]]), np.array([[[1, 0]]]))
@@ -136,12 +149,16 @@ def test_every_cells_run_is_the_brute_force_ranking(random_grid, tmp_path, simil
 
     emb, split, docs, queries = random_grid
     doc_ids, query_ids = list(split.corpus["doc_id"]), list(split.queries["query_id"])
-    rows = grid_scores(emb, "toy", split, LAYERS, DIMS, ["ndcg@10"], k, similarity, tmp_path, {})
+    runs = tmp_path / "runs" / "toy"  # made as needed
+    rows = grid_scores(emb, "toy", split, LAYERS, DIMS, ["ndcg@10"], k, similarity, runs, {"variant": "v"})
     assert len(rows) == len(LAYERS) * len(DIMS)
+    assert {(r["variant"], r["dataset"], r["metric"]) for r in rows} == {("v", "toy", "ndcg@10")}
     for slot, layer in enumerate(LAYERS):
         for dim in DIMS:
             want = _brute_force(docs[slot, :, :dim], queries[slot, :, :dim], doc_ids, query_ids, similarity, k)
-            run = read_trec_run(tmp_path / f"toy.L{layer}.d{dim}.trec")
+            path = runs / f"toy.L{layer}.d{dim}.trec"
+            assert {line.split()[-1] for line in path.read_text().splitlines()} == {f"L{layer}-d{dim}"}
+            run = read_trec_run(path)
             for query_id, hits in trec_eval_order(run).groupby("query_id"):
                 expected = want[want["query_id"] == query_id]
                 assert hits["score"].to_numpy() == pytest.approx(expected["score"].to_numpy(), abs=1e-5)
@@ -155,6 +172,6 @@ def test_every_cells_run_is_the_brute_force_ranking(random_grid, tmp_path, simil
             if k == len(doc_ids):
                 assert cell == pytest.approx(evaluate_run(want, split.qrels, ["ndcg@10"]), abs=1e-9)
     if k == len(doc_ids):  # the premise of the ties: d11's copies tie, so the largest id ranks first
-        run = trec_eval_order(read_trec_run(tmp_path / "toy.L1.d6.trec"))
+        run = trec_eval_order(read_trec_run(runs / "toy.L1.d6.trec"))
         order = run.loc[run["query_id"] == "q0", "doc_id"]
         assert order[order.isin(["d05", "d11", "d17", "d29"])].tolist() == ["d29", "d17", "d11", "d05"]
