@@ -37,8 +37,8 @@ def _text_vectors(texts: list[str], layers: list[int], width: int = 8) -> np.nda
 
 def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, monkeypatch):
     """Seven documents in chunks of 3 (3, 3, 1) at 2 per batch, layers [3, 1] cut to 5 of 8 dims: row i
-    of every layer is text i's; documents at p_max tokens, queries at the model's own length, which
-    the model has again afterwards."""
+    of every layer is text i's; documents at p_max tokens, queries at q_max, and the model has its own
+    length again afterwards (the model's own for a length not given)."""
     from types import SimpleNamespace
 
     from trimbench.dense import search
@@ -54,18 +54,18 @@ def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, m
     split = _split(7, 2, [])
     split.corpus["text"] = [f"d{i}" for i in range(7)]
     split.queries["text"] = ["q0", "q1"]
-    counts = search.encode_retrieval_set(model, split, [3, 1], 5, tmp_path, q_max=None, p_max=32, batch_size=2,
+    counts = search.encode_retrieval_set(model, split, [3, 1], 5, tmp_path, q_max=16, p_max=32, batch_size=2,
                                          chunk_size=3)
     assert counts == {"docs": 7, "queries": 2} and model.max_seq_length == 128
     docs, queries = np.load(tmp_path / "docs.npy"), np.load(tmp_path / "queries.npy")
     assert docs.dtype == np.float16
     assert np.array_equal(docs, _text_vectors([f"d{i}" for i in range(7)], [3, 1])[:, :, :5].astype(np.float16))
     assert np.array_equal(queries, _text_vectors(["q0", "q1"], [3, 1])[:, :, :5].astype(np.float16))
-    assert [length for length, _ in calls] == [32, 32, 32, 128]
+    assert [length for length, _ in calls] == [32, 32, 32, 16]
     assert sorted(text for _, texts in calls[:3] for text in texts) == [f"d{i}" for i in range(7)]
     # another dataset's queries over that corpus: into a folder of their own, at q_max tokens
-    assert search.encode_queries(model, split.queries, [1], 5, tmp_path / "other" / "dl", 16, 2) == {"queries": 2}
-    assert calls[-1] == (16, ["q0", "q1"]) and model.max_seq_length == 128
+    assert search.encode_queries(model, split.queries, [1], 5, tmp_path / "other" / "dl", None, 2) == {"queries": 2}
+    assert calls[-1] == (128, ["q0", "q1"]) and model.max_seq_length == 128
     assert np.load(tmp_path / "other" / "dl" / "queries.npy").shape == (1, 2, 5)
 
 
@@ -77,6 +77,18 @@ def test_each_cell_searches_its_slice_and_cosine_normalises_the_slice(tmp_path):
     split = _split(2, 1, [("q0", "d00", 1)])
     rows = grid_scores(emb, "toy", split, [1], [2, 3], ["mrr@10"], 10, "cosine", None, {})
     assert {r["dim"]: r["value"] for r in rows} == {2: 0.5, 3: 1.0}
+
+
+def test_search_adds_the_documents_in_chunks_and_ranks_every_one():
+    """Five documents added two at a time (a corpus of millions is added 500,000 at a time): the top 5
+    of each query are all five, by the plain product."""
+    from trimbench.dense.search import search
+
+    docs = np.array([[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 1, 0], [0, 1, 5]], dtype=np.float16)
+    queries = np.array([[1, 1, 1], [1, 0, 2]], dtype=np.float32)  # scores 1 2 3 5 6 and 1 0 6 4 10
+    scores, ids = search(docs, queries, 5, "dot", add_chunk=2)
+    assert ids.tolist() == [[4, 3, 2, 1, 0], [4, 2, 3, 0, 1]]
+    assert scores.tolist() == [[6, 5, 3, 2, 1], [10, 6, 4, 1, 0]]
 
 
 def test_a_stale_encoding_is_one_error_naming_its_folder(tmp_path):
