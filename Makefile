@@ -6,7 +6,7 @@ STAMP := $(VENV)/.trimbench-installed
 # faiss' build: cpu, or gpu on a cluster's GPU nodes (pyproject.toml's extras; docs/cluster.md)
 FAISS ?= cpu
 
-.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny
+.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mutate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,20 @@ BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start trai
 
 bench: env
 	@for name in $(BENCHMARKS); do echo "== benchmarks/$$name.py"; $(BIN)/python benchmarks/$$name.py || exit 1; done
+
+# Mutation testing (docs/developing.md, "Mutation testing"): mutmut mutates the modules that
+# [tool.mutmut] in pyproject.toml names, one function at a time in a copy (mutants/), runs the unit
+# tests that call it, then prints the score and the survivors. MUTANTS='trimbench.runs.*' runs only
+# those mutants. PYTHONPATH: a child process a test starts imports the mutated copy too, not the
+# checkout that the editable install points at. Incremental: a re-run retests only what changed.
+MUTANTS ?=
+
+mutate: env
+	@start=$$(date +%s); \
+	$(BIN)/python -c "import mutmut" 2>/dev/null || $(BIN)/pip install -q -e ".[dev,$(FAISS),mutate]"; \
+	PYTHONPATH=$(CURDIR)/mutants OMP_NUM_THREADS=1 $(BIN)/mutmut run --max-children $$(nproc) $(MUTANTS) && \
+	$(BIN)/python benchmarks/mutation_score.py $(MUTANTS) && \
+	echo "make mutate: wall time $$(( $$(date +%s) - start )) s"
 
 lint: env
 	$(BIN)/snakemake --lint

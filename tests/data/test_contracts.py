@@ -122,6 +122,10 @@ WRONG = [
      {"anchor": "sent0", "positive": "sent1", "negative": "hard_neg"},
      r"config key datasets\.nli-for-simcse\.columns\.anchor: 'sent0' is not a feature of hub dataset "
      r"SeanLee97/nli_for_simcse .*its features: text \(string\), positive \(string\), negative \(string\)"),
+    # a text feature mapped to a column of ours that is a number
+    ("2dmse-sts-v2.yaml", ["datasets", "stsb", "columns"], {"score": "sentence1"},
+     r"config key datasets\.stsb\.columns\.score: feature 'sentence1' of hub dataset .* is string; 'score' needs "
+     r"a number"),
     ("2dmse-sts-v2.yaml", ["datasets", "stsb", "splits"], {"test": "dev"},
      r"config key datasets\.stsb\.splits\.test: split 'dev' .*its splits: train, validation, test"),
     ("electra.yaml", ["datasets", "mrpc", "config"], "mrpc-pairs",

@@ -81,6 +81,18 @@ def test_split_pairs_and_corpus_of_a_hand_made_table(tmp_path):
     assert both.corpus["doc_id"].tolist() == ["12", "11", "15", "17"]
 
 
+def test_a_test_row_at_exactly_the_threshold_is_a_query(tmp_path):
+    """src/data.py keeps test rows with relevance >= 2.5: row 104 (a test row) judged exactly 2.5 is a
+    query beside 102; the train pairs (relevance > 2.5) still leave out 107, a train row at 2.5."""
+    table = HAND_TABLE.assign(relevance=HAND_TABLE["relevance"].where(HAND_TABLE["id"] != 104, 2.5))
+    entry = _hand_entry(tmp_path, table, distractors=1)
+    split = homedepot_data.retrieval_split(entry, "test")
+    assert split.queries.to_dict("records") == [{"query_id": "102", "text": "a hammer"},
+                                                {"query_id": "104", "text": "b drill"}]
+    assert split.qrels[["query_id", "doc_id"]].values.tolist() == [["102", "11"], ["104", "12"]]
+    assert "nails" not in homedepot_data.pairs_table(entry, "train")["anchor"].tolist()
+
+
 def test_shuffle_cut_and_split_equal_the_datasets_library(entry):
     """The seed's own calls (src/data.py:115-120) on the stand-in give the same parts in the same order."""
     import datasets

@@ -94,6 +94,32 @@ def test_2dmse_is_the_weighted_sum_of_its_terms(tiny):
     assert got == pytest.approx(fixed_want.item(), rel=1e-5)
 
 
+def test_2dmse_terms_cut_to_their_dims_on_hand_made_embeddings(tiny, monkeypatch):
+    """The loss over embeddings given by hand (2 queries, a positive and a negative column; each layer
+    its own): every term by the module docstring's formula. Coordinate 9 (index 8) adds 100 to every
+    negative's score, so a term cut one dimension too wide is off by tens, not by a hair."""
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(0)
+    embeddings = {layer: torch.randn(6, 32, generator=gen, dtype=torch.float64) for layer in (1, 2, 3)}
+    for rows in embeddings.values():  # rows: queries 0-1, positives 2-3, negatives 4-5
+        rows[[0, 1, 4, 5], 8] = 10.0
+    columns = [{"input_ids": torch.zeros(2, 1, dtype=torch.long), "attention_mask": torch.ones(2, 1), "column": c}
+               for c in range(3)]
+    loss = GroupedContrastiveLoss(tiny, "2dmse", [8, 4], SETTINGS)
+    monkeypatch.setattr(loss, "_embed", lambda features, layers: {
+        layer: embeddings[layer][2 * features["column"]:2 * features["column"] + 2] for layer in layers})
+
+    def ce(layer, dim):
+        q, pos, neg = embeddings[layer][:2], embeddings[layer][2:4], embeddings[layer][4:]
+        passages = torch.stack([pos, neg], 1).flatten(0, 1)  # q0's positive, q0's negative, q1's ...
+        return F.cross_entropy(q[:, :dim] @ passages[:, :dim].T, torch.tensor([0, 2])).item()
+
+    want = ce(3, 32) + sum(ce(3, d) + layer_weight(1) * ce(1, d) + layer_weight(2) * ce(2, d) for d in (8, 4))
+    assert loss(columns, None).item() == pytest.approx(want, rel=1e-9)
+    assert ce(3, 9) - ce(3, 8) > 50  # the premise: one dimension more costs a term tens
+
+
 def test_score_align_adds_a_nonnegative_term_and_trains(tiny):
     features = _features(tiny)
     plain = GroupedContrastiveLoss(tiny, "2dmse", [8], SETTINGS)(features, None)

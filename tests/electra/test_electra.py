@@ -246,6 +246,21 @@ def test_binary_scores_use_the_threshold_given():
     assert threshold_scores(cosines, labels, 0.3) == pytest.approx({"f1": 2 / 3, "accuracy": 0.6})
 
 
+def test_binary_threshold_is_chosen_on_validation_and_applied_to_test(monkeypatch):
+    """The paper's protocol: the F1 threshold best on validation (between 0.6 and 0.2) is applied to
+    test, where it misses a positive (F1 2/3); a threshold chosen on test would give it 1."""
+    from types import SimpleNamespace
+
+    from trimbench.electra import train
+
+    monkeypatch.setattr(train, "cosines", lambda frame, model, batch_size: frame["cosine"].to_numpy())
+    frames = {"validation": pd.DataFrame({"cosine": [0.9, 0.6, 0.2], "label": [1, 1, 0]}),
+              "test": pd.DataFrame({"cosine": [0.5, 0.3, 0.35], "label": [1, 0, 1]})}
+    rows = train.score_splits("cosine_bce", SimpleNamespace(model=None), frames, batch_size=2)
+    f1 = {r["split"]: r["value"] for r in rows if r["metric"] == "f1"}
+    assert f1 == pytest.approx({"validation": 1.0, "test": 2 / 3})
+
+
 def test_macro_f1_counts_every_class():
     from trimbench.electra.train import class_scores
 
@@ -470,6 +485,23 @@ def test_domain_adaptation_moves_the_encoder_and_leaves_the_fresh_head_as_initia
     assert not torch.equal(embeddings, before[name])
     moved = [n for n in after if id(after[n]) in encoder and not torch.equal(after[n], before[n])]
     assert any(".layer.1." in n for n in moved)  # the top block learns too
+
+
+def test_seed_head_redraws_the_head_transform_as_torchs_default_not_the_models_init(tiny_bert_dir):
+    """dapt.py builds the head from plain modules: its transform is nn.Linear's default draw
+    (uniform within 1/sqrt(32): sd 0.10, a non-zero bias), not BERT's _init_weights (sd 0.02, bias 0)
+    that transformers gives the head a checkpoint lacks."""
+    from transformers import AutoModelForMaskedLM
+
+    from trimbench.electra.train import seed_head
+
+    mlm = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir))
+    dense = mlm.cls.predictions.transform.dense
+    assert dense.weight.std().item() < 0.03 and not dense.bias.any()  # the premise: transformers' init
+    torch.manual_seed(0)
+    seed_head(mlm)
+    assert 0.08 < dense.weight.std().item() < 0.12 and dense.weight.abs().max().item() <= 1 / 32 ** 0.5
+    assert 0 < dense.bias.abs().max().item() <= 1 / 32 ** 0.5
 
 
 def test_domain_adaptation_schedule_is_counted_in_batches_as_the_paper_steps_it(tiny_bert_dir, tmp_path):

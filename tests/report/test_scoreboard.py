@@ -49,6 +49,18 @@ def test_summary_counts_within_largest_and_one_sided():
     assert "3 cells compared, 2 within ±0.01, largest |Δ| 0.0300" in summary_line(exp)
 
 
+def test_comparisons_page_says_within_by_the_tolerance():
+    """|Δ| 0.005 and 0.03 at tolerance 0.01: "yes" and "no" on the page, as the summary counts them."""
+    import re
+
+    page = comparisons_html([experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630})])
+    header = re.findall(r"<th>([^<]*)</th>", page)
+    rows = [dict(zip(header, re.findall(r"<td>([^<]*)</td>", row), strict=True))
+            for row in re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)]
+    assert sorted((row["dim"], row["delta"], row["within"]) for row in rows) == [("16", "0.0300", "no"),
+                                                                                  ("8", "0.0050", "yes")]
+
+
 def test_tolerance_is_the_experiments():
     exp = experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630}, tolerance=0.05)
     assert summarise(comparison(exp), 0.05)["within"] == 2 == status_table([exp]).iloc[0].within

@@ -133,6 +133,18 @@ def test_quantise_rounds_and_drops_zeros():
     assert q.nnz == 2 and q.dtype == np.int32
 
 
+def test_keep_top_terms_keeps_each_rows_largest_weights_lower_term_id_on_ties():
+    weights = sp.csr_matrix(np.array([[0.0, 0.5, 0.3, 0.5, 0.0, 0.9],
+                                      [0.2, 0.0, 0.0, 0.0, 0.0, 0.0],
+                                      [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                                      [0.1, 0.4, 0.4, 0.4, 0.7, 0.0]]))
+    assert sparse.keep_top_terms(weights, 2).toarray().tolist() == [[0, 0.5, 0, 0, 0, 0.9], [0.2, 0, 0, 0, 0, 0],
+                                                                   [0] * 6, [0, 0.4, 0, 0, 0.7, 0]]
+    assert sparse.keep_top_terms(weights, 3).toarray()[3].tolist() == [0, 0.4, 0.4, 0, 0.7, 0]
+    assert (sparse.keep_top_terms(weights, None) != weights).nnz == 0
+    assert sparse.keep_top_terms(weights, 2).shape == (4, 6)
+
+
 def test_flops_metric_and_active_terms_against_the_formula():
     rng = np.random.default_rng(0)
     queries = sp.csr_matrix(rng.integers(0, 3, size=(6, 9)) * (rng.random((6, 9)) < 0.4))
@@ -228,6 +240,29 @@ def test_impact_search_top_document_and_score_are_the_sparse_dot_product(small_i
         assert exact[i][doc_ids.index(top["doc_id"])] == exact[i].max()
         assert (hits["score"].to_numpy() == np.sort(exact[i][exact[i] > 0])[::-1]).all()
     assert not run["doc_id"].isin(["d4", "d17"]).any()
+
+
+def test_impact_search_ranks_every_document_as_the_dense_matrix_product(small_index):
+    """Every hit of every query, read in trec_eval's order (score descending, ties by document id
+    descending: what the metrics read), is the ranking of the dense integer product over the
+    documents that share a term with the query; integer weights in {1, 2} make ties common."""
+    from trimbench.runs import trec_eval_order
+
+    index, doc_ids, docs = small_index
+    rng = np.random.default_rng(4)
+    queries = sp.csr_matrix(rng.integers(1, 3, size=(6, len(VOCAB))) * (rng.random((6, len(VOCAB))) < 0.15))
+    query_ids = [f"q{i}" for i in range(6)]
+    run = trec_eval_order(sparse.impact_search(index, query_ids, sparse.term_maps(queries, VOCAB), k=30))
+    product = queries.toarray() @ docs.toarray().T
+    ties = 0
+    for i, query_id in enumerate(query_ids):
+        scored = sorted(((float(product[i, j]), doc_ids[j]) for j in range(30) if product[i, j] > 0),
+                        key=lambda hit: hit[1], reverse=True)
+        scored.sort(key=lambda hit: -hit[0])  # stable: ties keep the id order
+        hits = run[run["query_id"] == query_id]
+        assert list(zip(hits["score"], hits["doc_id"], strict=True)) == scored, query_id
+        ties += len(scored) - len({score for score, _ in scored})
+    assert ties > 0  # the premise: tied scores were ranked
 
 
 def test_empty_queries_and_documents_do_not_crash(small_index):

@@ -1,0 +1,104 @@
+"""TREC runs (trimbench/runs.py): what a run's file keeps, the score table a job writes from its runs, the
+average over datasets. The metrics themselves against trec_eval: tests/dense/test_retrieval.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from trimbench import scores as score_table
+from trimbench.data.io import RetrievalSplit
+from trimbench.runs import (
+    cut_run,
+    evaluate_run,
+    read_trec_run,
+    run_frame,
+    with_average,
+    write_runs_and_scores,
+    write_trec_run,
+)
+
+
+def _graded_split(folder) -> str:
+    """One query: document a judged 1, document b judged 2 (TREC DL's grades)."""
+    RetrievalSplit(pd.DataFrame({"doc_id": ["a", "b"], "title": "", "text": ["x", "y"]}),
+                   pd.DataFrame({"query_id": ["q"], "text": ["q"]}),
+                   pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 2]})).save(folder)
+    return str(folder)
+
+
+def test_runs_and_scores_count_each_datasets_relevance_level(tmp_path):
+    """a ranked above b: MRR@10 1 where grade 1 counts, 0.5 where only grade 2 does (TREC DL). The
+    same run for two datasets, each with its own level."""
+    folder = _graded_split(tmp_path / "split")
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "rank": [1, 2]})
+    write_runs_and_scores({"dl19": run, "dev": run}, [], "tag", {"dl19": folder, "dev": folder}, ["mrr@10"],
+                          {"dl19": 2, "dev": 1}, {"variant": "v"}, None, "avg", tmp_path / "runs",
+                          tmp_path / "scores.parquet")
+    table = score_table.read(tmp_path / "scores.parquet")
+    assert dict(zip(table["dataset"], table["value"], strict=True)) == {"dev": 1.0, "dl19": 0.5}
+    assert set(table["variant"]) == {"v"}
+    assert read_trec_run(tmp_path / "runs" / "dl19.trec")["doc_id"].tolist() == ["a", "b"]
+    assert (tmp_path / "runs" / "dev.trec").read_text().split("\n")[0].split() == ["q", "Q0", "a", "1", "2.000000",
+                                                                                 "tag"]
+
+
+def test_runs_and_scores_add_the_average_over_the_datasets_named(tmp_path):
+    folder = _graded_split(tmp_path / "split")
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "rank": [1, 2]})
+    write_runs_and_scores({"dl19": run, "dev": run}, [{"dataset": "dev", "metric": "flops", "value": 3.0}], "tag",
+                          {"dl19": folder, "dev": folder}, ["mrr@10", "recall@10"], {"dl19": 2, "dev": 1},
+                          {"variant": "v"}, ["dl19", "dev"], "both", tmp_path / "runs", tmp_path / "scores.parquet")
+    table = score_table.read(tmp_path / "scores.parquet")
+    average = table[table["dataset"] == "both"].set_index("metric")
+    assert average["value"].to_dict() == pytest.approx({"mrr@10": 0.75, "recall@10": 1.0, "flops": 3.0})
+    assert set(average["variant"]) == {"v"}
+
+
+def test_average_is_over_the_datasets_named_only():
+    """BEIR's average over its datasets, not MS MARCO beside them: (0.2 + 0.4) / 2, per metric."""
+    table = pd.DataFrame({"dataset": ["a", "b", "msmarco"] * 2, "metric": ["ndcg@10"] * 3 + ["recall@100"] * 3,
+                          "value": [0.2, 0.4, 0.9, 0.5, 0.7, 0.1]})
+    out = with_average(table, ["a", "b"], "beir-avg", {"variant": "v"}, ["metric"])
+    average = out[out["dataset"] == "beir-avg"].set_index("metric")
+    assert average["value"].to_dict() == pytest.approx({"ndcg@10": 0.3, "recall@100": 0.6})
+    assert set(average["variant"]) == {"v"} and list(out.index) == list(range(8))
+    assert with_average(table, None, "beir-avg", {}) is table
+
+
+def test_trec_run_keeps_scores_to_a_millionth(tmp_path):
+    """Two scores 7e-6 apart stay apart in the file: trec_eval ranks by the written score."""
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [0.123456, 0.123449], "rank": [1, 2]})
+    write_trec_run(run, tmp_path / "run.trec", "tag")
+    back = read_trec_run(tmp_path / "run.trec")
+    assert back["score"].tolist() == pytest.approx([0.123456, 0.123449], abs=1e-9)
+    assert back[["query_id", "doc_id", "rank"]].values.tolist() == [["q", "a", 1], ["q", "b", 2]]
+
+
+def test_trec_run_ids_stay_text(tmp_path):
+    """Ids that look like numbers (MS MARCO's, BEIR's) read back as written, to join the qrels' text ids."""
+    run = pd.DataFrame({"query_id": ["007", "007"], "doc_id": ["0012", "1e3"], "score": [2.0, 1.0], "rank": [1, 2]})
+    write_trec_run(run, tmp_path / "run.trec", "tag")
+    back = read_trec_run(tmp_path / "run.trec")
+    assert back["query_id"].tolist() == ["007", "007"] and back["doc_id"].tolist() == ["0012", "1e3"]
+
+
+def test_cut_keeps_depth_hits_with_ties_at_the_cut_in_trec_evals_order():
+    """Depth 2 over scores 3, 2, 2, 1: the top hit and, of the two tied at the cut, the larger id."""
+    run = pd.DataFrame({"query_id": ["q"] * 4 + ["r"], "doc_id": ["a", "b", "c", "d", "a"],
+                        "score": [3.0, 2.0, 2.0, 1.0, 5.0]})
+    assert cut_run(run, 2)[["query_id", "doc_id"]].values.tolist() == [["q", "a"], ["q", "c"], ["r", "a"]]
+
+
+def test_run_frame_ranks_are_integers_as_trec_files_write_them(tmp_path):
+    run = run_frame(["q"], ["a", "b"], np.array([[2.0, 1.0]], dtype=np.float32), np.array([[1, 0]]))
+    write_trec_run(run, tmp_path / "run.trec", "tag")
+    assert (tmp_path / "run.trec").read_text().splitlines() == ["q Q0 b 1 2.000000 tag", "q Q0 a 2 1.000000 tag"]
+
+
+def test_unknown_metric_is_named_with_the_known_ones():
+    run = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]})
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(ValueError, match=r"unknown retrieval metrics \['map'\]; known: \['mrr@10', 'ndcg@10'"):
+        evaluate_run(run, qrels, ["ndcg@10", "map"])
