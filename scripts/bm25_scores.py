@@ -24,11 +24,10 @@ def main(job) -> None:
     for dataset, index, folder in zip(p.datasets, job.input.index, job.input.data, strict=True):
         queries = RetrievalSplit.read(folder, "queries")
         ids, texts = list(queries["query_id"]), list(queries["text"])
-        with reading(index):
-            searcher = Searcher(Path(index), bm25["fields"], bm25["k1"], bm25["b"], threads=int(job.threads))
-        runs[dataset] = top_k_run(lambda depth: searcher.run(ids, texts, depth), p.top_k,  # noqa: B023
-                                  p.ignore_identical_ids[dataset])
-        searcher.close()
+        with reading(index), Searcher(Path(index), bm25["fields"], bm25["k1"], bm25["b"],
+                                      threads=int(job.threads)) as searcher:
+            runs[dataset] = top_k_run(lambda depth: searcher.run(ids, texts, depth), p.top_k,  # noqa: B023
+                                      p.ignore_identical_ids[dataset])
     write_runs_and_scores(runs, [], "bm25", dict(zip(p.datasets, job.input.data, strict=True)), p.metrics,
                           p.relevance_level, p.meta, p.average_over, p.average_name, job.output.runs,
                           job.output.scores)

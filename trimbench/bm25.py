@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from trimbench.data.io import DataError
+from trimbench.data.io import DataError, doc_texts
 from trimbench.java import setup_java
 
 FIELDS = ("flat", "multifield")
@@ -32,11 +32,12 @@ log = logging.getLogger("trimbench")
 
 def documents(corpus: pd.DataFrame, fields: str) -> Iterator[dict]:
     """Each document as pyserini's JSON collection reads it, laid out as ``fields`` says."""
-    for doc_id, title, text in zip(corpus["doc_id"], corpus["title"], corpus["text"], strict=True):
-        if fields == "multifield":
+    if fields == "multifield":
+        for doc_id, title, text in zip(corpus["doc_id"], corpus["title"], corpus["text"], strict=True):
             yield {"id": doc_id, "contents": text, "title": title}
-        else:
-            yield {"id": doc_id, "contents": f"{title} {text}".strip()}
+    else:  # the text a dense model reads (BEIR's title + text), so both methods see one document
+        for doc_id, contents in zip(corpus["doc_id"], doc_texts(corpus), strict=True):
+            yield {"id": doc_id, "contents": contents}
 
 
 def check_titles(corpus: pd.DataFrame, dataset: str) -> None:
@@ -92,6 +93,12 @@ class Searcher:
             for query_id, hits in zip(ids, self.hits(ids, texts[start:start + block], k), strict=True):
                 rows += [(query_id, doc_id, float(score), rank) for rank, (doc_id, score) in enumerate(hits, 1)]
         return pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "rank"])
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def close(self) -> None:
         self.searcher.close()

@@ -67,9 +67,8 @@ def bm25_mine(split: RetrievalSplit, index_dir: Path, depth: int, keep: int, thr
               block: int = 10_000, k1: float = 0.9, b: float = 0.4) -> Iterator[dict]:
     """Mine with BM25 (Anserini's defaults k1 0.9, b 0.4) over the split's corpus: its flat index
     (rule bm25_index, shared with the BM25 baseline; :mod:`trimbench.bm25`)."""
-    searcher = Searcher(index_dir, "flat", k1, b, threads)
-    yield from _rows(split, lambda ids, texts: searcher.hits(ids, texts, depth), keep, block)
-    searcher.close()
+    with Searcher(index_dir, "flat", k1, b, threads) as searcher:  # closed however the caller stops
+        yield from _rows(split, lambda ids, texts: searcher.hits(ids, texts, depth), keep, block)
 
 
 def dense_mine(split: RetrievalSplit, model, depth: int, keep: int, similarity: str = "dot",

@@ -120,13 +120,18 @@ class EpochGroups:
         ``n_negatives`` must be at least 1."""
         hashed = row + self.seed
         n = self.negatives_per_group
-        positive = (epoch if self.positives_from_first else hashed + epoch) % n_positives
+        positive = self._positive(row, n_positives, epoch)
         if n_negatives >= n:
             order = list(range(n_negatives))
             random.Random(hashed).shuffle(order)
             offset = epoch * n % n_negatives
             return positive, (order * 2)[offset:offset + n]
         return positive, random.Random(hashed * 1_000_003 + epoch).choices(range(n_negatives), k=n)
+
+    def _positive(self, row: int, n_positives: int, epoch: int) -> int:
+        """The position of ``row``'s positive in ``epoch``: the seed's pop(0)/append from the front
+        (SPLADE), else from a per-query offset (the 2DMSE retrieval track)."""
+        return (epoch if self.positives_from_first else row + self.seed + epoch) % n_positives
 
     def draw(self, row: int, positives: list[int], negatives: list[int], epoch: int) -> tuple[int, list[int]]:
         """(positive, negatives) of ``row`` in ``epoch``, as positions into the texts."""
@@ -135,7 +140,7 @@ class EpochGroups:
             return positives[positive], [negatives[k] for k in chosen]
         n = self.negatives_per_group
         rng = random.Random((row + self.seed) * 1_000_003 + epoch)
-        positive = positives[(epoch if self.positives_from_first else row + self.seed + epoch) % len(positives)]
+        positive = positives[self._positive(row, len(positives), epoch)]
         banned = set(positives)
         others = [i for i in rng.sample(range(len(self.texts)), min(len(self.texts), n + len(banned)))
                   if i not in banned]

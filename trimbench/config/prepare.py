@@ -303,8 +303,9 @@ def bm25_settings(exp: dict) -> dict:
 
 def untitled(entry: dict) -> bool:
     """A dataset whose builder writes no document titles (Lee's passages, Home Depot's products);
-    a BEIR or Tevatron corpus may have them, which its BM25 index job checks."""
-    return entry["source"] == "gensim" or entry.get("builder") == "homedepot"
+    a BEIR or Tevatron corpus may have them, which its BM25 index job checks. The same builders
+    as corpus_per_split: they make each split's corpus, without titles."""
+    return corpus_per_split(entry)
 
 
 def check_bm25(config: dict) -> None:
