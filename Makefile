@@ -94,10 +94,12 @@ mutate: env
 	$(BIN)/python benchmarks/mutation_score.py $(MUTANTS) && \
 	echo "make mutate: wall time $$(( $$(date +%s) - start )) s"
 
+# lint-imports: the package's layers contract ([tool.importlinter] in pyproject.toml; docs/developing.md, "Layers").
 lint: env
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check .
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 # A dry run of the embedded default and of every paper preset (seconds each, offline), in a scratch
 # working directory: each DAG builds and each config passes its checks.

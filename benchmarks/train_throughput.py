@@ -67,8 +67,9 @@ def main() -> None:
     from trimbench.config import prepare as tb_config
     from trimbench.data.lee import lee_ict
     from trimbench.dense.losses import build_sts_loss
+    from trimbench.jobs.fingerprint import run_fingerprint
     from trimbench.models import use_attention
-    from trimbench.training import fine_tune, run_fingerprint
+    from trimbench.training import fine_tune
 
     cuda = torch.cuda.is_available()
     precision = args.precision or ("bf16" if cuda else "fp32")

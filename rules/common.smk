@@ -10,8 +10,9 @@ from types import SimpleNamespace
 sys.path.insert(0, workflow.basedir)
 
 from trimbench.config import prepare as tb_config
-from trimbench import models as tb_models
+from trimbench.jobs.packaged import packaged_model
 from trimbench.config import schema as tb_schema
+from trimbench.errors import ConfigError
 from trimbench.models import local_folder
 
 # The config is read here, not by a `configfile:` directive: config.yaml (the embedded default)
@@ -25,7 +26,7 @@ try:
     )
     CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
     tb_config.check_smoke_report(CONFIG, sys.argv)
-except tb_schema.ConfigError as error:
+except ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 # `config` as the run sees it (the report's front page lists its experiments), and config.yaml
 # among the run's config files (the report's and --archive's list) where it was read.
@@ -77,14 +78,14 @@ def packaged(**models):
     """The param `packaged`, given the registry model behind each named input that may be one
     (None for none, [name] for an input that is a list): each packaged model by package, subfolder
     and version, not by a path into the environment, which a copied checkout or another venv
-    changes (trimbench.models.packaged_model); the job finds the folder (trimbench.jobs.run). None
+    changes (trimbench.jobs.packaged.packaged_model); the job finds the folder (trimbench.jobs.run). None
     packaged: a value the params trigger skips, so the params of runs on hub and local models stay
     what they were."""
     found = {}
     for key, name in models.items():
         single = name[0] if isinstance(name, list) else name
         if single is not None and MODELS[single]["source"] == "package":
-            model = tb_models.packaged_model(MODELS[single])
+            model = packaged_model(MODELS[single])
             found[key] = [model] if isinstance(name, list) else model
     return found or SimpleNamespace()
 

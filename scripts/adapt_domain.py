@@ -19,7 +19,7 @@ def main(job) -> None:
 
     from trimbench.electra.train import adapt_domain as adapt
     from trimbench.electra.train import unique_texts
-    from trimbench.training import run_fingerprint
+    from trimbench.jobs.fingerprint import run_fingerprint
 
     p = job.params
     table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)

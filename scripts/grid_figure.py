@@ -15,7 +15,7 @@ def main(job) -> None:
     import pandas as pd
 
     from trimbench import scores as score_table
-    from trimbench.report.grid import sts_layer_figure
+    from trimbench.dense.grid import sts_layer_figure
 
     p = job.params
     published = pd.read_csv(job.input.reference)

@@ -15,7 +15,7 @@ def main(job) -> None:
     import pandas as pd
 
     from trimbench import scores as score_table
-    from trimbench.report.grid import sts_grid_tables
+    from trimbench.dense.grid import sts_grid_tables
 
     p = job.params
     published = pd.read_csv(job.input.reference)

@@ -23,8 +23,8 @@ def main(job) -> None:
     import tempfile
 
     from trimbench.data.io import RetrievalSplit
+    from trimbench.jobs.fingerprint import FINGERPRINT_FILE, run_fingerprint, stamped_work_dir
     from trimbench.splade import vectors as sparse
-    from trimbench.training import FINGERPRINT_FILE, run_fingerprint, stamped_work_dir
 
     p, out, vectors = job.params, Path(job.output.index), Path(job.input.vectors)
     work = stamped_work_dir(out.with_name(out.name + ".unfinished"),

@@ -12,7 +12,7 @@ from trimbench.jobs.run import run
 
 
 def main(job) -> None:
-    from trimbench.report.figures import cross_track_pareto_figure
+    from trimbench.plots.figures import cross_track_pareto_figure
     from trimbench.report.scoreboard import COSTS, pareto_points
     from trimbench.report.scoreboard import experiments as scoreboard_experiments
 

@@ -14,7 +14,7 @@ def main(job) -> None:
     import pandas as pd
 
     from trimbench import scores as score_table
-    from trimbench.report.grid import VersionBlock, sts_versions_figure, sts_versions_tables
+    from trimbench.dense.grid import VersionBlock, sts_versions_figure, sts_versions_tables
 
     p = job.params
     blocks = [

@@ -22,8 +22,8 @@ def main(job) -> None:
 
     from trimbench import scores as score_table
     from trimbench.electra.train import reinitialise, train_runs
+    from trimbench.jobs.fingerprint import run_fingerprint
     from trimbench.models import load_sentence_model
-    from trimbench.training import run_fingerprint
 
     p = job.params
     # One start model for every k, or one per k (word-similarity pre-tuned cuts), as the params say.

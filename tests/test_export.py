@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from trimbench.config import prepare as tb_config
-from trimbench.config.schema import ConfigError
 from trimbench.encoding import encode_layers
+from trimbench.errors import ConfigError
 from trimbench.export import PROVENANCE_FILE, export_trimmed, main
 from trimbench.models import load_sentence_model, read_shape
 

@@ -7,13 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from trimbench.training import (
-    CHECKPOINT_FILES,
-    FINGERPRINT_FILE,
-    SENTENCE_MODEL_FILE,
-    resumable_checkpoint,
-    run_fingerprint,
-)
+from trimbench.jobs.fingerprint import FINGERPRINT_FILE, run_fingerprint
+from trimbench.training import CHECKPOINT_FILES, SENTENCE_MODEL_FILE, resumable_checkpoint
 
 
 def fake_checkpoint(trainer_dir: Path, step: int, complete: bool = True) -> Path:

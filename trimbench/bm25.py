@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from trimbench.data.io import DataError, doc_texts
+from trimbench.data.io import doc_texts
+from trimbench.errors import DataError
 from trimbench.java import setup_java
 
 FIELDS = ("flat", "multifield")

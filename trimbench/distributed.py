@@ -102,7 +102,7 @@ def check_devices_available(devices: int, key: str) -> None:
     it asked for is a config or profile error, not a silent CPU run."""
     import torch
 
-    from trimbench.config.schema import ConfigError
+    from trimbench.errors import ConfigError
 
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if visible and visible < devices:

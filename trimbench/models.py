@@ -1,4 +1,5 @@
-"""Models: where a registry entry lives, its depth and width, loading, and cutting layers.
+"""Models: where a registry entry lives, its depth and width, whether its weights look loadable,
+loading, and cutting layers.
 
 The shape functions read ``config.json`` only (no torch), so configs are validated quickly while
 Snakemake parses the workflow; everything that needs torch imports it inside the function.
@@ -6,8 +7,6 @@ Snakemake parses the workflow; everything that needs torch imports it inside the
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 import logging
 import os
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trimbench.jobs.artifacts import reading
+from trimbench.jobs.packaged import package_folder
 
 log = logging.getLogger("trimbench")
 
@@ -23,49 +23,6 @@ log = logging.getLogger("trimbench")
 class ModelShape:
     layers: int
     dim: int
-
-
-def package_folder(package: str, subfolder: str = "") -> Path:
-    """The folder a Python package ships its model in, found without importing the package."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"package '{package}' is not installed (pip install {package.replace('_', '-')})")
-    return Path(next(iter(spec.submodule_search_locations))) / subfolder
-
-
-@functools.lru_cache
-def package_version(package: str) -> str:
-    """The installed version of the distribution that ships import package ``package``."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(package)  # the distribution's name, spelt with _ (normalised alike)
-    except metadata.PackageNotFoundError:
-        distributions = metadata.packages_distributions().get(package)
-        if not distributions:
-            raise ImportError(f"package '{package}' is not installed (pip install {package.replace('_', '-')})") \
-                from None
-        return metadata.version(distributions[0])
-
-
-def packaged_model(entry: dict) -> dict:
-    """A packaged model (``source: package``) as a rule param: what the model is (package, subfolder,
-    version), not where this environment keeps it, so that a checkout copied with its ``.venv`` linked
-    or copied, or run from another environment with the same version, re-runs nothing, and another
-    version re-runs what it made. The job finds the folder in its own environment
-    (:func:`packaged_folder`)."""
-    return {"package": entry["package"], "subfolder": entry.get("subfolder", ""),
-            "version": package_version(entry["package"])}
-
-
-def packaged_folder(model: dict) -> Path:
-    """The folder of a :func:`packaged_model` in this environment; its version must be the planned one."""
-    installed = package_version(model["package"])
-    if installed != model["version"]:
-        raise ImportError(f"package '{model['package']}' is version {installed} in this job's environment; the "
-                          f"run was planned with version {model['version']} (the same environment for snakemake "
-                          "and the jobs, or the same pin in envs/*.yaml)")
-    return package_folder(model["package"], model["subfolder"])
 
 
 def _transformer_folder(folder: Path) -> Path:
@@ -152,6 +109,41 @@ def declared_shape(entry: dict, workdir: Path) -> ModelShape:
         if entry.get(key) is not None and entry[key] != value:
             raise ValueError(f"declares {key}={entry[key]} but the model's config says {value}")
     return shape
+
+
+#: the weight files transformers loads (a sharded checkpoint's index names its shards)
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json")
+
+
+def weights_problem(folder: Path) -> str | None:
+    """Why a local model folder cannot be loaded, found without loading it: no weight file anywhere
+    in it (a sentence-transformers folder may keep them in a module's subfolder), or a safetensors
+    file shorter than its own header says (a copy cut short). None when it looks loadable."""
+    found = [path for path in folder.rglob("*") if path.name in WEIGHT_FILES]
+    if not found:
+        return f"holds no weights (none of {', '.join(WEIGHT_FILES)})"
+    for path in found:
+        if path.suffix == ".safetensors":
+            expected = _safetensors_size(path)
+            if expected is None or expected != path.stat().st_size:
+                return (f"has a damaged weight file '{path.relative_to(folder)}' ({path.stat().st_size} bytes; "
+                        f"its header {'cannot be read' if expected is None else f'describes {expected}'})")
+    return None
+
+
+def _safetensors_size(path: Path) -> int | None:
+    """The file size a safetensors header describes: 8 bytes of length, the JSON header, the tensors."""
+    try:
+        with path.open("rb") as handle:
+            length = int.from_bytes(handle.read(8), "little")
+            if not 0 < length <= 100_000_000:
+                return None
+            header = json.loads(handle.read(length))
+        ends = [tensor["data_offsets"][1] for key, tensor in header.items() if key != "__metadata__"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    return 8 + length + max(ends, default=0)
 
 
 #: the absolute positions of a tiny random model (:func:`build_tiny_model`)

@@ -22,7 +22,7 @@ import numpy as np
 
 from trimbench.bm25 import Searcher
 from trimbench.data.io import RetrievalSplit, doc_texts
-from trimbench.dense.search import search
+from trimbench.search import search
 
 log = logging.getLogger(__name__)
 

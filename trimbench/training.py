@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import re
@@ -15,6 +14,7 @@ import pandas as pd
 from trimbench import distributed
 from trimbench.data.columns import KIND_COLUMNS
 from trimbench.jobs import faults
+from trimbench.jobs.fingerprint import stamped_work_dir
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,6 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FILES = ("optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json")
 #: the file that marks a saved sentence-transformers model (a plain transformers one: config.json)
 SENTENCE_MODEL_FILE = "modules.json"
-FINGERPRINT_FILE = "fingerprint.sha256"
 
 
 def training_rows(frame: pd.DataFrame, kind: str, max_samples: int | None, seed: int) -> pd.DataFrame:
@@ -110,21 +109,6 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
     return arguments_class(**{**arguments, **overrides})
 
 
-def run_fingerprint(settings: dict, inputs: list[str | Path]) -> str:
-    """What a training run depends on: its settings and every input file's path, size and mtime.
-
-    Checkpoints are only resumed by a run with the same fingerprint, so a changed config or a
-    rebuilt input never continues from a stale checkpoint.
-    """
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
-    for root in map(Path, inputs):
-        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-        for file in files:
-            stat = file.stat()
-            digest.update(f"{file}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
 def _checkpoint_step(path: Path) -> int:
     match = re.fullmatch(r"checkpoint-(\d+)", path.name)
     return int(match.group(1)) if match else -1
@@ -147,18 +131,6 @@ def checkpoint_complete(path: Path, model_file: str = SENTENCE_MODEL_FILE, ranks
     except ValueError:
         return False
     return state.get("global_step") == _checkpoint_step(path)
-
-
-def stamped_work_dir(work_dir: Path, fingerprint: str) -> Path:
-    """``work_dir`` as a run with ``fingerprint`` left it, or empty when other settings or inputs
-    left it (a changed config never continues from their partial work)."""
-    stamp = work_dir / FINGERPRINT_FILE
-    if work_dir.exists() and (not stamp.is_file() or stamp.read_text() != fingerprint):
-        log.info("discarding %s: left by a run with other settings or inputs", work_dir)
-        shutil.rmtree(work_dir)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(fingerprint)
-    return work_dir
 
 
 def resumable_checkpoint(work_dir: Path, fingerprint: str, model_file: str = SENTENCE_MODEL_FILE) -> Path | None:

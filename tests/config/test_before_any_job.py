@@ -14,8 +14,8 @@ import yaml
 
 from trimbench.config import prepare as tb_config
 from trimbench.config import schema as tb_schema
-from trimbench.config.schema import ConfigError
 from trimbench.data.columns import GENSIM_COLUMNS
+from trimbench.errors import ConfigError
 from trimbench.models import position_limit
 
 REPO = Path(__file__).resolve().parents[2]

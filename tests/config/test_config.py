@@ -13,8 +13,9 @@ import yaml
 
 from trimbench.config import prepare as tb_config
 from trimbench.config import schema as tb_schema
-from trimbench.config.schema import ConfigError
 from trimbench.dense import variants as tb_variants
+from trimbench.errors import ConfigError
+from trimbench.models import weights_problem
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -131,7 +132,7 @@ def test_a_local_model_without_weights_or_with_a_cut_weight_file_is_refused_befo
 
 
 def test_the_shipped_minilm_folder_passes_the_weights_check(minilm_dir):
-    assert tb_schema.weights_problem(minilm_dir) is None
+    assert weights_problem(minilm_dir) is None
 
 
 def test_a_local_models_broken_config_json_is_named(default, tmp_path):
@@ -465,7 +466,7 @@ def test_a_smoke_runs_report_never_replaces_the_real_runs():
     from trimbench.config.prepare import check_smoke_report
 
     for argv in (["snakemake", "--report", "results/report.html"], ["snakemake", "--report=results/r.html"]):
-        with pytest.raises(tb_schema.ConfigError, match=r"a smoke run's report would replace the real run's in "
+        with pytest.raises(ConfigError, match=r"a smoke run's report would replace the real run's in "
                                                         r"results/; write it under results-smoke/"):
             check_smoke_report({"smoke": True}, argv)
     check_smoke_report({"smoke": True}, ["snakemake", "--report", "results-smoke/report.html"])

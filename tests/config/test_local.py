@@ -11,10 +11,9 @@ import pytest
 import yaml
 
 from trimbench.config import prepare as tb_config
-from trimbench.config.schema import ConfigError
-from trimbench.data import contracts
-from trimbench.data.io import DataError
+from trimbench.data import contracts, dataset_checks
 from trimbench.data.tables import normalise
+from trimbench.errors import ConfigError, DataError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -165,10 +164,10 @@ def test_min_score_is_checked_against_the_contract_and_the_kind(mini):
     entry = {**prepare(mini)["datasets"]["stsb-pairs"], "columns": {"anchor": "sentence1", "positive": "sentence2",
                                                                     "score": "sentence2"}}
     with pytest.raises(contracts.Mismatch, match=r"min_score reads 'sentence2', which is text"):
-        contracts.check_dataset("stsb-pairs", entry, {"train": "experiments.mini-sts.train.split"})
+        dataset_checks.check_dataset("stsb-pairs", entry, {"train": "experiments.mini-sts.train.split"})
     with pytest.raises(contracts.Mismatch, match=r"ranges over \[0, 1\], not \[0, 5\]"):
-        contracts.check_dataset("stsb-pairs", {**entry, "columns": {"anchor": "sentence1", "positive": "sentence2"},
-                                               "score_range": [0, 5]}, {})
+        wrong_range = {**entry, "columns": {"anchor": "sentence1", "positive": "sentence2"}, "score_range": [0, 5]}
+        dataset_checks.check_dataset("stsb-pairs", wrong_range, {})
     cfg = copy.deepcopy(mini)
     cfg["datasets"]["stsb"]["min_score"] = 0.5
     with pytest.raises(ConfigError, match=r"config key datasets\.stsb\.min_score: keeps pairs by their score; "

@@ -13,11 +13,10 @@ import pytest
 import yaml
 
 from trimbench.config.prepare import prepare
-from trimbench.config.schema import ConfigError
-from trimbench.data import contracts, hub
+from trimbench.data import contracts, hub, model_checks
 from trimbench.data.columns import WORD_SIMILARITY_FILES
-from trimbench.data.io import DataError
 from trimbench.data.tables import load_split
+from trimbench.errors import ConfigError, DataError
 
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
@@ -31,12 +30,23 @@ def preset(name: str) -> dict:
     return yaml.safe_load((REPO / "configs" / name).read_text())
 
 
+def hub_repos(entry: dict) -> list[tuple[str, str | None]]:
+    """(repo id, the entry's key pinning its revision) of every hub repository a dataset entry reads."""
+    if entry.get("source") != "hub":
+        return []
+    if entry["kind"] == "retrieval" and entry.get("builder") != "homedepot":
+        if entry.get("format", "beir") == "tevatron":
+            return [(entry["id"], "revision"), (f"{entry['id']}-corpus", "corpus_revision")]
+        return [(entry["id"], "revision"), (f"{entry['id']}-qrels", "qrels_revision")]
+    return [(entry["id"], "revision")]
+
+
 def hub_pins(config: dict) -> list[tuple[str, str, str | None]]:
     """(config key, repo id, pinned revision) of every hub repository a config reads."""
     pins = []
     for name, entry in config["datasets"].items():
         entry = {"splits": {}, **entry}
-        for repo, key in contracts.hub_repos(entry):
+        for repo, key in hub_repos(entry):
             pins.append((f"datasets.{name}.{key}", repo, entry.get(key) if key else None))
     for name, entry in config["models"].items():
         if entry["source"] == "hub":
@@ -360,6 +370,6 @@ def test_every_contracted_models_smoke_stand_in_has_its_architecture():
     models = [c for c in models if c is not None and c.type == "model"]
     assert len(models) >= 20
     for contract in models:
-        assert contracts.model_fact(contract, "model_type") in smoke.TINY_ARCHITECTURES, contract.id
+        assert model_checks.model_fact(contract, "model_type") in smoke.TINY_ARCHITECTURES, contract.id
     assert smoke._architecture({"id": "microsoft/deberta-v3-base"}) == "deberta"
     assert smoke._architecture({"id": "google/electra-base-discriminator"}) == "electra"

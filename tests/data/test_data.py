@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
-from trimbench.data.io import DataError
 from trimbench.data.lee import lee_ict, lee_similarity, lee_similarity_split
 from trimbench.data.tables import load_split, sts_texts
+from trimbench.errors import DataError
 
 
 def test_lee_ict_is_deterministic_and_keeps_heldout_apart():
@@ -152,7 +152,7 @@ def test_url_source_reads_quote_characters_as_text(tmp_path):
     becomes one cell; KorSTS's preset entry (quoting: none) keeps every row. The preset's URLs are
     replaced by local paths here (the same download code passes them through)."""
     from trimbench.config.prepare import prepare
-    from trimbench.config.schema import ConfigError
+    from trimbench.errors import ConfigError
 
     frame = pd.DataFrame({"score": [5.0, 2.5, 0.0], "sentence1": ['"그가 말했다. 안녕', "둘", "셋"],
                           "sentence2": ["하나", '두 "개"', "셋"]})

@@ -9,8 +9,8 @@ import pytest
 
 from trimbench.config.schema import validate_schema
 from trimbench.data import homedepot as homedepot_data
-from trimbench.data.io import DataError
 from trimbench.dense import homedepot
+from trimbench.errors import DataError
 
 ENTRY = {"source": "hub", "id": "bstds/home_depot", "revision": "e4c0747eef9da8eb14de6036a1396f3e8c9634cf",
          "standin": True, "kind": "pairs", "builder": "homedepot", "standin_rows": 400, "seed": 42,

@@ -333,7 +333,7 @@ def test_trec_files_are_read_locally_or_downloaded(tmp_path):
     """A TREC file beside the run is read; an absent one comes from its URL (here a file:// URL);
     absent with no URL is one error naming the file."""
     from trimbench.data.beir import load_retrieval
-    from trimbench.data.io import DataError
+    from trimbench.errors import DataError
 
     folder = _tevatron_folder(tmp_path / "tev")
     (tmp_path / "remote").mkdir()
@@ -414,36 +414,3 @@ def test_identical_ids_are_ignored_by_default_on_beir_data_only():
     assert not ignores_identical_ids(entries("configs/homedepot.yaml")["home-depot"])
     assert not ignores_identical_ids(entries("config.yaml")["lee-ict-retrieval"])
     assert not ignores_identical_ids({**splade["arguana"], "ignore_identical_ids": False})
-
-
-def test_search_moves_the_index_to_the_gpu_when_faiss_has_one(monkeypatch):
-    """faiss-gpu's path on a CPU machine: with faiss' GPU functions stubbed to report one GPU, the
-    exact index is handed to index_cpu_to_gpu and searched there; without, it stays on the CPU."""
-    import faiss
-
-    from trimbench.dense.search import flat_index, search
-
-    class GpuIndex:  # the moved index: faiss' own CPU index underneath, so search still runs
-        def __init__(self, index):
-            self.index, self.searched = index, 0
-
-        def add(self, vectors):
-            self.index.add(vectors)
-
-        def search(self, queries, k):
-            self.searched += 1
-            return self.index.search(queries, k)
-
-    moved = []
-    monkeypatch.setattr(faiss, "StandardGpuResources", lambda: "resources", raising=False)
-    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1)
-    monkeypatch.setattr(faiss, "index_cpu_to_gpu",
-                        lambda resources, device, index: moved.append((resources, device)) or GpuIndex(index),
-                        raising=False)
-    index = flat_index(4)
-    assert isinstance(index, GpuIndex) and moved == [("resources", 0)]
-    docs = np.eye(4, dtype=np.float32)
-    scores, ids = search(docs, docs[[2]], 1)
-    assert ids.tolist() == [[2]] and len(moved) == 2
-    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 0)
-    assert isinstance(flat_index(4), faiss.IndexFlatIP) and len(moved) == 2

@@ -11,7 +11,6 @@ import torch
 from conftest import REPO
 
 from trimbench.config.prepare import load_file, prepare
-from trimbench.config.schema import ConfigError
 from trimbench.data.io import RetrievalSplit
 from trimbench.dense.retrieval_loss import (
     GroupedContrastiveLoss,
@@ -21,6 +20,7 @@ from trimbench.dense.retrieval_loss import (
     truncate_features,
 )
 from trimbench.dense.variants import variants
+from trimbench.errors import ConfigError
 from trimbench.pools import EpochGroups, group_pools
 
 SETTINGS = {"q_max_length": 16, "p_max_length": 32, "scale": 1.0, "score_align": False,

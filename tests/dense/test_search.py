@@ -79,18 +79,6 @@ def test_each_cell_searches_its_slice_and_cosine_normalises_the_slice(tmp_path):
     assert {r["dim"]: r["value"] for r in rows} == {2: 0.5, 3: 1.0}
 
 
-def test_search_adds_the_documents_in_chunks_and_ranks_every_one():
-    """Five documents added two at a time (a corpus of millions is added 500,000 at a time): the top 5
-    of each query are all five, by the plain product."""
-    from trimbench.dense.search import search
-
-    docs = np.array([[1, 0, 0], [0, 2, 0], [0, 0, 3], [4, 1, 0], [0, 1, 5]], dtype=np.float16)
-    queries = np.array([[1, 1, 1], [1, 0, 2]], dtype=np.float32)  # scores 1 2 3 5 6 and 1 0 6 4 10
-    scores, ids = search(docs, queries, 5, "dot", add_chunk=2)
-    assert ids.tolist() == [[4, 3, 2, 1, 0], [4, 2, 3, 0, 1]]
-    assert scores.tolist() == [[6, 5, 3, 2, 1], [10, 6, 4, 1, 0]]
-
-
 def test_a_stale_encoding_is_one_error_naming_its_folder(tmp_path):
     """An encoding made for other data (documents or queries added since) or without a layer the grid
     (or the fixed-doc model's passage layer) asks for: delete it and re-run, not a silent search."""

@@ -13,10 +13,10 @@ import yaml
 
 from trimbench import scores
 from trimbench.config import prepare as tb_config
-from trimbench.config.schema import ConfigError
 from trimbench.electra import checks as electra_checks
 from trimbench.electra import report as electra_report
-from trimbench.report import pareto
+from trimbench.errors import ConfigError
+from trimbench.plots import pareto
 
 REPO = Path(__file__).resolve().parents[2]
 

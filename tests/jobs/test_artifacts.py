@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from trimbench.jobs.artifacts import ArtifactError, describe, producer, reading
+from trimbench.errors import ArtifactError
+from trimbench.jobs.artifacts import describe, producer, reading
 
 
 def test_artifacts_name_the_rule_that_makes_them(tmp_path):

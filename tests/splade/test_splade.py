@@ -453,7 +453,7 @@ def _config(**run_changes) -> dict:
 ])
 def test_bad_runs_fail_at_config_time_naming_the_key(change, message):
     from trimbench.config.prepare import prepare
-    from trimbench.config.schema import ConfigError
+    from trimbench.errors import ConfigError
 
     with pytest.raises(ConfigError, match=re.escape(message)):
         prepare(_config(**change))
@@ -461,7 +461,7 @@ def test_bad_runs_fail_at_config_time_naming_the_key(change, message):
 
 def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
     from trimbench.config.prepare import prepare
-    from trimbench.config.schema import ConfigError
+    from trimbench.errors import ConfigError
 
     assert prepare(_config(model="minilm", mlm_head="tied"))["experiments"]["splade-tiny"]["runs"]["A"]["mlm_head"]
     config = _config()
@@ -499,7 +499,7 @@ def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_th
 def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
     import yaml
 
-    from trimbench.splade.checks import shared_corpora
+    from trimbench.data.corpora import shared_corpora
 
     preset = yaml.safe_load((REPO / "configs" / "splade.yaml").read_text())
     corpus_of = shared_corpora(preset["experiments"]["splade"], preset["datasets"])

@@ -44,7 +44,8 @@ def test_scores_hold_run_metrics_and_the_vectors_flops(finished):
     for run in ("A", "D"):
         mine = table[table["variant"] == run].set_index("metric")["value"]
         assert set(mine.index) == {"mrr@10", "ndcg@10", "recall@100", "flops", "q_terms", "d_terms"}
-        docs, queries = sparse.load_vectors(base / "vectors" / run / "lee-ict-retrieval")
+        vectors = base / "vectors" / run / "lee-ict-retrieval"
+        docs, queries = sparse.load_docs(vectors), sparse.load_queries(vectors)
         assert mine["flops"] == pytest.approx(sparse.flops(queries, docs))
         assert mine["q_terms"] <= 8 and mine["d_terms"] <= 24  # q_max_terms, d_max_terms
     vocab = json.loads((base / "vectors" / "A" / sparse.VOCAB_FILE).read_text())

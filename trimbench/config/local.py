@@ -16,8 +16,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from trimbench.config.schema import ConfigError, resolve_path, unknown_name
+from trimbench.checks import resolve_path, unknown_name
 from trimbench.data.columns import WORD_SIMILARITY_FILES
+from trimbench.errors import ConfigError
 
 #: sources read from outside this machine (hub repositories, URLs): a local copy stands in for them
 DOWNLOADED_SOURCES = ("hub", "url")

@@ -12,22 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
+from trimbench.checks import check_dataset, check_model_paths, model_shape, unknown_name
 from trimbench.config import local, smoke
-from trimbench.config.schema import (
-    ConfigError,
-    check_dataset,
-    check_lengths,
-    check_model_paths,
-    load_config,
-    model_shape,
-    shared_corpora,
-    unknown_name,
-    validate_schema,
-)
-from trimbench.data import contracts
+from trimbench.config.schema import check_lengths, load_config, validate_schema
+from trimbench.data import column_checks, contracts, dataset_checks, model_checks
+from trimbench.data.corpora import shared_corpora
 from trimbench.dense import checks as dense_checks
 from trimbench.dense.variants import RETRIEVAL_TRACKS, TRAINED_METHODS
 from trimbench.electra import checks as electra_checks
+from trimbench.errors import ConfigError
 from trimbench.splade import checks as splade_checks
 
 #: x axes of the cross-track Pareto figures (computed in trimbench.report.scoreboard.COSTS)
@@ -209,7 +202,7 @@ def check_source_columns(config: dict, workdir: Path) -> None:
     with _named_by_key():
         for name, splits in used_splits(config).items():
             if name in config["datasets"]:
-                contracts.check_source_columns(name, config["datasets"][name], splits, workdir)
+                column_checks.check_source_columns(name, config["datasets"][name], splits, workdir)
 
 
 def check_contracts(config: dict) -> None:
@@ -217,14 +210,14 @@ def check_contracts(config: dict) -> None:
     the hub models for tiny ones, so that smoke mode fails where the cluster would."""
     with _named_by_key():
         for name, entry in config["models"].items():
-            contracts.check_model(name, entry)
+            model_checks.check_model(name, entry)
         splits = used_splits(config)
         for name, entry in config["datasets"].items():
-            contracts.check_dataset(name, entry, splits.get(name, {}))
+            dataset_checks.check_dataset(name, entry, splits.get(name, {}))
         for name, exp in config["experiments"].items():
             hard = exp["train"].get("hard_negatives") if exp["track"] == "splade" else None
             for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
-                contracts.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
+                dataset_checks.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
                                       hard["revision"], hard[key])
 
 

@@ -1,6 +1,6 @@
 """The config schema: YAML reading (file and line of a problem), validation filling defaults, and the
-checks every track's ``check_experiment`` uses (unknown names with a suggestion, dataset and model
-entries, model shapes).
+token lengths checked against each model's position limit. The checks of single entries that every
+track's ``check_experiment`` uses are in :mod:`trimbench.checks`.
 
 Everything here runs while Snakemake parses the workflow, so it stays light: no torch, no
 transformers. Every problem is raised as one :class:`ConfigError` naming the key or file.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import math
 import os
 from pathlib import Path
@@ -19,15 +18,10 @@ import jsonschema
 import yaml
 
 from trimbench.data import contracts
-from trimbench.models import ModelShape, config_facts, declared_shape, position_limit
+from trimbench.errors import ConfigError
+from trimbench.models import config_facts, position_limit
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
-
-RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
-
-
-class ConfigError(ValueError):
-    """A problem with the configuration, the registries or a file they name."""
 
 
 def _validator_filling_defaults():
@@ -260,147 +254,6 @@ def validate_schema(config: dict) -> dict:
         error = max(errors, key=lambda e: len(e.absolute_path))
         raise ConfigError(_describe(error))
     return config
-
-
-def unknown_name(kind: str, name: str, known, where: str) -> ConfigError:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return ConfigError(
-        f"config key {where}: unknown {kind} '{name}'{hint}; known {kind}s: {', '.join(sorted(known))}"
-    )
-
-
-def check_devices(where: str, train: dict) -> None:
-    """``train.devices``: every device gets an equal share of each batch (``batch_size`` is the
-    global batch whose texts are each other's in-batch negatives)."""
-    devices, batch = train["devices"], train["batch_size"]
-    if batch % devices:
-        raise ConfigError(f"config key {where}.train.devices: {devices} devices cannot share train.batch_size "
-                          f"{batch} equally (each device takes batch_size / devices of every batch); give a "
-                          "batch size divisible by devices")
-
-
-def resolve_path(path: str, workdir: Path) -> Path:
-    p = Path(path).expanduser()
-    return p if p.is_absolute() else (workdir / p)
-
-
-def check_dataset(name: str, entry: dict, workdir: Path) -> None:
-    where = f"datasets.{name}"
-    if entry["source"] == "local":
-        folder = resolve_path(entry["path"], workdir)
-        if not folder.is_dir():
-            raise ConfigError(f"config key {where}.path: local dataset folder '{entry['path']}' does not exist")
-    if entry.get("min_score") is not None and entry["kind"] != "pairs":
-        raise ConfigError(f"config key {where}.min_score: keeps pairs by their score; dataset '{name}' is of kind "
-                          f"'{entry['kind']}'")
-    values = entry.get("label_values")
-    if values and entry["kind"] != "pair-class":
-        raise ConfigError(f"config key {where}.label_values: maps class labels; dataset '{name}' is of kind "
-                          f"'{entry['kind']}'")
-    outside = sorted({label for label in (values or {}).values() if label >= entry["num_labels"]})
-    if outside:
-        raise ConfigError(f"config key {where}.label_values: labels {outside} are outside 0..{entry['num_labels'] - 1} "
-                          f"(datasets.{name}.num_labels is {entry['num_labels']})")
-    # Files by URL are fetched by prepare_data; a local path given instead must exist now.
-    files_key = {"url": "urls", "word_similarity": "files"}.get(entry["source"])
-    files = entry.get(files_key) or {} if files_key else {}
-    for key, location in files.items():
-        if not location.startswith(("http://", "https://")) and not resolve_path(location, workdir).is_file():
-            raise ConfigError(f"config key {where}.{files_key}.{key}: local file '{location}' does not exist")
-    check_trec_files(name, entry, workdir)
-
-
-def check_trec_files(name: str, entry: dict, workdir: Path) -> None:
-    """A dataset's TREC topics / qrels file exists, or the dataset says where to download it."""
-    for key in ("topics", "qrels"):
-        if entry.get(key) and not entry.get(f"{key}_url") and not resolve_path(entry[key], workdir).is_file():
-            raise ConfigError(f"config key datasets.{name}.{key}: file '{entry[key]}' does not exist "
-                              f"(or give datasets.{name}.{key}_url to download it)")
-
-
-def corpus_key(entry: dict) -> tuple | None:
-    """What a dataset's corpus is read from, where it does not depend on the split (BEIR and
-    Tevatron corpora: hub or local folder; in smoke mode the hub's stand-in, written from the
-    contract with the entry's rows and seed); None where it does (builders)."""
-    if entry.get("builder"):
-        return None
-    if entry["source"] == "hub":
-        standin = (entry.get("standin_rows"), entry.get("seed")) if entry.get("standin") else None
-        return ("hub", entry["id"], entry.get("revision"), entry.get("format") or "beir", entry.get("config"),
-                entry.get("corpus_revision"), standin)
-    if entry["source"] == "local":
-        return ("local", entry["path"], entry.get("format") or "beir")
-    return None
-
-
-def shared_corpora(exp: dict, datasets: dict) -> dict[str, str]:
-    """Each evaluation dataset -> the first one with the same corpus (itself where none): MS MARCO
-    dev, DL19 and DL20 encode (or index) and search one corpus."""
-    first: dict = {}
-    out = {}
-    for ds in exp["evaluation"]["datasets"]:
-        key = corpus_key(datasets[ds])
-        out[ds] = ds if key is None else first.setdefault(key, ds)
-    return out
-
-
-def check_model_paths(name: str, entry: dict, workdir: Path) -> None:
-    where = f"models.{name}"
-    if entry["source"] == "local":
-        folder = resolve_path(entry["path"], workdir)
-        if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
-            raise ConfigError(
-                f"config key {where}.path: '{entry['path']}' is not a model directory "
-                "(no config.json or modules.json there)"
-            )
-
-
-#: the weight files transformers loads (a sharded checkpoint's index names its shards)
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
-                "pytorch_model.bin.index.json")
-
-
-def weights_problem(folder: Path) -> str | None:
-    """Why a local model folder cannot be loaded, found without loading it: no weight file anywhere
-    in it (a sentence-transformers folder may keep them in a module's subfolder), or a safetensors
-    file shorter than its own header says (a copy cut short). None when it looks loadable."""
-    found = [path for path in folder.rglob("*") if path.name in WEIGHT_FILES]
-    if not found:
-        return f"holds no weights (none of {', '.join(WEIGHT_FILES)})"
-    for path in found:
-        if path.suffix == ".safetensors":
-            expected = _safetensors_size(path)
-            if expected is None or expected != path.stat().st_size:
-                return (f"has a damaged weight file '{path.relative_to(folder)}' ({path.stat().st_size} bytes; "
-                        f"its header {'cannot be read' if expected is None else f'describes {expected}'})")
-    return None
-
-
-def _safetensors_size(path: Path) -> int | None:
-    """The file size a safetensors header describes: 8 bytes of length, the JSON header, the tensors."""
-    try:
-        with path.open("rb") as handle:
-            length = int.from_bytes(handle.read(8), "little")
-            if not 0 < length <= 100_000_000:
-                return None
-            header = json.loads(handle.read(length))
-        ends = [tensor["data_offsets"][1] for key, tensor in header.items() if key != "__metadata__"]
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
-    return 8 + length + max(ends, default=0)
-
-
-def model_shape(name: str, entry: dict, workdir: Path) -> ModelShape:
-    try:
-        shape = declared_shape(entry, workdir)
-    except (FileNotFoundError, ValueError, ImportError) as exc:
-        raise ConfigError(f"config key models.{name}: {exc}") from exc
-    problem = weights_problem(resolve_path(entry["path"], workdir)) if entry["source"] == "local" else None
-    if problem:
-        raise ConfigError(f"config key models.{name}.path: model directory '{entry['path']}' {problem}")
-    return shape
-
 
 
 #: the keys of an experiment (at any depth) that give tokens per text

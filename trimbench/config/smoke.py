@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 
-from trimbench.data import contracts
+from trimbench.data import contracts, model_checks
 
 SMOKE_VOCAB_MODEL = "smoke-vocab"
 #: the scale a smoke run's experiments report: the status table gives them no verdict
@@ -28,7 +28,7 @@ TINY_ARCHITECTURES = {"bert": "bert", "electra": "electra", "distilbert": "disti
 def _architecture(entry: dict) -> str:
     contract = contracts.load(entry["id"])
     if contract is not None:
-        return TINY_ARCHITECTURES[contracts.model_fact(contract, "model_type")]
+        return TINY_ARCHITECTURES[model_checks.model_fact(contract, "model_type")]
     lowered = entry["id"].lower()  # no contract: guessed from the id
     if "electra" in lowered:
         return "electra"
@@ -61,7 +61,7 @@ def apply(config: dict) -> dict:
     models = config["models"]
     for entry in models.values():
         if entry["source"] == "hub":
-            architecture, mlm_head = _architecture(entry), contracts.has_mlm_head(entry)
+            architecture, mlm_head = _architecture(entry), model_checks.has_mlm_head(entry)
             hub_id = entry.pop("id")
             entry.pop("revision", None)
             entry.update(

@@ -25,8 +25,9 @@ import pandas as pd
 from trimbench.data import hub
 from trimbench.data.contracts import BEIR_FILES
 from trimbench.data.homedepot import retrieval_split
-from trimbench.data.io import DataError, RetrievalSplit, fetched
+from trimbench.data.io import RetrievalSplit, fetched
 from trimbench.data.lee import lee_ict
+from trimbench.errors import DataError
 
 
 def _tidy(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame,

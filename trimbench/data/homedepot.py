@@ -19,7 +19,8 @@ import pandas as pd
 
 from trimbench.data import hub
 from trimbench.data.columns import HOMEDEPOT_COLUMNS
-from trimbench.data.io import DataError, RetrievalSplit, local_split_file, read_table
+from trimbench.data.io import RetrievalSplit, local_split_file, read_table
+from trimbench.errors import DataError
 
 #: our column names -> the hub table's (what the seed's src/data.py reads)
 COLUMNS = HOMEDEPOT_COLUMNS

@@ -32,8 +32,9 @@ import pandas as pd
 
 from trimbench.data import contracts
 from trimbench.data.columns import WORD_COLUMNS
-from trimbench.data.io import DataError, is_url
+from trimbench.data.io import is_url
 from trimbench.data.lee import lee_ict
+from trimbench.errors import DataError
 
 #: what each feature of a BEIR or Tevatron stand-in holds: the corpus, queries and judgements share
 #: ids (a Tevatron query's positive passage is the corpus passage of its id, its negatives the next ones)

@@ -1,4 +1,4 @@
-"""What every data source shares: :class:`DataError`, reading local tables and files by URL, sentence
+"""What every data source shares: reading local tables and files by URL, sentence
 splitting, gensim's test data folder, and :class:`RetrievalSplit` (a corpus, queries and qrels) with
 its file layout."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,11 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from trimbench.data.columns import LOCAL_SUFFIXES, split_file
-
-
-class DataError(ValueError):
-    """A dataset that cannot be read as its registry entry says."""
-
+from trimbench.errors import DataError
 
 # --- gensim's test data: the embedded default ---------------------------------------------------
 
@@ -154,9 +149,3 @@ class RetrievalSplit:
 def doc_texts(corpus: pd.DataFrame) -> list[str]:
     """Documents as BEIR / MTEB feed them to a dense model: ``title + " " + text``, stripped."""
     return [f"{title} {text}".strip() for title, text in zip(corpus["title"], corpus["text"], strict=True)]
-
-
-def write_jsonl(rows, path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, sort_keys=True) + "\n")

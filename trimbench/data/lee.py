@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pandas as pd
 
-from trimbench.data.io import DataError, gensim_test_data, read_lines, split_sentences
+from trimbench.data.io import gensim_test_data, read_lines, split_sentences
+from trimbench.errors import DataError
 
 GENSIM_SPLITS = {"lee_ict": ("train", "heldout"), "lee_similarity": ("test",),
                  "lee_similarity_split": ("train", "validation", "test"), "simlex999": ("train",),

@@ -16,8 +16,9 @@ import pandas as pd
 from trimbench.data import hub
 from trimbench.data.columns import KIND_COLUMNS, NUMERIC_COLUMNS, WORD_SET_READS, WORD_SIMILARITY_FILES
 from trimbench.data.homedepot import pairs_table
-from trimbench.data.io import DataError, fetched, local_split_file, read_table
+from trimbench.data.io import fetched, local_split_file, read_table
 from trimbench.data.lee import gensim_split
+from trimbench.errors import DataError
 
 log = logging.getLogger("trimbench")
 

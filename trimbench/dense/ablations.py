@@ -71,7 +71,7 @@ def ablation_figure(scores: list[pd.DataFrame], configs: list[dict], dataset: st
                     paths: dict[str, str]) -> None:
     import pandas as pd  # here, not at the top: Snakemake imports this module while parsing
 
-    from trimbench.report.grid import layer_panels
+    from trimbench.plots.layers import layer_panels
 
     frames = []
     for table, config in zip(scores, configs, strict=True):

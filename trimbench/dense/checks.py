@@ -3,7 +3,7 @@ its model's depth and width and the datasets it names (light: runs while Snakema
 
 from __future__ import annotations
 
-from trimbench.config.schema import RETRIEVAL_METRICS, ConfigError, check_devices, unknown_name
+from trimbench.checks import RETRIEVAL_METRICS, check_devices, unknown_name
 from trimbench.dense.variants import (
     GROUP_TRAINED_TRACKS,
     PAIR_TRAINED_TRACKS,
@@ -11,6 +11,7 @@ from trimbench.dense.variants import (
     TRAINED_METHODS,
     TRAINING_KINDS,
 )
+from trimbench.errors import ConfigError
 from trimbench.models import ModelShape
 
 

@@ -9,7 +9,7 @@ import html
 
 import pandas as pd
 
-from trimbench.report.figures import plt, reference_line, save, sns
+from trimbench.plots.figures import plt, reference_line, save, sns
 from trimbench.scores import BASELINE_LABEL, baseline_value
 
 #: our method names -> the write-up's

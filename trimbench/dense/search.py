@@ -1,5 +1,5 @@
-"""Dense retrieval over a (layer, dim) grid: one-pass corpus encoding, faiss search, scored as TREC runs
-(:mod:`trimbench.runs`).
+"""Dense retrieval over a (layer, dim) grid: one-pass corpus encoding, faiss search (:mod:`trimbench.search`),
+scored as TREC runs (:mod:`trimbench.runs`).
 
 The corpus is encoded once per model: each chunk of documents goes through the transformer once
 with all hidden states kept, and only the grid's layers, cut to the widest grid dim, are written
@@ -20,6 +20,7 @@ from trimbench import distributed
 from trimbench.data.io import doc_texts
 from trimbench.encoding import encode_layers, rank_rows
 from trimbench.runs import evaluate_run, run_frame, top_k_run, write_trec_run
+from trimbench.search import search
 
 log = logging.getLogger(__name__)
 
@@ -53,45 +54,9 @@ def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, p
         log.info("encoded %d / %d texts", stop, len(texts))
 
 
-def _prepared(vectors: np.ndarray, similarity: str) -> np.ndarray:
-    import faiss
-
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    if similarity == "cosine":
-        faiss.normalize_L2(vectors)
-    return vectors
-
-
-def flat_index(dim: int):
-    """An exact inner-product index, moved to the GPU when faiss was built with one and sees a GPU
-    (``faiss-gpu``, pyproject's extra ``gpu``: ``make env FAISS=gpu``; docs/cluster.md)."""
-    try:
-        import faiss
-    except ImportError as error:
-        raise ImportError("faiss is not installed: `make env` installs faiss-cpu, `make env FAISS=gpu` "
-                          "faiss-gpu (pyproject.toml's extras cpu / gpu)") from error
-
-    index = faiss.IndexFlatIP(dim)
-    if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
-        index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
-        log.info("exact search on the GPU (faiss sees %d)", faiss.get_num_gpus())
-    return index
-
-
-def search(docs: np.ndarray, queries: np.ndarray, k: int, similarity: str = "dot",
-           add_chunk: int = 500_000) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` documents per query by inner product (cosine: of unit vectors). ``docs`` may be
-    an fp16 memory map slice; it is converted to float32 a chunk at a time while being added."""
-    index = flat_index(docs.shape[1])
-    for start in range(0, docs.shape[0], add_chunk):
-        index.add(_prepared(docs[start:start + add_chunk], similarity))
-    scores, ids = index.search(_prepared(queries, similarity), min(k, docs.shape[0]))
-    return scores, ids
-
-
 def search_run(docs: np.ndarray, queries: np.ndarray, doc_ids: list[str], query_ids: list[str], k: int,
                similarity: str, ignore_identical_ids: bool) -> pd.DataFrame:
-    """:func:`search` as a run table of ``k`` hits a query; ``ignore_identical_ids``: see
+    """:func:`trimbench.search.search` as a run table of ``k`` hits a query; ``ignore_identical_ids``: see
     :func:`trimbench.runs.top_k_run`."""
     return top_k_run(lambda depth: run_frame(query_ids, doc_ids, *search(docs, queries, depth, similarity)), k,
                      ignore_identical_ids)

@@ -10,7 +10,8 @@ import pandas as pd
 
 from trimbench import scores
 from trimbench.data.tables import sts_texts
-from trimbench.jobs.artifacts import ArtifactError, describe, reading
+from trimbench.errors import ArtifactError
+from trimbench.jobs.artifacts import describe, reading
 from trimbench.metrics import sts_grid
 
 

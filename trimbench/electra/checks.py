@@ -12,14 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from trimbench.config.schema import (
-    ConfigError,
-    check_dataset,
-    check_model_paths,
-    model_shape,
-    resolve_path,
-    unknown_name,
-)
+from trimbench.checks import check_dataset, check_model_paths, model_shape, resolve_path, unknown_name
+from trimbench.errors import ConfigError
 
 TASK_KINDS = ("sts", "pair-class")
 #: objective -> the metric that picks the epoch and the layer (and the tables show)

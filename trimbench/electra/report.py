@@ -12,8 +12,8 @@ from matplotlib.ticker import MaxNLocator
 
 from trimbench import scores as score_table
 from trimbench.electra.checks import LAST_EPOCH_SPLIT, PARAMETERS
-from trimbench.report.figures import plt, save, sns
-from trimbench.report.pareto import plot_front
+from trimbench.plots.figures import plt, save, sns
+from trimbench.plots.pareto import plot_front
 
 ROLES = ["discriminator", "generator", "encoder"]
 #: our column prefix -> the split it summarises (``last``: the last epoch's model on test)

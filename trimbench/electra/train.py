@@ -33,8 +33,9 @@ from trimbench.data.tables import sts_texts
 from trimbench.electra.checks import LAST_EPOCH_SPLIT, MAIN_METRIC, PARAMETERS
 from trimbench.jobs import faults
 from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.fingerprint import stamped_work_dir
 from trimbench.models import _transformer_folder, cut_layers, encoder_layers
-from trimbench.training import checkpoint_callback, resumable_checkpoint, stamped_work_dir, training_rows
+from trimbench.training import checkpoint_callback, resumable_checkpoint, training_rows
 from trimbench.training import training_arguments as shared_training_arguments
 
 log = logging.getLogger(__name__)

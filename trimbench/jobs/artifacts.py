@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path, PurePath
 
+from trimbench.errors import ArtifactError
+
 # The outputs of rules/*.smk (the layout in the README) and the rules that write them, matched
 # from the right, so that absolute paths and --directory work too; under results/ or a smoke run's
 # results-smoke/ (trimbench.config.prepare.results_root).
@@ -46,9 +48,6 @@ PRODUCERS = (
     ("results*/*/*/runs/*", "retrieval_scores"),
 )
 
-
-class ArtifactError(RuntimeError):
-    """A cached file that cannot be used; names the file and the rule that makes it."""
 
 
 def producer(path: str | Path) -> tuple[str, Path] | None:

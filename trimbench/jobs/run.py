@@ -28,15 +28,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from trimbench import distributed
+from trimbench.errors import ExplainedError
 from trimbench.jobs import faults, warm
-from trimbench.jobs.artifacts import ArtifactError
 from trimbench.jobs.atomic import atomic_path
-from trimbench.models import packaged_folder
+from trimbench.jobs.packaged import packaged_folder
 
 #: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
 UNTRACKED_PARAM = "untracked"
 #: the param naming each packaged model a job reads in place of an input folder (rules/common.smk's
-#: ``packaged``): input name -> trimbench.models.packaged_model
+#: ``packaged``): input name -> trimbench.jobs.packaged.packaged_model
 PACKAGED_PARAM = "packaged"
 
 
@@ -135,8 +135,8 @@ def run(main: Callable, smk=None) -> None:
     threads: in a child of the warm interpreter where a launcher started one (:mod:`trimbench.jobs.warm`:
     the child loads the script by its path, see :func:`run_script`), else here.
 
-    A cached input that cannot be used (:class:`ArtifactError`), a data file that cannot
-    (:class:`~trimbench.data.io.DataError`) end the job with their one message naming the file, instead
+    A cached input that cannot be used (:class:`~trimbench.errors.ArtifactError`), a data file that cannot
+    (:class:`~trimbench.errors.DataError`) end the job with their one message naming the file, instead
     of a stack trace from deep inside numpy; any other error's traceback goes to the job's log.
     """
     if smk is not None:
@@ -190,12 +190,7 @@ def run_here(main: Callable, smk=None) -> None:
 
 
 def _explains_itself(error: Exception) -> bool:
-    # Here, not at the top: every job's script imports this module, and under the warm interpreter
-    # its own process only hands the job over; pandas (data.io) stays out of it.
-    from trimbench.config.schema import ConfigError
-    from trimbench.data.io import DataError
-
-    return isinstance(error, ArtifactError | DataError | ConfigError)
+    return isinstance(error, ExplainedError)
 
 
 def _one_line(error: Exception) -> str:

@@ -17,9 +17,9 @@ from trimbench import scores as score_table
 from trimbench.config.prepare import SPARSE_TRACKS, compared_dataset
 from trimbench.config.smoke import SMOKE_SCALE
 from trimbench.dense import homedepot
+from trimbench.dense.grid import ours_vs_published
 from trimbench.dense.variants import SEED_METHOD_LABELS
 from trimbench.electra.report import PUBLISHED_EPOCHS, dev_choice, layer_table, ours_of_kind, published_scores
-from trimbench.report.grid import ours_vs_published
 from trimbench.splade import report as splade_report
 
 #: the reproduced work's name per track (the STS track names its version: v1 / v2)

@@ -10,17 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trimbench.config.schema import (
-    RETRIEVAL_METRICS,
-    ConfigError,
-    check_devices,
-    check_trec_files,
-    model_shape,
-    resolve_path,
-    shared_corpora,
-    unknown_name,
-)
-from trimbench.data.contracts import has_mlm_head
+from trimbench.checks import RETRIEVAL_METRICS, check_devices, check_trec_files, model_shape, resolve_path, unknown_name
+from trimbench.data.corpora import shared_corpora
+from trimbench.data.model_checks import has_mlm_head
+from trimbench.errors import ConfigError
 from trimbench.models import _transformer_folder, local_folder
 
 #: the seed's max_seq_length per script (train_max.py 300, train_distill.py 256)

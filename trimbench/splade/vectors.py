@@ -154,10 +154,6 @@ def load_queries(folder: Path) -> sp.csr_matrix:
     return sp.load_npz(folder / QUERIES_FILE).tocsr()
 
 
-def load_vectors(folder: Path) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    return load_docs(folder), load_queries(folder)
-
-
 def iter_term_maps(matrix: sp.csr_matrix, vocab: list[str]) -> Iterator[dict[str, int]]:
     """One ``{term: impact}`` dict per row, made as they are used (a corpus's dicts at once would
     take far more memory than its sparse matrix)."""

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from trimbench.dense import homedepot
-from trimbench.report import figures
+from trimbench.plots import figures
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import io
 import pandas as pd
 
 from trimbench import scores
-from trimbench.report.grid import (
+from trimbench.dense.grid import (
     VersionBlock,
     ours_vs_published,
     sts_grid_tables,
@@ -100,10 +100,11 @@ def test_versions_figure_is_byte_reproducible(tmp_path):
 
 def drawn(monkeypatch, *args, **kwargs):
     """The figure sts_layer_figure draws (kept from being saved and closed)."""
-    from trimbench.report import grid
+    from trimbench.dense import grid
+    from trimbench.plots import layers
 
     kept = {}
-    monkeypatch.setattr(grid, "save", lambda figure, paths: kept.setdefault("figure", figure))
+    monkeypatch.setattr(layers, "save", lambda figure, paths: kept.setdefault("figure", figure))
     grid.sts_layer_figure(*args, **kwargs)
     return kept["figure"]
 

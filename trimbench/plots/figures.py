@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from trimbench.jobs.atomic import atomic_path  # noqa: E402
-from trimbench.report.pareto import plot_front
+from trimbench.plots.pareto import plot_front
 
 # Fixed metadata and SVG ids: a figure rebuilt from the same scores is the same bytes.
 _SAVE_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}

@@ -1,5 +1,5 @@
 """The 2DMSE seed's layout (method x layer x dim) as views of the tidy score table: its tables and its
-layer figures, ours beside the published numbers."""
+layer figures (:mod:`trimbench.plots.layers`), ours beside the published numbers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fractions import Fraction
 import pandas as pd
 
 from trimbench.dense.variants import SEED_METHOD_LABELS
-from trimbench.report.figures import reference_line, save, sns, thin_tick_labels
+from trimbench.plots.layers import layer_panels
 from trimbench.scores import BASELINE_LABEL, baseline_value
 
 METHOD_ORDER = ["pretrained", "BERT", "BERT-S", "MSE", "2DMSE", "BERT-2DMSE"]
@@ -179,7 +179,7 @@ def sts_layer_figure(scores: pd.DataFrame, published: pd.DataFrame, reference_va
                                                                                    ["layer"])), depth)
     if paper is None:
         layer_panels(_ours_and_published(long, f"published {reference_variant}"), metric, title, paths,
-                     baseline=line)
+                     baseline=line, method_order=METHOD_ORDER)
         return
     rows = {"ours": f"ours ({dataset})", "published": f"published {reference_variant} ({paper['dataset'].iloc[0]})"}
     ours = long.dropna(subset=["ours"]).assign(source="ours", score=lambda f: f["ours"], row=rows["ours"],
@@ -192,7 +192,8 @@ def sts_layer_figure(scores: pd.DataFrame, published: pd.DataFrame, reference_va
               data[["row", "depth", "source", "layer", "full_depth"]].drop_duplicates().itertuples(index=False)}
     layer_panels(data, metric, f"{title}\nbelow: the published curves at the paper's scale (another model and "
                                 "data, no cell in common with ours), at the same fractions of the depth", paths,
-                  row="row", row_order=list(rows.values()), col="depth", titles=titles, sharey="row", baseline=line)
+                 row="row", row_order=list(rows.values()), col="depth", titles=titles, sharey="row", baseline=line,
+                 method_order=METHOD_ORDER)
 
 
 def published_at_depth(published: pd.DataFrame, reference_variant: str, metric: str, layers: list[int],
@@ -222,8 +223,8 @@ def _fraction(layer: int, depth: int) -> str:
 def sts_versions_figure(blocks: list[VersionBlock], title: str, paths: dict[str, str]) -> None:
     """The layer panels with one row per experiment (e.g. v1 above v2), ours solid, published dashed."""
     data = pd.concat([_ours_and_published(b.long(), "published").assign(version=b.label) for b in blocks])
-    layer_panels(data, blocks[0].metric, title, paths, row="version",
-                  row_order=[b.label for b in blocks])
+    layer_panels(data, blocks[0].metric, title, paths, row="version", row_order=[b.label for b in blocks],
+                 method_order=METHOD_ORDER)
 
 
 def _ours_and_published(long: pd.DataFrame, published_label: str) -> pd.DataFrame:
@@ -233,46 +234,3 @@ def _ours_and_published(long: pd.DataFrame, published_label: str) -> pd.DataFram
         long.dropna(subset=["published"]).assign(source=published_label, score=lambda f: f["published"]),
     ])
     return data[data["layer"].isin(layers)]
-
-
-def layer_panels(data: pd.DataFrame, metric: str, title: str, paths: dict[str, str], row: str | None = None,
-                  row_order: list[str] | None = None, col: str = "layer", titles: dict | None = None,
-                  sharey: bool | str = True, baseline: float | None = None) -> None:
-    """``baseline``: a horizontal line (BM25's score) on each panel of the first row."""
-    columns = sorted(data[col].unique(), key=_panel_order)
-    methods = [m for m in METHOD_ORDER if m in set(data["method"])]
-    methods += sorted(set(data["method"]) - set(methods))
-    # Without a row facet, wrap the layers four to a line; with one, a row per version.
-    wrap = min(len(columns), 4) if row is None and len(columns) > 1 else None
-    grid = sns.relplot(data=data, x="dim", y="score", hue="method", hue_order=methods, style="source",
-                       col=col, col_order=columns, col_wrap=wrap, row=row, row_order=row_order, kind="line",
-                       marker="o", markersize=4, height=2.6, aspect=1.1, facet_kws={"sharey": sharey})
-    dims = sorted(data["dim"].unique())
-    for ax in grid.axes.flat:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(dims, [str(d) for d in dims], fontsize=7)
-        ax.minorticks_off()
-        ax.grid(alpha=0.3)
-    if baseline is not None:
-        for key, ax in grid.axes_dict.items():
-            if row is None or key[0] == row_order[0]:
-                reference_line(ax, baseline, BASELINE_LABEL)
-    grid.set_titles("layer {col_name}" if row is None else "{row_name} · layer {col_name}")
-    for key, ax in (grid.axes_dict.items() if titles else ()):
-        ax.set_title(titles.get(key, ""), fontsize=9)
-        if key[1] == columns[0]:
-            ax.set_ylabel(f"{key[0]}\n{metric}", fontsize=8)
-    if not titles:
-        grid.set_axis_labels("dim", metric)
-    else:
-        grid.set_xlabels("dim")
-    grid.figure.suptitle(title, y=1.02 + 0.03 * title.count("\n"))
-    thin_tick_labels(grid.figure)
-    save(grid.figure, paths)
-
-
-def _panel_order(value):
-    """Layers by number; depth fractions ("1/3 of the depth", "full depth") by their value."""
-    if isinstance(value, str):
-        return Fraction(1) if value == "full depth" else Fraction(value.split()[0])
-    return value
