@@ -9,7 +9,7 @@ debugging one stage::
 
 A script imports the libraries its step needs inside ``main``: where the warm interpreter runs
 (:mod:`trimbench.jobs.warm`), the script's own process only hands the job over, and the forked
-child loads the script again by its path to run ``main``. Scripts have no ``from __future__``
+child runs the script again by its path. Scripts have no ``from __future__``
 import: Snakemake runs a copy of each with its preamble in front.
 """
 
@@ -20,7 +20,6 @@ import contextlib
 import json
 import logging
 import os
-import runpy
 import sys
 import time
 from collections.abc import Callable
@@ -133,25 +132,18 @@ def _log_to(path: str | None):
 def run(main: Callable, smk=None) -> None:
     """Run a script's ``main(job)`` with logging to the rule's log and torch limited to the rule's
     threads: in a child of the warm interpreter where a launcher started one (:mod:`trimbench.jobs.warm`:
-    the child loads the script by its path, see :func:`run_script`), else here.
+    the child runs the script, by its path, which calls this again there), else here.
 
     A cached input that cannot be used (:class:`ArtifactError`), a data file that cannot
     (:class:`~trimbench.data.io.DataError`) end the job with their one message naming the file, instead
     of a stack trace from deep inside numpy; any other error's traceback goes to the job's log.
     """
-    if smk is not None:
+    if smk is not None and not warm.forked:
         # The script's own path: Snakemake runs a copy of it, with __file__ set to the original.
-        code = warm.call_in_server("trimbench.jobs.run.run_script", main.__globals__["__file__"], smk)
+        code = warm.run_in_server(main.__globals__["__file__"], smk)
         if code is not None:
             raise SystemExit(code)
     run_here(main, smk)
-
-
-def run_script(path: str, smk) -> None:
-    """In a child of the warm interpreter: the job's script at ``path``, loaded under a name other
-    than ``__main__`` (so that it does not run itself), runs its ``main`` here."""
-    sys.path.insert(0, str(Path(path).parent))  # its `import _repo`, as when Python runs a script
-    run_here(runpy.run_path(path, run_name="trimbench_job")["main"], smk)
 
 
 def run_here(main: Callable, smk=None) -> None:
