@@ -26,26 +26,48 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from trimbench import distributed
 from trimbench.jobs import faults, warm
 from trimbench.jobs.artifacts import ArtifactError
 from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.launch import rank_log_format
 from trimbench.models import packaged_folder
 
-#: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
-UNTRACKED_PARAM = "untracked"
 #: the param naming each packaged model a job reads in place of an input folder (rules/common.smk's
 #: ``packaged``): input name -> trimbench.models.packaged_model
 PACKAGED_PARAM = "packaged"
 
 
 class Job(SimpleNamespace):
-    """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
+    """input, output, params, wildcards, resources, log (namespaces of named values), threads, rule."""
 
     def named(self, field: str) -> dict:
         """The named values of ``field`` (e.g. "params") as a dict, from Snakemake or the CLI."""
         values = getattr(self, field)
         return dict(values.items()) if hasattr(values, "items") else dict(vars(values))
+
+    @property
+    def devices(self) -> int:
+        """The devices the job spans (:mod:`trimbench.jobs.launch`): its resource ``gpu``, which the
+        rules set from ``train.devices`` / ``*.encode_devices``; Snakemake's rerun trigger compares
+        params, not resources, so a model trained on four devices is the one trained on one."""
+        return max(1, int(self.named("resources").get("gpu", 1)))
+
+    def to_cli(self, outputs: dict | None = None, threads: int | None = None) -> list[str]:
+        """The job as :func:`job_from_cli` reads it back, with ``outputs`` in place of those outputs
+        and ``threads`` in place of its threads (torchrun's ranks: each its share)."""
+
+        def pairs(values: dict) -> list[str]:
+            return [named_argument(name, value) for name, value in values.items()]
+
+        # Snakemake's own resources (_cores, _nodes, tmpdir...) are its scheduler's, not the step's
+        resources = {name: value for name, value in self.named("resources").items()
+                     if not name.startswith("_") and isinstance(value, int)}
+        return ["--input", *pairs(self.named("input")),
+                "--output", *pairs({**self.named("output"), **(outputs or {})}),
+                "--wildcards", *pairs(self.named("wildcards")), "--resources", *pairs(resources),
+                "--params", json.dumps(self.named("params"), default=str),
+                "--threads", str(self.threads if threads is None else threads),
+                *(["--job-log", str(self.log[0])] if self.log else [])]
 
     def write_texts(self, texts: dict[str, str]) -> None:
         """Each text to the output of its name, atomically."""
@@ -77,6 +99,8 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
     parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
     parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--resources", nargs="*", default=[], metavar="NAME=NUMBER",
+                        help="the rule's resources, e.g. gpu=2: the devices of a multi-device step")
     # --job-log: the spelling torchrun lets through to a rank's script (it rejects --log as an
     # ambiguous prefix of its own --log-dir, even after the script's path)
     parser.add_argument("--log", "--job-log", dest="log", default=None)
@@ -84,15 +108,12 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
     args = parser.parse_args(argv)
     return Job(input=_named(args.input), output=_named(args.output),
                params=SimpleNamespace(**json.loads(args.params)), wildcards=_named(args.wildcards),
+               resources=SimpleNamespace(**{name: int(value) for name, value in vars(_named(args.resources)).items()}),
                log=[args.log] if args.log else [], threads=args.threads, rule=rule)
 
 
 def job_from_snakemake(smk) -> Job:
     params = dict(smk.params.items())
-    # Logging-only settings come in a param of their own, out of Snakemake's rerun trigger
-    # (trimbench.config.untracked): the step sees them where they belong.
-    for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
-        params[name] = {**params.get(name, {}), **settings}
     # A packaged model is no input file (its path depends on where the environment lives): the step
     # sees its folder in this environment where the input would be.
     packaged = params.pop(PACKAGED_PARAM, None)
@@ -102,7 +123,7 @@ def job_from_snakemake(smk) -> Job:
             name: [str(packaged_folder(m)) for m in model] if isinstance(model, list) else str(packaged_folder(model))
             for name, model in packaged.items()}})
     return Job(input=inputs, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
-               log=list(smk.log), threads=smk.threads, rule=smk.rule)
+               resources=smk.resources, log=list(smk.log), threads=smk.threads, rule=smk.rule)
 
 
 @contextlib.contextmanager
@@ -154,7 +175,7 @@ def run_here(main: Callable, smk=None) -> None:
     with _log_to(log_path):
         # The ranks of a multi-device job share its log: each line names its rank.
         logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
-                            format=distributed.rank_log_format("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+                            format=rank_log_format("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         # torch reads this when first imported; steps that never need torch never pay for it.
         os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
         if "torch" in sys.modules:  # imported already (the warm interpreter): set it directly
