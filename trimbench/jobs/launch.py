@@ -28,7 +28,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trimbench.config.schema import ConfigError
 from trimbench.jobs.atomic import atomic_path
 
 log = logging.getLogger(__name__)
@@ -59,6 +58,8 @@ def check_devices_available(devices: int, key: str) -> None:
     ranks are CPU processes (gloo), which is what the tests run. Under SLURM a job without the GPUs
     it asked for is a config or profile error, not a silent CPU run."""
     import torch
+
+    from trimbench.config.schema import ConfigError
 
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if visible and visible < devices:
