@@ -20,11 +20,11 @@ $(STAMP): pyproject.toml
 
 env: $(STAMP)
 
-# The workflow through trimbench.warm: one interpreter imports torch & co. once for every job.
+# The workflow through trimbench.jobs.warm: one interpreter imports torch & co. once for every job.
 demo:
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory env && \
-	$(BIN)/python -m trimbench.warm && \
+	$(BIN)/python -m trimbench.jobs.warm && \
 	$(BIN)/snakemake --report results/report.html && \
 	echo "make demo: results/report.html ready; wall time $$(( $$(date +%s) - start )) s (set-up included)"
 
@@ -70,7 +70,7 @@ mini: env
 		echo "make mini: local copies from $(MINI_DATA) (hub models replaced: see results/scoreboard/status.md)"; \
 		local="--config local_copies=$(MINI_DATA)"; \
 	else echo "make mini: data and models from the hub"; local=""; fi; \
-	$(BIN)/python -m trimbench.warm --configfile configs/mini.yaml $$local && \
+	$(BIN)/python -m trimbench.jobs.warm --configfile configs/mini.yaml $$local && \
 	$(BIN)/snakemake --configfile configs/mini.yaml $$local --report results/report.html && \
 	echo "make mini: results/report.html ready; wall time $$(( $$(date +%s) - start )) s"
 

@@ -5,7 +5,7 @@ Each run is what rule train_model runs on that many devices: the embedded defaul
 settings with this benchmark's batch and length and ``devices`` set, MNRL from
 ``trimbench.dense.losses.build_sts_loss`` (gathered across ranks), ``trimbench.training.fine_tune``
 (``split_batches``: each rank takes batch / N of every batch). One device is a plain process; N
-devices are N ranks under ``torchrun --standalone``, as ``trimbench.distributed.launched`` starts
+devices are N ranks under ``torchrun --standalone``, as ``trimbench.jobs.launch.launched`` starts
 them. On CPU the ranks share the machine's cores (each gets cores / N threads, gloo between them),
 so the scaling is not a GPU node's; on a GPU node each rank has its own GPU (NCCL):
 
@@ -35,13 +35,13 @@ def rank_run(args) -> None:
     import pandas as pd
     import torch
 
-    from trimbench import distributed
     from trimbench.config import prepare as tb_config
     from trimbench.data.lee import lee_ict
     from trimbench.dense.losses import build_sts_loss
+    from trimbench.jobs import launch
     from trimbench.training import fine_tune
 
-    devices = distributed.world_size()
+    devices = launch.world_size()
     train = tb_config.load_file(REPO / "config.yaml", workdir=REPO)["experiments"]["sts-v1"]["train"]
     train = {**train, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length, "max_samples": None,
              "epochs": 1, "logging_steps": 10_000, "checkpoint_steps": 0, "devices": devices,
@@ -53,7 +53,7 @@ def rank_run(args) -> None:
     start = time.perf_counter()
     fine_tune(model, frame, loss, train, Path(args.out) / "model", "benchmark")
     seconds = time.perf_counter() - start
-    if distributed.is_main_process():
+    if launch.is_main_process():
         (Path(args.out) / "seconds.json").write_text(json.dumps(seconds))
 
 

@@ -1,7 +1,7 @@
-"""Jobs started cold against jobs forked by the warm interpreter (``trimbench.warm``).
+"""Jobs started cold against jobs forked by the warm interpreter (``trimbench.jobs.warm``).
 
 Runs the same workflow twice, one run after the other, in empty directories: ``snakemake`` (each
-job a new Python that imports what it needs) and ``python -m trimbench.warm`` (each job forked
+job a new Python that imports what it needs) and ``python -m trimbench.jobs.warm`` (each job forked
 from one server that imported torch, transformers, sentence-transformers & co. once). Prints
 wall and CPU time (user + system, jobs included) of each and their ratio, and checks that both
 wrote the same scores.
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--target", nargs="*", default=["results/2dmse-sts/tiny-sts/scores.parquet"])
     args = parser.parse_args()
 
-    runs = {"cold": [sys.executable, "-m", "snakemake"], "warm": [sys.executable, "-m", "trimbench.warm"]}
+    runs = {"cold": [sys.executable, "-m", "snakemake"], "warm": [sys.executable, "-m", "trimbench.jobs.warm"]}
     figures = {}
     with tempfile.TemporaryDirectory(prefix="trimbench-warm-bench-") as scratch:
         for name, launcher in runs.items():

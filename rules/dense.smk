@@ -30,7 +30,7 @@ rule train_model:
     # cores: 283 s vs 326 s).
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("train", "devices"),
         nodes=1,
         mem_mb=per_attempt(8000),
@@ -44,7 +44,6 @@ rule train_model:
         dims=exp_param("grid", "dims"),
         train=lambda wc: tb_config.tracked(train_settings(wc)),
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
-        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
         packaged=lambda wc: packaged(model=experiment(wc)["model"]),
     script:
         "../scripts/train_model.py"
@@ -68,7 +67,7 @@ rule train_retriever:
     # As train_model: one thread feeds a GPU, one more per dataloader worker.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("train", "devices"),
         nodes=1,
         # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
@@ -81,7 +80,6 @@ rule train_retriever:
         pooling=exp_param("pooling"),
         train=lambda wc: tb_config.tracked(train_settings(wc)),
         settings=retriever_settings,
-        untracked=lambda wc: tb_config.untracked(train=train_settings(wc)),
         packaged=lambda wc: packaged(model=experiment(wc)["model"]),
     script:
         "../scripts/train_retriever.py"
@@ -134,7 +132,7 @@ rule encode_corpus:
     # As train_model: one thread feeds a GPU (one per rank); on CPU, jobs side by side.
     threads: exp_param("retrieval", "encode_devices")
     resources:
-        # retrieval.encode_devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        # retrieval.encode_devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("retrieval", "encode_devices"),
         nodes=1,
         mem_mb=per_attempt(8000),
@@ -149,7 +147,6 @@ rule encode_corpus:
         p_max_length=exp_param("retrieval", "p_max_length"),
         batch_size=exp_param("evaluation", "batch_size"),
         chunk=exp_param("retrieval", "encode_chunk"),
-        untracked=lambda wc: tb_config.untracked(retrieval=experiment(wc)["retrieval"]),
         packaged=variant_packaged,
     script:
         "../scripts/encode_corpus.py"

@@ -25,9 +25,6 @@ rule adapt_domain:
     params:
         stage=lambda wc: tb_config.tracked(experiment(wc)["domain_adaptation"]),
         kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
-        untracked=lambda wc: tb_config.untracked(
-            stage=experiment(wc)["domain_adaptation"]
-        ),
         packaged=lambda wc: packaged(model=wc.model),
     script:
         "../scripts/adapt_domain.py"
@@ -57,9 +54,6 @@ rule pretune_word_similarity:
         stage=lambda wc: tb_config.tracked(experiment(wc)["word_similarity"]),
         pooling=exp_param("pooling"),
         eval_batch_size=exp_param("evaluation", "batch_size"),
-        untracked=lambda wc: tb_config.untracked(
-            stage=experiment(wc)["word_similarity"]
-        ),
         packaged=lambda wc: packaged(model=registry_start_model(wc)),
     script:
         "../scripts/pretune_word_similarity.py"
@@ -99,7 +93,6 @@ rule train_electra:
         pooling=exp_param("pooling"),
         eval_batch_size=exp_param("evaluation", "batch_size"),
         meta=run_meta,
-        untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
         packaged=run_start_packaged,
     script:
         "../scripts/train_electra.py"

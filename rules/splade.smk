@@ -87,7 +87,7 @@ rule train_splade:
     # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
-        # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("train", "devices"),
         nodes=1,
         mem_mb=per_attempt(16000),
@@ -100,7 +100,6 @@ rule train_splade:
             for k, v in tb_config.tracked(experiment(wc)["train"]).items()
             if k not in ("negatives", "hard_negatives")
         },
-        untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
         ),
@@ -124,7 +123,7 @@ rule encode_sparse:
     # One thread feeds a GPU (one per rank)
     threads: exp_param("splade", "encode_devices")
     resources:
-        # splade.encode_devices GPUs of one node (trimbench/distributed.py launches a rank on each)
+        # splade.encode_devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("splade", "encode_devices"),
         nodes=1,
         mem_mb=per_attempt(16000),
@@ -133,7 +132,6 @@ rule encode_sparse:
         datasets=exp_param("evaluation", "datasets"),
         corpus_of=exp_param("_corpus_of"),
         settings=lambda wc: tb_config.tracked(experiment(wc)["splade"]),
-        untracked=lambda wc: tb_config.untracked(settings=experiment(wc)["splade"]),
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_run(wc)["method"]
         ),

@@ -2,7 +2,7 @@
 
 input:  model, data
 output: model
-params: stage, kind, untracked
+params: stage, kind
 """
 
 

@@ -2,7 +2,7 @@
 
 input:  model, data
 output: embeddings
-params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk, untracked
+params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk
 """
 
 import logging
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.distributed import is_main_process, written_by_ranks
 from trimbench.jobs.artifacts import reading
+from trimbench.jobs.launch import is_main_process, written_by_ranks
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
@@ -20,14 +20,15 @@ log = logging.getLogger("trimbench")
 def main(job) -> None:
     from trimbench.data.io import RetrievalSplit
     from trimbench.dense.search import encode_queries, encode_retrieval_set, write_manifest
+    from trimbench.distributed import init_process_group
     from trimbench.models import load_sentence_model
 
     p = job.params
     # retrieval.encode_devices ranks under torchrun, each encoding its batches into the one output
-    with written_by_ranks(job, __file__, "embeddings", p.retrieval["encode_devices"],
-                          "retrieval.encode_devices") as tmp:
+    with written_by_ranks(job, __file__, "embeddings", "retrieval.encode_devices") as tmp:
         if tmp is None:  # the ranks wrote it
             return
+        init_process_group()  # in a rank: before the model is loaded, each rank on its own GPU
         with reading(job.input.model):
             model = load_sentence_model(job.input.model, pooling=p.pooling)
         counts = {}

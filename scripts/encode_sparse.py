@@ -2,7 +2,7 @@
 
 input:  model, data
 output: vectors
-params: datasets, corpus_of, settings, max_length, untracked
+params: datasets, corpus_of, settings, max_length
 """
 
 import json
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.distributed import is_main_process, written_by_ranks
 from trimbench.jobs.artifacts import reading
+from trimbench.jobs.launch import is_main_process, written_by_ranks
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
@@ -22,15 +22,17 @@ log = logging.getLogger("trimbench")
 
 def main(job) -> None:
     from trimbench.data.io import RetrievalSplit, doc_texts
+    from trimbench.distributed import init_process_group
     from trimbench.splade import vectors as sparse
     from trimbench.splade.model import load_splade_model
 
     p = job.params
     settings = p.settings
     # splade.encode_devices ranks under torchrun, each encoding its batches; rank 0 writes the vectors
-    with written_by_ranks(job, __file__, "vectors", settings["encode_devices"], "splade.encode_devices") as tmp:
+    with written_by_ranks(job, __file__, "vectors", "splade.encode_devices") as tmp:
         if tmp is None:  # the ranks wrote it
             return
+        init_process_group()  # in a rank: before the model is loaded, each rank on its own GPU
         with reading(job.input.model):
             model = load_splade_model(job.input.model)
         encoded = {}  # corpus -> (documents, terms per document), for the log of datasets sharing it

@@ -2,7 +2,7 @@
 
 input:  model, train, validation
 output: model
-params: k, stage, pooling, eval_batch_size, untracked
+params: k, stage, pooling, eval_batch_size
 """
 
 import json

@@ -2,7 +2,7 @@
 
 input:  models, train, validation, test
 output: scores, history
-params: runs, start_layers, random_init, objective, num_labels, kind, train, pooling, eval_batch_size, meta, untracked
+params: runs, start_layers, random_init, objective, num_labels, kind, train, pooling, eval_batch_size, meta
 """
 
 import copy

@@ -2,7 +2,7 @@
 
 input:  model, data
 output: model
-params: method, cut_layers, pooling, objective, semantics, dims, train, kind, untracked
+params: method, cut_layers, pooling, objective, semantics, dims, train, kind
 """
 
 import logging
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.distributed import launched
+from trimbench.jobs.launch import launched
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
 
 
 def main(job) -> None:
-    if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
+    if launched(job, __file__):  # as train.devices ranks under torchrun
         return
     import pandas as pd
 
@@ -27,14 +27,15 @@ def main(job) -> None:
     from trimbench.training import fine_tune, training_rows
 
     p = job.params
-    train = p.train
+    train = {**p.train, "devices": job.devices}  # the rule's gpu resource, outside the params
     model = load_for_training(job.input.model, p.pooling, train["max_seq_length"], train["seed"], train["attention"],
                               p.cut_layers)
     frame = training_rows(pd.read_parquet(job.input.data), p.kind, train["max_samples"], train["seed"])
     log.info("method %s on %d rows of kind %s", p.method, len(frame), p.kind)
     loss = build_sts_loss(model, p.method, train, p.dims, p.semantics, p.objective)
     log.info("objective %s: loss %s", p.objective, type(loss).__name__)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data])
+    # with the devices: a checkpoint resumes under the same number of ranks only
+    fingerprint = run_fingerprint({**job.named("params"), "train": train}, [job.input.model, job.input.data])
     fine_tune(model, frame, loss, train, Path(job.output.model), fingerprint)
 
 

@@ -2,7 +2,7 @@
 
 input:  model, data, negatives
 output: model
-params: method, cut_layers, cut_dim, pooling, train, settings, untracked
+params: method, cut_layers, cut_dim, pooling, train, settings
 """
 
 import logging
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.distributed import launched
+from trimbench.jobs.launch import launched
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
 
 
 def main(job) -> None:
-    if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
+    if launched(job, __file__):  # as train.devices ranks under torchrun
         return
     from trimbench.data.io import RetrievalSplit
     from trimbench.dense.retrieval_loss import GroupedContrastiveLoss
@@ -28,7 +28,7 @@ def main(job) -> None:
     from trimbench.training import fine_tune
 
     p = job.params
-    train, settings = p.train, p.settings
+    train, settings = {**p.train, "devices": job.devices}, p.settings  # devices: the rule's gpu resource
     model = load_for_training(job.input.model, p.pooling, settings["p_max_length"], train["seed"],
                               train["attention"], p.cut_layers)
     table, texts = group_pools(RetrievalSplit.load(job.input.data), iter_rows(Path(job.input.negatives)),
@@ -37,7 +37,9 @@ def main(job) -> None:
     log.info("method %s on %d queries, groups of %d passages drawn afresh each epoch", p.method, len(table),
              settings["group_size"])
     loss = GroupedContrastiveLoss(model, p.method, settings["target_dims"], settings, p.cut_dim)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.data, job.input.negatives])
+    # with the devices: a checkpoint resumes under the same number of ranks only
+    fingerprint = run_fingerprint({**job.named("params"), "train": train},
+                                  [job.input.model, job.input.data, job.input.negatives])
     fine_tune(model, table.with_transform(groups), loss, train, Path(job.output.model), fingerprint,
               callbacks=[groups.callback()])
 

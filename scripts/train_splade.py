@@ -2,7 +2,7 @@
 
 input:  model, triplets (each query's pool), data (the training split the pools point into)
 output: model
-params: run, semantics, train, untracked, max_length
+params: run, semantics, train, max_length
 """
 
 import logging
@@ -10,15 +10,15 @@ from pathlib import Path
 
 import _repo  # noqa: F401  (before trimbench)
 
-from trimbench.distributed import launched
 from trimbench.jobs.artifacts import reading
+from trimbench.jobs.launch import launched
 from trimbench.jobs.run import run
 
 log = logging.getLogger("trimbench")
 
 
 def main(job) -> None:
-    if launched(job, __file__, job.params.train["devices"]):  # as train.devices ranks under torchrun
+    if launched(job, __file__):  # as train.devices ranks under torchrun
         return
     import pandas as pd
     from transformers import set_seed
@@ -30,20 +30,23 @@ def main(job) -> None:
 
     p = job.params
     run = p.run
+    train = {**p.train, "devices": job.devices}  # the rule's gpu resource, outside the params
     # Seeded before loading: a head the checkpoint lacks (mlm_head: tied) starts the same on a resume.
-    set_seed(p.train["seed"])
+    set_seed(train["seed"])
     with reading(job.input.model):
         model = load_splade_model(job.input.model, max_seq_length=p.max_length)
     pools = pd.read_parquet(job.input.triplets)
     # The seed's rotation (train_max.py:184-196, train_distil.py:176-195): one (positive, negative)
     # a step, the next of each query's shuffled negatives every epoch.
-    pairs = EpochGroups(passage_texts(RetrievalSplit.load(job.input.data)), group_size=2, seed=p.train["seed"],
+    pairs = EpochGroups(passage_texts(RetrievalSplit.load(job.input.data)), group_size=2, seed=train["seed"],
                         positives_from_first=True)
     log.info("%s from %s on %d queries (a pair each, rotated per epoch), lambda_q %g, lambda_d %g, semantics %s",
              run["method"], run["model"], len(pools), run["lambda_q"], run["lambda_d"], p.semantics)
-    fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.triplets, job.input.data])
+    # with the devices: a checkpoint resumes under the same number of ranks only
+    fingerprint = run_fingerprint({**job.named("params"), "train": train},
+                                  [job.input.model, job.input.triplets, job.input.data])
     train_splade(model, pool_dataset(pools).with_transform(pairs), run["method"], run["lambda_q"], run["lambda_d"],
-                 p.semantics, p.train, Path(job.output.model), fingerprint, callbacks=[pairs.callback()])
+                 p.semantics, train, Path(job.output.model), fingerprint, callbacks=[pairs.callback()])
 
 
 if __name__ == "__main__":

@@ -226,9 +226,9 @@ def kill_held_job(run: subprocess.Popen, log: Path) -> str:
 
 @contextlib.contextmanager
 def warm_server_at(path: Path, modules: str = "json"):
-    """A warm interpreter (trimbench.warm) serving jobs on the socket ``path``, preloading only
+    """A warm interpreter (trimbench.jobs.warm) serving jobs on the socket ``path``, preloading only
     ``modules`` and trimbench itself (enough for jobs that need nothing else)."""
-    process = subprocess.Popen([sys.executable, "-m", "trimbench.warm", "--serve", str(path), modules])
+    process = subprocess.Popen([sys.executable, "-m", "trimbench.jobs.warm", "--serve", str(path), modules])
     deadline = time.monotonic() + 60
     while not path.exists():
         assert process.poll() is None and time.monotonic() < deadline, "the warm server did not start"

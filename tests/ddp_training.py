@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from trimbench import distributed  # noqa: E402
+from trimbench.jobs import launch  # noqa: E402
 
 WORDS = ("falcon river copper engine violin garden bridge lantern meadow harbor glacier orchard canyon "
          "pepper marble ribbon thunder saddle candle quartz").split()
@@ -136,7 +137,7 @@ def train(case: str, model_dir: str, out: Path, built_for: int, interrupt_after:
     initial = parameters(model)
     fine_tune(model, frame, loss, train, out / "model", "test", callbacks=[*callbacks_first, *callbacks, Losses()],
               **family)
-    if distributed.is_main_process():
+    if launch.is_main_process():
         torch.save({"initial": initial, "trained": parameters(model)}, out / "parameters.pt")
         (out / "losses.json").write_text(json.dumps(losses))
 
@@ -149,7 +150,7 @@ def main() -> None:
     parser.add_argument("--built-for-devices", type=int, default=None)
     parser.add_argument("--interrupt-after", type=int, default=None, help="stop after this step's checkpoint")
     args = parser.parse_args()
-    built_for = args.built_for_devices or distributed.world_size()
+    built_for = args.built_for_devices or launch.world_size()
     train(args.case, args.model, Path(args.out), built_for, args.interrupt_after)
 
 

@@ -50,7 +50,8 @@ def encode(script: str, model, data, output: str, out, params: dict, devices: in
     command = [sys.executable, str(REPO / "scripts" / f"{script}.py"),
                "--input", f"model={model}", f"data={json.dumps([str(data / 'toy'), str(data / 'toy-dl')])}",
                "--output", f"{output}={out}", "--wildcards", "experiment=e", "variant=full", "run=r",
-               "--params", json.dumps(params), "--threads", "2", "--log", str(tmp_path / f"{devices}.log")]
+               "--resources", f"gpu={devices}", "--params", json.dumps(params), "--threads", "2",
+               "--log", str(tmp_path / f"{devices}.log")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert (done.returncode == 0) == (model.name != "broken"), (tmp_path / f"{devices}.log").read_text()[-3000:]
     if devices > 1:
@@ -61,7 +62,7 @@ def encode(script: str, model, data, output: str, out, params: dict, devices: in
 def encode_dense(model, data, out, devices: int, tmp_path):
     encode("encode_corpus", model, data, "embeddings", out,
            {"layers": LAYERS, "max_dim": MAX_DIM, "pooling": "mean", "q_max_length": 16, "p_max_length": 24,
-            "batch_size": 2, "chunk": 3, "retrieval": {"encode_devices": devices}}, devices, tmp_path)
+            "batch_size": 2, "chunk": 3}, devices, tmp_path)
 
 
 def files(folder) -> dict:
@@ -116,7 +117,7 @@ def test_two_ranks_encode_the_one_device_sparse_vectors(tiny_splade_dir, data, t
     one, two = tmp_path / "one" / "r", tmp_path / "two" / "r"
     for out, devices in ((one, 1), (two, 2)):
         encode("encode_sparse", tiny_splade_dir, data, "vectors", out,
-               {"settings": {**settings, "encode_devices": devices}, "max_length": 16}, devices, tmp_path)
+               {"settings": settings, "max_length": 16}, devices, tmp_path)
     assert files(one).keys() == files(two).keys() == {"vocab.json", "toy/docs.npz", "toy/queries.npz",
                                                       "toy-dl/docs.npz", "toy-dl/queries.npz"}
     assert (one / "vocab.json").read_text() == (two / "vocab.json").read_text()

@@ -13,7 +13,7 @@ import pandas as pd
 
 from trimbench import distributed
 from trimbench.data.columns import KIND_COLUMNS
-from trimbench.jobs import faults
+from trimbench.jobs import faults, launch
 from trimbench.jobs.fingerprint import stamped_work_dir
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ def resumable_checkpoint(work_dir: Path, fingerprint: str, model_file: str = SEN
     shutil.rmtree(work_dir / "model", ignore_errors=True)  # a final save cut short
     checkpoints = sorted((work_dir / "trainer").glob("checkpoint-*"), key=_checkpoint_step)
     for checkpoint in checkpoints:
-        if not checkpoint_complete(checkpoint, model_file, distributed.world_size()):
+        if not checkpoint_complete(checkpoint, model_file, launch.world_size()):
             log.warning("removing incomplete checkpoint %s", checkpoint)
             shutil.rmtree(checkpoint)
     return newest_checkpoint(work_dir)
@@ -196,9 +196,9 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
     output_dir = Path(output_dir)
     work_dir = output_dir.with_name(output_dir.name + ".tmp")
     # Rank 0 alone tidies the work dir; the other ranks then read what it left.
-    checkpoint = resumable_checkpoint(work_dir, fingerprint) if distributed.is_main_process() else None
+    checkpoint = resumable_checkpoint(work_dir, fingerprint) if launch.is_main_process() else None
     distributed.barrier()
-    if not distributed.is_main_process():
+    if not launch.is_main_process():
         checkpoint = newest_checkpoint(work_dir)
     drawn_per_epoch = isinstance(frame, datasets.Dataset) and frame.format["type"] == "custom"
     trainer = (trainer_class or SentenceTransformerTrainer)(
@@ -215,7 +215,7 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
         log.info("resuming from checkpoint %s (step %d)", checkpoint, _checkpoint_step(checkpoint))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     log.info("training finished: %s", result.metrics)
-    if distributed.is_main_process():  # the ranks' models are the same: one writes it
+    if launch.is_main_process():  # the ranks' models are the same: one writes it
         model.save(str(work_dir / "model"))
         shutil.rmtree(output_dir, ignore_errors=True)
         (work_dir / "model").rename(output_dir)

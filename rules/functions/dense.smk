@@ -65,7 +65,7 @@ def train_settings(wildcards):
 
 
 def retriever_settings(wildcards):
-    """The variant's retrieval settings its training uses, without the untracked ones (the
+    """The variant's retrieval settings its training uses, without the device settings (the
     encoding's devices): changing those re-runs no training (trimbench.config.tracked).
     """
     return tb_config.tracked(

@@ -431,15 +431,16 @@ def test_angle_objective_trains_on_several_devices(default):
     assert prepare(default)["experiments"]["sts-v2"]["train"]["devices"] == 2
 
 
-def test_devices_re_run_nothing_and_reach_the_job(default):
+def test_devices_re_run_nothing_and_the_logging_interval_is_a_param(default):
     """A model trained on one GPU is the training on four: train.devices is out of the params
-    Snakemake compares, and handed to the job beside them."""
+    Snakemake compares (the job gets it as its gpu resource: tests/workflow/test_multi_device.py);
+    logging_steps is a param like any other."""
     train = prepare(default)["experiments"]["sts-v1"]["train"]
     assert "devices" not in tb_config.tracked(train)
-    assert tb_config.untracked(train={**train, "devices": 4}).train["devices"] == 4
+    assert tb_config.tracked(train)["logging_steps"] == train["logging_steps"]
 
 
-def test_encode_devices_is_checked_re_runs_nothing_and_reaches_the_job(default):
+def test_encode_devices_is_checked_and_re_runs_nothing(default):
     """retrieval.encode_devices: at least 1; the array of N devices is the one device's, so neither
     the encoding nor the training (whose settings are the retrieval block's) re-runs for it."""
     default["experiments"]["retrieval"]["retrieval"] = {"encode_devices": 0}
@@ -449,7 +450,7 @@ def test_encode_devices_is_checked_re_runs_nothing_and_reaches_the_job(default):
     default["experiments"]["retrieval"]["retrieval"]["encode_devices"] = 4
     exp = prepare(default)["experiments"]["retrieval"]
     assert "encode_devices" not in tb_config.tracked(tb_variants.variant_retrieval_settings(exp, "2dmse"))
-    assert tb_config.untracked(retrieval=exp["retrieval"]).retrieval == {"encode_devices": 4}
+    assert "encode_devices" not in tb_config.tracked(exp)["retrieval"]
 
 
 def test_compared_dataset_is_the_sts_average_or_the_references_else_the_first_evaluated():

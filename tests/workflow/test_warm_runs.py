@@ -30,7 +30,7 @@ def test_the_launcher_runs_the_workflow_in_forked_children_with_the_same_results
 
 
 def warm_command(workdir: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "trimbench.warm", *snakemake_command(workdir, *args)[3:]]
+    return [sys.executable, "-m", "trimbench.jobs.warm", *snakemake_command(workdir, *args)[3:]]
 
 
 def test_a_forked_job_killed_fails_its_job_and_a_rerun_completes_it(workdir):

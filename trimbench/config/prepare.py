@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 
 from trimbench.checks import check_dataset, check_model_paths, model_shape, unknown_name
 from trimbench.config import local, smoke
@@ -97,31 +96,19 @@ def preparation_entry(entry: dict) -> dict:
     """A dataset's entry as the data rules see it: without :data:`SCORING_DATASET_KEYS`."""
     return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS}
 
-#: settings that change what a job logs or how many devices it spreads over, never what it makes
-#: (``devices``: the same training; ``encode_devices``: the same array; trimbench/distributed.py):
-#: kept out of the params Snakemake compares to decide a re-run, and handed to the job beside them
-#: (:func:`untracked`)
-UNTRACKED_SETTINGS = ("logging_steps", "devices", "encode_devices")
-
-
-def untracked(**sections: dict) -> SimpleNamespace:
-    """The rule param ``untracked``, which Snakemake's params trigger does not compare:
-    ``{param: {setting: value}}`` for the :data:`UNTRACKED_SETTINGS` of each named param's
-    settings; :func:`trimbench.jobs.run.job_from_snakemake` merges them back into those params.
-
-    The trigger compares params of plain Python types only (snakemake/persistence/__init__.py,
-    ``_serialize_param_builtin``: any other value is UNREPRESENTABLE and skipped); a SimpleNamespace
-    pickles into the job's script without trimbench (a ``conda:`` env lacks it).
-    """
-    return SimpleNamespace(**{name: {key: settings[key] for key in UNTRACKED_SETTINGS if key in settings}
-                              for name, settings in sections.items()})
+#: settings that change how many devices a job spreads over, never what it makes (``devices``: the
+#: same training; ``encode_devices``: the same array; trimbench/jobs/launch.py): kept out of the
+#: params Snakemake compares to decide a re-run. A job gets them as its resource ``gpu``
+#: (``resources: gpu=exp_param("train", "devices")`` in the rules; ``Job.devices``), which that
+#: comparison leaves out: resources are the scheduler's, not the step's (`--rerun-triggers`).
+DEVICE_SETTINGS = ("devices", "encode_devices")
 
 
 def tracked(settings):
-    """``settings`` without the :data:`UNTRACKED_SETTINGS`, at any depth (a whole experiment's
-    config as a param too); a job that needs them gets them through :func:`untracked`."""
+    """``settings`` without the :data:`DEVICE_SETTINGS`, at any depth (a whole experiment's config as
+    a param too): what a rule's params hold, so that a change of devices re-runs nothing."""
     if isinstance(settings, dict):
-        return {key: tracked(value) for key, value in settings.items() if key not in UNTRACKED_SETTINGS}
+        return {key: tracked(value) for key, value in settings.items() if key not in DEVICE_SETTINGS}
     if isinstance(settings, list):
         return [tracked(item) for item in settings]
     return settings

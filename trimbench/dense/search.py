@@ -19,6 +19,7 @@ import pandas as pd
 from trimbench import distributed
 from trimbench.data.io import doc_texts
 from trimbench.encoding import encode_layers, rank_rows
+from trimbench.jobs import launch
 from trimbench.runs import evaluate_run, run_frame, top_k_run, write_trec_run
 from trimbench.search import search
 
@@ -34,17 +35,17 @@ def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, p
     each chunk and closed after it: pages written through a mapping stay in the process's resident
     memory until it is unmapped, so one map kept open would grow with the corpus.
 
-    Under several ranks (``encode_devices``, :mod:`trimbench.distributed`; all on one node, so they
+    Under several ranks (``encode_devices``, :mod:`trimbench.jobs.launch`; all on one node, so they
     share the file's pages), rank 0 creates the map and each rank writes the rows of its batches of
     every chunk (:func:`~trimbench.encoding.rank_rows`): the array of a single device.
     """
     shape = (len(layers), len(texts), max_dim)
-    if distributed.is_main_process():
+    if launch.is_main_process():
         np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape).flush()
     distributed.barrier()
     for start in range(0, len(texts), chunk_size):
         stop = min(start + chunk_size, len(texts))
-        rows = rank_rows(texts[start:stop], batch_size, distributed.rank(), distributed.world_size())
+        rows = rank_rows(texts[start:stop], batch_size, launch.rank(), launch.world_size())
         block = encode_layers(model, [texts[start + i] for i in rows], layers, batch_size=batch_size,
                               max_dim=max_dim)
         out = np.lib.format.open_memmap(path, mode="r+")

@@ -1,1 +1,2 @@
-"""Running a job: the rule runner, the warm interpreter, atomic outputs, cached-artifact errors, fault injection."""
+"""Running a job: the rule runner, its ranks over a node's devices, the warm interpreter, atomic outputs,
+cached-artifact errors, fault injection."""

@@ -14,7 +14,8 @@ from trimbench.errors import ArtifactError
 
 # The outputs of rules/*.smk (the layout in the README) and the rules that write them, matched
 # from the right, so that absolute paths and --directory work too; under results/ or a smoke run's
-# results-smoke/ (trimbench.config.prepare.results_root).
+# results-smoke/ (trimbench.config.prepare.results_root). Held against the DAG by
+# tests/workflow/test_producers.py: every output a later job reads is here, named by its rule.
 PRODUCERS = (
     # before results*/data/*/*.parquet, which would match the converted scores too
     ("results*/data/msmarco-hard-negatives/ce-scores.parquet", "convert_ce_scores"),
@@ -46,6 +47,9 @@ PRODUCERS = (
     ("results*/electra/*/runs/*", "train_electra"),
     ("results*/splade/*/runs/*", "splade_scores or splade_ensemble"),
     ("results*/*/*/runs/*", "retrieval_scores"),
+    # the views across experiments and tracks read each experiment's scores and the headline figure
+    ("results*/*/*/scores.parquet", "collect_scores"),
+    ("results*/scoreboard/pareto/*", "pareto"),
 )
 
 

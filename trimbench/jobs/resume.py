@@ -9,7 +9,7 @@ terminal, ``kill -9``, a lost login session, the OOM killer) leaves its lock in
 ``snakemake --unlock``. Unlocking while a snakemake still works in the directory would let two runs
 write the same outputs, and Snakemake's lock files do not say who holds them (they list the
 locked files, no process). So this first looks for a live process of this working directory on
-this machine: a snakemake or ``python -m trimbench.warm`` run (its ``--directory``, else its
+this machine: a snakemake or ``python -m trimbench.jobs.warm`` run (its ``--directory``, else its
 working directory), or a job of one (Snakemake's copy of a step's script, or a warm interpreter's
 child, working in the directory). If there is one, it names it and changes nothing. Else it
 removes the lock with the command's own snakemake arguments (``--unlock``) and runs the command
@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 #: module names whose ``python -m`` runs a workflow on a directory (the warm launcher runs snakemake)
-RUNNERS = ("snakemake", "trimbench.warm")
+RUNNERS = ("snakemake", "trimbench.jobs.warm")
 #: what marks a process as one of a run's jobs: Snakemake's copies of step scripts, the warm
 #: interpreter (whose children take their job's working directory)
 JOB_MARKERS = (".snakemake/scripts/", "trimbench.jobs.warm")
@@ -36,7 +36,7 @@ JOB_MARKERS = (".snakemake/scripts/", "trimbench.jobs.warm")
 
 def snakemake_arguments(command: list[str]) -> list[str]:
     """The snakemake arguments of ``command``: after ``snakemake`` or ``python -m snakemake`` or
-    ``python -m trimbench.warm``; none for another command (``make demo``: the checkout's config)."""
+    ``python -m trimbench.jobs.warm``; none for another command (``make demo``: the checkout's config)."""
     for index, word in enumerate(command):
         if Path(word).name == "snakemake" and (index == 0 or command[index - 1] != "-m"):
             return command[index + 1:]

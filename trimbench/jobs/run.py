@@ -9,7 +9,7 @@ debugging one stage::
 
 A script imports the libraries its step needs inside ``main``: where the warm interpreter runs
 (:mod:`trimbench.jobs.warm`), the script's own process only hands the job over, and the forked
-child loads the script again by its path to run ``main``. Scripts have no ``from __future__``
+child runs the script again by its path. Scripts have no ``from __future__``
 import: Snakemake runs a copy of each with its preamble in front.
 """
 
@@ -20,33 +20,54 @@ import contextlib
 import json
 import logging
 import os
-import runpy
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from trimbench import distributed
 from trimbench.errors import ExplainedError
 from trimbench.jobs import faults, warm
 from trimbench.jobs.atomic import atomic_path
+from trimbench.jobs.launch import rank_log_format
 from trimbench.jobs.packaged import packaged_folder
 
-#: the param of logging-only settings (trimbench.config.untracked), out of Snakemake's rerun trigger
-UNTRACKED_PARAM = "untracked"
 #: the param naming each packaged model a job reads in place of an input folder (rules/common.smk's
 #: ``packaged``): input name -> trimbench.jobs.packaged.packaged_model
 PACKAGED_PARAM = "packaged"
 
 
 class Job(SimpleNamespace):
-    """input, output, params, wildcards, log (namespaces of named values), threads, rule."""
+    """input, output, params, wildcards, resources, log (namespaces of named values), threads, rule."""
 
     def named(self, field: str) -> dict:
         """The named values of ``field`` (e.g. "params") as a dict, from Snakemake or the CLI."""
         values = getattr(self, field)
         return dict(values.items()) if hasattr(values, "items") else dict(vars(values))
+
+    @property
+    def devices(self) -> int:
+        """The devices the job spans (:mod:`trimbench.jobs.launch`): its resource ``gpu``, which the
+        rules set from ``train.devices`` / ``*.encode_devices``; Snakemake's rerun trigger compares
+        params, not resources, so a model trained on four devices is the one trained on one."""
+        return max(1, int(self.named("resources").get("gpu", 1)))
+
+    def to_cli(self, outputs: dict | None = None, threads: int | None = None) -> list[str]:
+        """The job as :func:`job_from_cli` reads it back, with ``outputs`` in place of those outputs
+        and ``threads`` in place of its threads (torchrun's ranks: each its share)."""
+
+        def pairs(values: dict) -> list[str]:
+            return [named_argument(name, value) for name, value in values.items()]
+
+        # Snakemake's own resources (_cores, _nodes, tmpdir...) are its scheduler's, not the step's
+        resources = {name: value for name, value in self.named("resources").items()
+                     if not name.startswith("_") and isinstance(value, int)}
+        return ["--input", *pairs(self.named("input")),
+                "--output", *pairs({**self.named("output"), **(outputs or {})}),
+                "--wildcards", *pairs(self.named("wildcards")), "--resources", *pairs(resources),
+                "--params", json.dumps(self.named("params"), default=str),
+                "--threads", str(self.threads if threads is None else threads),
+                *(["--job-log", str(self.log[0])] if self.log else [])]
 
     def write_texts(self, texts: dict[str, str]) -> None:
         """Each text to the output of its name, atomically."""
@@ -78,6 +99,8 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
     parser.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     parser.add_argument("--params", default="{}", help="JSON object of the rule's params")
     parser.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--resources", nargs="*", default=[], metavar="NAME=NUMBER",
+                        help="the rule's resources, e.g. gpu=2: the devices of a multi-device step")
     # --job-log: the spelling torchrun lets through to a rank's script (it rejects --log as an
     # ambiguous prefix of its own --log-dir, even after the script's path)
     parser.add_argument("--log", "--job-log", dest="log", default=None)
@@ -85,15 +108,12 @@ def job_from_cli(argv: list[str], rule: str) -> Job:
     args = parser.parse_args(argv)
     return Job(input=_named(args.input), output=_named(args.output),
                params=SimpleNamespace(**json.loads(args.params)), wildcards=_named(args.wildcards),
+               resources=SimpleNamespace(**{name: int(value) for name, value in vars(_named(args.resources)).items()}),
                log=[args.log] if args.log else [], threads=args.threads, rule=rule)
 
 
 def job_from_snakemake(smk) -> Job:
     params = dict(smk.params.items())
-    # Logging-only settings come in a param of their own, out of Snakemake's rerun trigger
-    # (trimbench.config.untracked): the step sees them where they belong.
-    for name, settings in vars(params.pop(UNTRACKED_PARAM, SimpleNamespace())).items():
-        params[name] = {**params.get(name, {}), **settings}
     # A packaged model is no input file (its path depends on where the environment lives): the step
     # sees its folder in this environment where the input would be.
     packaged = params.pop(PACKAGED_PARAM, None)
@@ -103,7 +123,7 @@ def job_from_snakemake(smk) -> Job:
             name: [str(packaged_folder(m)) for m in model] if isinstance(model, list) else str(packaged_folder(model))
             for name, model in packaged.items()}})
     return Job(input=inputs, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
-               log=list(smk.log), threads=smk.threads, rule=smk.rule)
+               resources=smk.resources, log=list(smk.log), threads=smk.threads, rule=smk.rule)
 
 
 @contextlib.contextmanager
@@ -133,25 +153,18 @@ def _log_to(path: str | None):
 def run(main: Callable, smk=None) -> None:
     """Run a script's ``main(job)`` with logging to the rule's log and torch limited to the rule's
     threads: in a child of the warm interpreter where a launcher started one (:mod:`trimbench.jobs.warm`:
-    the child loads the script by its path, see :func:`run_script`), else here.
+    the child runs the script, by its path, which calls this again there), else here.
 
     A cached input that cannot be used (:class:`~trimbench.errors.ArtifactError`), a data file that cannot
     (:class:`~trimbench.errors.DataError`) end the job with their one message naming the file, instead
     of a stack trace from deep inside numpy; any other error's traceback goes to the job's log.
     """
-    if smk is not None:
+    if smk is not None and not warm.forked:
         # The script's own path: Snakemake runs a copy of it, with __file__ set to the original.
-        code = warm.call_in_server("trimbench.jobs.run.run_script", main.__globals__["__file__"], smk)
+        code = warm.run_in_server(main.__globals__["__file__"], smk)
         if code is not None:
             raise SystemExit(code)
     run_here(main, smk)
-
-
-def run_script(path: str, smk) -> None:
-    """In a child of the warm interpreter: the job's script at ``path``, loaded under a name other
-    than ``__main__`` (so that it does not run itself), runs its ``main`` here."""
-    sys.path.insert(0, str(Path(path).parent))  # its `import _repo`, as when Python runs a script
-    run_here(runpy.run_path(path, run_name="trimbench_job")["main"], smk)
 
 
 def run_here(main: Callable, smk=None) -> None:
@@ -162,7 +175,7 @@ def run_here(main: Callable, smk=None) -> None:
     with _log_to(log_path):
         # The ranks of a multi-device job share its log: each line names its rank.
         logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
-                            format=distributed.rank_log_format("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+                            format=rank_log_format("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         # torch reads this when first imported; steps that never need torch never pay for it.
         os.environ["OMP_NUM_THREADS"] = str(max(1, int(job.threads)))
         if "torch" in sys.modules:  # imported already (the warm interpreter): set it directly

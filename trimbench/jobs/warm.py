@@ -1,20 +1,24 @@
 """One warm interpreter for the jobs of a local run::
 
-    python -m trimbench.warm --cores 2 [more snakemake arguments]
+    python -m trimbench.jobs.warm --cores 2 [more snakemake arguments]
 
 Each job of a local run is a new Python process, and a job that touches a model first imports
 torch, transformers and sentence-transformers: 6 s of a quiet core, about a third of the embedded
 default's CPU time. This launcher starts a server that imports them once, runs ``snakemake`` with
 the arguments given and ``TRIMBENCH_WARM`` naming the server's socket, and stops the server when
-snakemake ends. A job's script (:func:`trimbench.jobs.run.run`) then hands its job to the server,
-which forks a child for it: the child has every module imported already, takes the job's working
-directory, environment and standard streams (passed over the socket) and runs the step; its exit
-status is the job's, and its PID is the one the job's log names. Snakemake schedules, logs, retries
-and cleans up every job as before; the client forwards SIGTERM / SIGINT to the child, and a client
-that dies (killed by Snakemake) takes its child with it.
+snakemake ends. A job's script (:func:`trimbench.jobs.run.run`) then hands its job to the server:
+the script's path and Snakemake's ``snakemake`` object, nothing else to run. The server forks a
+child for it, which has every module imported already, takes the job's working directory,
+environment and standard streams (passed over the socket) and runs that script as Python would,
+with the ``snakemake`` object in its globals; its exit status is the job's, and its PID is the one
+the job's log names. Snakemake schedules, logs, retries and cleans up every job as before; the
+client forwards SIGTERM / SIGINT to the child, and a client that dies (killed by Snakemake) takes
+its child with it.
 
-A job runs in its own process as before where the variable is unset, the server cannot be reached,
-on a SLURM node, or from another Python environment or checkout (a ``conda:`` env, a worktree).
+A job runs in its own process as before where the variable is unset; where it is set but the server
+cannot be reached, on a SLURM node, or from another Python environment or checkout (a ``conda:``
+env, a worktree), too, and says so as a warning: a run that was meant to be warm and is not is
+otherwise only slower.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import logging
 import os
 import pickle
 import pkgutil
+import runpy
 import selectors
 import shutil
 import signal
@@ -82,13 +87,21 @@ def _receive(conn: socket.socket) -> bytes:
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-def call_in_server(target: str, *args) -> int | None:
-    """Run ``target(*args)`` (``"module.function"``) in a child of the warm server; its exit code.
+def _running_here(path: str, why: str) -> None:
+    log.warning("%s=%s is set, but this job runs in its own interpreter: %s", WARM, path, why)
+
+
+def run_in_server(script: str, smk) -> int | None:
+    """Run the job's ``script`` (its path) in a child of the warm server, with ``smk`` as the
+    script's ``snakemake``; the child's exit code.
 
     None where no server takes the job (see the module's docstring): the caller runs it itself.
     """
     path = os.environ.get(WARM)
-    if not path or "SLURM_JOB_ID" in os.environ:
+    if not path:
+        return None
+    if "SLURM_JOB_ID" in os.environ:
+        _running_here(path, "a SLURM node's job")
         return None
     # Held from before the child exists until they are forwarded to it: a signal in between would
     # otherwise end this client and leave the job to die with it, not by the signal.
@@ -101,17 +114,17 @@ def call_in_server(target: str, *args) -> int | None:
         sys.stderr.flush()
         socket.send_fds(conn, [b"J"], [0, 1, 2])
         _send(conn, json.dumps(request).encode())
-        _send(conn, pickle.dumps((target, args)))
+        _send(conn, pickle.dumps((os.path.abspath(script), smk)))
         reply = json.loads(_receive(conn))
     except (OSError, ValueError, TypeError, pickle.PicklingError) as error:  # unreachable, or a job it cannot take
         conn.close()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        log.debug("no warm interpreter at %s (%s): running here", path, error)
+        _running_here(path, f"the job could not be handed to a warm interpreter ({type(error).__name__}: {error})")
         return None
     if "refused" in reply:
         conn.close()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        log.debug("the warm interpreter refused the job (%s): running here", reply["refused"])
+        _running_here(path, f"the warm interpreter refused the job ({reply['refused']})")
         return None
     child = reply["pid"]
 
@@ -125,7 +138,7 @@ def call_in_server(target: str, *args) -> int | None:
     try:
         status = json.loads(_receive(conn))["status"]
     except ConnectionError:
-        print(f"trimbench.warm: the warm interpreter ended before job pid {child} did", file=sys.stderr)
+        print(f"trimbench.jobs.warm: the warm interpreter ended before job pid {child} did", file=sys.stderr)
         return 1
     # A child ended by a signal: the shell's convention for the job's exit status.
     return 128 - status if status < 0 else status
@@ -141,8 +154,16 @@ def _die_with_parent(sig: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))  # PR_SET_PDEATHSIG
 
 
+def _run_script(script: str, smk) -> None:
+    """The job's script, run as Python runs it (as ``__main__``, its folder first on the path for its
+    ``import _repo``), with ``smk`` as its ``snakemake``: its ``run(main, snakemake)`` then runs the
+    step in this process (:data:`forked`)."""
+    sys.path.insert(0, os.path.dirname(script))
+    runpy.run_path(script, init_globals={"snakemake": smk}, run_name="__main__")
+
+
 def _run_child(header: dict, payload: bytes) -> int:
-    """In the forked child: become the job's process and run its target."""
+    """In the forked child: become the job's process and run its script."""
     global forked
     forked = True
     os.chdir(header["cwd"])
@@ -151,9 +172,7 @@ def _run_child(header: dict, payload: bytes) -> int:
     os.environ.pop(WARM, None)  # a job's own subprocesses start cold
     sys.argv = header["argv"]
     try:
-        target, args = pickle.loads(payload)
-        module, _, name = target.rpartition(".")
-        getattr(importlib.import_module(module), name)(*args)
+        _run_script(*pickle.loads(payload))
         return 0
     except SystemExit as end:
         if end.code is None or isinstance(end.code, int):

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from trimbench import distributed
 from trimbench.encoding import rank_rows
 from trimbench.java import setup_java
+from trimbench.jobs import launch
 from trimbench.jobs.artifacts import reading
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,10 @@ def encode_sparse(model, texts: list[str], max_length: int | None, batch_size: i
 
     Each batch is one call of the encoder on longest-first texts (:func:`~trimbench.encoding.rank_rows`),
     so the batches do not depend on how many ranks share them. Under several ranks
-    (``splade.encode_devices``, :mod:`trimbench.distributed`) each encodes every ranks-th batch of each
+    (``splade.encode_devices``, :mod:`trimbench.jobs.launch`) each encodes every ranks-th batch of each
     chunk and leaves its rows in the folder ``parts``; rank 0 returns the whole matrix, the others None.
     """
-    rank, ranks = distributed.rank(), distributed.world_size()
+    rank, ranks = launch.rank(), launch.world_size()
     default = model.max_seq_length
     model.max_seq_length = max_length or default
     positions, blocks = [], []
@@ -104,16 +105,16 @@ def _from_every_rank(mine: tuple[np.ndarray, sp.csr_matrix], parts: Path) -> lis
     corpus's vectors do not fit a collective's buffers, and the ranks share the node's disk. None
     on the other ranks."""
     parts.mkdir(parents=True, exist_ok=True)
-    rank = distributed.rank()
+    rank = launch.rank()
     # uncompressed: read once right after, and zlib over a corpus's vectors costs minutes
     sp.save_npz(parts / f".rank{rank}.npz", mine[1], compressed=False)
     np.save(parts / f".rank{rank}.positions.npy", mine[0])
     distributed.barrier()
     every = None
-    if distributed.is_main_process():
+    if launch.is_main_process():
         every = [(np.load(parts / f".rank{r}.positions.npy"), sp.load_npz(parts / f".rank{r}.npz").tocsr())
-                 for r in range(distributed.world_size())]
-        for r in range(distributed.world_size()):
+                 for r in range(launch.world_size())]
+        for r in range(launch.world_size()):
             (parts / f".rank{r}.npz").unlink()
             (parts / f".rank{r}.positions.npy").unlink()
     distributed.barrier()  # the next text set's parts take the same names
