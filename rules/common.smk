@@ -65,9 +65,9 @@ def in_workdir(path):
 
 
 def model_dir(name):
-    """A registry model's folder as an input (local, or fetch_model's); none for a packaged
-    model (see packaged)."""
-    if MODELS[name]["source"] == "package":
+    """A registry model's folder as an input (local, or fetch_model's); none for no model (None)
+    or a packaged model (see packaged)."""
+    if name is None or MODELS[name]["source"] == "package":
         return []
     folder = local_folder(MODELS[name], Path.cwd())
     return in_workdir(folder) if folder is not None else f"{RESULTS}/models/{name}"
@@ -75,18 +75,11 @@ def model_dir(name):
 
 def packaged(**models):
     """The param `packaged`, given the registry model behind each named input that may be one
-    (None for none, [name] for an input that is a list): each packaged model by package, subfolder
-    and version, not by a path into the environment, which a copied checkout or another venv
-    changes (trimbench.models.packaged_model); the job finds the folder (trimbench.jobs.run). None
-    packaged: a value the params trigger skips, so the params of runs on hub and local models stay
-    what they were."""
-    found = {}
-    for key, name in models.items():
-        single = name[0] if isinstance(name, list) else name
-        if single is not None and MODELS[single]["source"] == "package":
-            model = tb_models.packaged_model(MODELS[single])
-            found[key] = [model] if isinstance(name, list) else model
-    return found or SimpleNamespace()
+    (None for none): each packaged model by package, subfolder and version, not by a path into the
+    environment, which a copied checkout or another venv changes (trimbench.models.packaged_models).
+    None packaged: a value the params trigger skips, so the params of runs on hub and local models
+    stay what they were."""
+    return tb_models.packaged_models(MODELS, **models) or SimpleNamespace()
 
 
 def data_table(dataset, split):

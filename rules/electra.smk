@@ -67,7 +67,9 @@ rule pretune_word_similarity:
 
 rule train_electra:
     input:
-        models=run_start_models,
+        # one word-similarity pre-tuned model per k, or one model every k starts from
+        pretuned=pretuned_start_models,
+        model=shared_start_model,
         train=lambda wc: data_table(wc.task, "train"),
         validation=lambda wc: data_table(wc.task, "validation"),
         test=lambda wc: data_table(wc.task, "test"),
@@ -87,10 +89,10 @@ rule train_electra:
         gpu=1,
         mem_mb=per_attempt(8000),
         # Every cut and seed of the model in turn: a paper fine-tune takes minutes on a GPU.
-        runtime=lambda wc, attempt: 15 * len(get_electra_runs(wc)) * attempt,
+        runtime=lambda wc, attempt: 15 * len(job_fine_tunings(wc)) * attempt,
     params:
-        runs=get_electra_runs,
-        start_layers=start_model_layers,
+        fine_tunings=job_fine_tunings,
+        start_layers=pretuned_layers,
         random_init=exp_param("random_init"),
         objective=lambda wc: tb_electra.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
@@ -98,9 +100,9 @@ rule train_electra:
         train=lambda wc: tb_config.tracked(experiment(wc)["train"]),
         pooling=exp_param("pooling"),
         eval_batch_size=exp_param("evaluation", "batch_size"),
-        meta=run_meta,
+        meta=fine_tuning_meta,
         untracked=lambda wc: tb_config.untracked(train=experiment(wc)["train"]),
-        packaged=run_start_packaged,
+        packaged=shared_start_packaged,
     script:
         "../scripts/train_electra.py"
 

@@ -138,14 +138,14 @@ def test_job_killed_after_its_first_run_resumes_to_the_same_scores(finished, tmp
     trains the three runs left and writes the scores of an uninterrupted job."""
     job = f"{experiment_dir('', 'tiny-cut')}/runs/lee-sim-split/tiny-electra-generator"
     shutil.copy(TINY, tmp_path / "config.yaml")
-    run = held_run(tmp_path, "train_electra:run", f"{job}/scores.parquet")
+    run = held_run(tmp_path, "train_electra:fine_tuning", f"{job}/scores.parquet")
     kill_held_job(run, tmp_path / "results/logs/train_electra/tiny-cut/lee-sim-split/tiny-electra-generator.log")
     assert not (tmp_path / job / "scores.parquet").exists()
     assert [p.name for p in (tmp_path / job / "unfinished").glob("L*")] == ["L0-seed0.json"]
 
     run_snakemake(tmp_path, f"{job}/scores.parquet")
     log = (tmp_path / "results/logs/train_electra/tiny-cut/lee-sim-split/tiny-electra-generator.log").read_text()
-    assert "k=0 seed 0: finished by an earlier attempt, kept" in log and "run 4 of 4" in log
+    assert "k=0 seed 0: finished by an earlier attempt, kept" in log and "fine-tuning 4 of 4" in log
     assert not (tmp_path / job / "unfinished").exists()
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / job / "scores.parquet"),
                                   pd.read_parquet(finished / job / "scores.parquet"))
@@ -176,7 +176,7 @@ def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     # randomly initialised ones.
     assert counts["train_electra"] == 13 + 4 + 4 + 3 * 3 + 2 * 4 + 4
     prepared = tb_config.prepare(yaml.safe_load((REPO / "configs" / "electra.yaml").read_text()), REPO)
-    runs = sum(len(electra_checks.runs(exp)) for exp in prepared["experiments"].values())
+    runs = sum(len(electra_checks.fine_tunings(exp)) for exp in prepared["experiments"].values())
     assert runs == 875 + 65 * (4 + 4 + 3 * 3 + 2 * 4 + 4)
     assert counts["adapt_domain"] == 4 and counts["pretune_word_similarity"] == 4 * 13
     assert counts["fetch_model"] == 22 and counts["electra_table"] == 9
