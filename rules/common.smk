@@ -100,6 +100,15 @@ def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
 
 
+def scores_table_of(name):
+    """An experiment's score table (rule collect_scores'): what its views and the reports read."""
+    return f"{experiment_dir(name)}/scores.parquet"
+
+
+def scores_table(wildcards):
+    return scores_table_of(wildcards.experiment)
+
+
 def exp_param(*keys):
     """A params function reading ``EXPERIMENTS[wildcards.experiment][key][key]...`` (PyPSA's
     ``config_provider``): ``datasets=exp_param("evaluation", "datasets")``."""

@@ -16,7 +16,6 @@ rule adapt_domain:
         f"{RESULTS}/logs/adapt_domain/{{experiment}}/{{model}}.log",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
@@ -46,7 +45,6 @@ rule pretune_word_similarity:
         k=r"\d+",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
@@ -83,7 +81,6 @@ rule train_electra:
         model="[^/]+",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
@@ -109,7 +106,7 @@ rule train_electra:
 
 rule electra_table:
     input:
-        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
     output:
         layers_markdown=f"{RESULTS}/electra/{{experiment}}/tables/layers.md",
@@ -117,8 +114,8 @@ rule electra_table:
         layers_html=report(
             f"{RESULTS}/electra/{{experiment}}/tables/layers.html",
             caption="../report/electra_layers.rst",
-            category="{experiment}",
-            subcategory="tables",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "per layer"},
         ),
         choice_markdown=f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.md",
@@ -126,8 +123,8 @@ rule electra_table:
         choice_html=report(
             f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.html",
             caption="../report/electra_choice.rst",
-            category="{experiment}",
-            subcategory="tables",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "layer chosen by dev"},
         ),
     log:
@@ -138,22 +135,21 @@ rule electra_table:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
-        # which epoch our test scores are: published cells are set beside ours of their kind
-        select=exp_param("train", "select"),
+        select=scored_epoch,
     script:
         "../scripts/electra_table.py"
 
 
 rule electra_figure:
     input:
-        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
     output:
         png=report(
             f"{RESULTS}/electra/{{experiment}}/figures/layers.png",
             caption="../report/electra_figure.rst",
-            category="{experiment}",
-            subcategory="figures",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "score per layer"},
         ),
         svg=f"{RESULTS}/electra/{{experiment}}/figures/layers.svg",
@@ -165,8 +161,7 @@ rule electra_figure:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
-        # which epoch our test scores are: published cells are set beside ours of their kind
-        select=exp_param("train", "select"),
+        select=scored_epoch,
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
@@ -175,14 +170,14 @@ rule electra_figure:
 
 rule pareto_figure:
     input:
-        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
     output:
         png=report(
             f"{RESULTS}/electra/{{experiment}}/figures/pareto.png",
             caption="../report/pareto_figure.rst",
-            category="{experiment}",
-            subcategory="figures",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "Pareto front"},
         ),
         svg=f"{RESULTS}/electra/{{experiment}}/figures/pareto.svg",
@@ -194,8 +189,7 @@ rule pareto_figure:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
-        # which epoch our test scores are: published cells are set beside ours of their kind
-        select=exp_param("train", "select"),
+        select=scored_epoch,
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: parameters used against test score",
     script:

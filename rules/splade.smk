@@ -35,7 +35,7 @@ rule convert_ce_scores:
             if EXPERIMENTS[name]["train"]["hard_negatives"]
         ),
     output:
-        table=f"{HARD_NEGATIVES}/ce-scores.parquet",
+        table=CE_SCORES,
     log:
         f"{RESULTS}/logs/convert_ce_scores/convert_ce_scores.log",
     conda:
@@ -84,7 +84,6 @@ rule train_splade:
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         # train.devices GPUs of one node (trimbench/distributed.py launches a rank on each)
@@ -121,7 +120,6 @@ rule encode_sparse:
         run=names_regex(SPLADE_RUNS),
     conda:
         "../envs/retrieval.yaml"
-    # One thread feeds a GPU (one per rank)
     threads: exp_param("splade", "encode_devices")
     resources:
         # splade.encode_devices GPUs of one node (trimbench/distributed.py launches a rank on each)
@@ -238,7 +236,7 @@ rule splade_ensemble:
 
 rule splade_table:
     input:
-        scores=f"{RESULTS}/splade/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
         baseline=bm25_baseline,
     output:

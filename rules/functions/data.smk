@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/data.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/data.smk.
 from trimbench.config import data_plan as tb_data_plan
 
 

@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/dense.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/dense.smk.
 from trimbench.dense import variants as tb_variants
 from trimbench.dense.ablations import TITLES as ABLATION_TITLES, ablation_groups
 
@@ -170,7 +169,7 @@ def grid_outputs(name):
     base = experiment_dir(name)
     views = grid_views(name)
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(
             f"{base}/tables/grid.{{view}}.{{ext}}",
             view=views,
@@ -188,7 +187,7 @@ def grid_outputs(name):
 def homedepot_outputs(name):
     base = f"{experiment_dir(name)}"
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(f"{base}/tables/homedepot.{{ext}}", ext=["md", "csv", "html"]),
         *expand(f"{base}/figures/homedepot_recall.{{ext}}", ext=["png", "svg"]),
     ]
@@ -222,7 +221,7 @@ def dense_stage_targets(name, stage):
             for v in encoded_variants(name)
         ]
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet", *bm25_scores_of(name)]
+        return [scores_table_of(name), *bm25_scores_of(name)]
     return []
 
 

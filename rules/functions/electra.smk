@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/electra.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/electra.smk.
 from trimbench.electra import checks as tb_electra
 
 
@@ -67,7 +66,7 @@ def word_similarity_tables(exp, split):
 def electra_outputs(name):
     base = f"{experiment_dir(name)}"
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(
             f"{base}/tables/{{table}}.{{ext}}",
             table=["layers", "dev_choice"],
@@ -87,7 +86,7 @@ def electra_stage_targets(name, stage):
     if stage == "models":
         return electra_stage_dirs(name)
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet"]
+        return [scores_table_of(name)]
     return []
 
 
@@ -137,6 +136,10 @@ def fine_tuning_meta(wildcards):
         "dim": exp["_widths"][wildcards.model],
         "dataset": wildcards.task,
     }
+
+
+#: which epoch our test scores are (train.select): the views set published cells beside ours of their kind
+scored_epoch = exp_param("train", "select")
 
 
 def main_metrics(wildcards):

@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/splade.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/splade.smk.
 from trimbench.splade import checks as tb_splade
 
 SPLADE_EXPERIMENTS = track_experiments("splade")
@@ -10,6 +9,8 @@ SPLADE_ENSEMBLES = sorted(
     {e for name in SPLADE_EXPERIMENTS for e in EXPERIMENTS[name]["ensembles"]}
 )
 HARD_NEGATIVES = f"{RESULTS}/data/msmarco-hard-negatives"
+#: convert_ce_scores' table of the downloaded cross-encoder scores
+CE_SCORES = f"{HARD_NEGATIVES}/ce-scores.parquet"
 
 
 def splade_run(wildcards):
@@ -36,7 +37,7 @@ def splade_triplet_inputs(wildcards):
         inputs["negatives"] = negatives_path(train, train["negatives"])
     elif train["hard_negatives"]["source"] != "standin":  # smoke mode generates its own
         inputs["negatives"] = hard_negatives_file(name, "negatives_file")
-        inputs["ce_scores"] = f"{HARD_NEGATIVES}/ce-scores.parquet"
+        inputs["ce_scores"] = CE_SCORES
     return inputs
 
 
@@ -77,7 +78,7 @@ def splade_scores(name):
 def splade_outputs(name):
     base = f"{experiment_dir(name)}"
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(f"{base}/tables/splade.{{ext}}", ext=["md", "csv", "html"]),
     ]
 
@@ -98,7 +99,7 @@ def splade_stage_targets(name, stage):
     if stage == "embeddings":
         return [splade_vectors(name, run) for run in exp["runs"]]
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet", *bm25_scores_of(name)]
+        return [scores_table_of(name), *bm25_scores_of(name)]
     return []
 
 
