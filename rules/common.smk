@@ -101,7 +101,7 @@ def experiment(wildcards):
 
 
 def scores_table_of(name):
-    """An experiment's score table (rule collect_scores'): what its views and the reports read."""
+    """An experiment's score table (collect_scores'): what its views and the reports read."""
     return f"{experiment_dir(name)}/scores.parquet"
 
 

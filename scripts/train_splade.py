@@ -2,7 +2,7 @@
 
 input:  model, triplets (each query's pool), data (the training split the pools point into)
 output: model
-params: run, semantics, train, untracked, max_length
+params: variant, semantics, train, untracked, max_length
 """
 
 import logging
@@ -29,7 +29,7 @@ def main(job) -> None:
     from trimbench.training import run_fingerprint
 
     p = job.params
-    run = p.run
+    variant = p.variant
     # Seeded before loading: a head the checkpoint lacks (mlm_head: tied) starts the same on a resume.
     set_seed(p.train["seed"])
     with reading(job.input.model):
@@ -40,10 +40,11 @@ def main(job) -> None:
     pairs = EpochGroups(passage_texts(RetrievalSplit.load(job.input.data)), group_size=2, seed=p.train["seed"],
                         positives_from_first=True)
     log.info("%s from %s on %d queries (a pair each, rotated per epoch), lambda_q %g, lambda_d %g, semantics %s",
-             run["method"], run["model"], len(pools), run["lambda_q"], run["lambda_d"], p.semantics)
+             variant["method"], variant["model"], len(pools), variant["lambda_q"], variant["lambda_d"], p.semantics)
     fingerprint = run_fingerprint(job.named("params"), [job.input.model, job.input.triplets, job.input.data])
-    train_splade(model, pool_dataset(pools).with_transform(pairs), run["method"], run["lambda_q"], run["lambda_d"],
-                 p.semantics, p.train, Path(job.output.model), fingerprint, callbacks=[pairs.callback()])
+    train_splade(model, pool_dataset(pools).with_transform(pairs), variant["method"], variant["lambda_q"],
+                 variant["lambda_d"], p.semantics, p.train, Path(job.output.model), fingerprint,
+                 callbacks=[pairs.callback()])
 
 
 if __name__ == "__main__":

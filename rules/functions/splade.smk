@@ -2,8 +2,9 @@
 from trimbench.splade import checks as tb_splade
 
 SPLADE_EXPERIMENTS = track_experiments("splade")
-SPLADE_RUNS = sorted(
-    {run for name in SPLADE_EXPERIMENTS for run in EXPERIMENTS[name]["runs"]}
+#: the trained variants' names (an ensemble's members)
+SPLADE_TRAINED = sorted(
+    {v for name in SPLADE_EXPERIMENTS for v in EXPERIMENTS[name]["variants"]}
 )
 SPLADE_ENSEMBLES = sorted(
     {e for name in SPLADE_EXPERIMENTS for e in EXPERIMENTS[name]["ensembles"]}
@@ -13,8 +14,14 @@ HARD_NEGATIVES = f"{RESULTS}/data/msmarco-hard-negatives"
 CE_SCORES = f"{HARD_NEGATIVES}/ce-scores.parquet"
 
 
-def splade_run(wildcards):
-    return experiment(wildcards)["runs"][wildcards.run]
+def splade_variant(wildcards):
+    """A trained variant's settings (model, method, lambda_q, lambda_d, ...)."""
+    return experiment(wildcards)["variants"][wildcards.variant]
+
+
+def ensemble_members(wildcards):
+    """The trained variants an ensemble fuses."""
+    return experiment(wildcards)["ensembles"][wildcards.variant]["variants"]
 
 
 def hard_negatives_file(name, key):
@@ -41,17 +48,42 @@ def splade_triplet_inputs(wildcards):
     return inputs
 
 
-def splade_vectors(name, run):
-    return f"{experiment_dir(name)}/vectors/{run}"
+def triplets_table(name, method):
+    """splade_triplets' output: the training triplets of one method."""
+    return f"{experiment_dir(name)}/triplets/{method}.parquet"
 
 
-def splade_index_of(name, run):
-    """Each evaluation dataset -> its index inside the run's index_sparse output: datasets that
+def splade_model(name, variant):
+    """train_splade's output."""
+    return f"{experiment_dir(name)}/models/{variant}"
+
+
+def splade_vectors(name, variant):
+    """encode_sparse's output."""
+    return f"{experiment_dir(name)}/vectors/{variant}"
+
+
+def splade_index(name, variant):
+    """index_sparse's output: an impact index per evaluation corpus."""
+    return f"{experiment_dir(name)}/indexes/{variant}"
+
+
+def splade_runs(name, variant):
+    """The TREC runs of a trained variant or an ensemble (splade_scores', splade_ensemble's)."""
+    return f"{experiment_dir(name)}/runs/{variant}"
+
+
+def splade_variant_scores(name, variant):
+    """The score table of a trained variant or an ensemble."""
+    return f"{experiment_dir(name)}/scores/{variant}.parquet"
+
+
+def splade_index_of(name, variant):
+    """Each evaluation dataset -> its index inside the variant's index_sparse output: datasets that
     share a corpus (MS MARCO dev, DL19, DL20) share the index of the first of them."""
     corpus_of = EXPERIMENTS[name]["_corpus_of"]
     return {
-        ds: f"{experiment_dir(name)}/indexes/{run}/{first}"
-        for ds, first in corpus_of.items()
+        ds: f"{splade_index(name, variant)}/{first}" for ds, first in corpus_of.items()
     }
 
 
@@ -70,8 +102,7 @@ def splade_meta(wildcards, variant, model=None):
 def splade_scores(name):
     exp = EXPERIMENTS[name]
     return [
-        f"{experiment_dir(name)}/scores/{v}.parquet"
-        for v in [*exp["runs"], *exp["ensembles"]]
+        splade_variant_scores(name, v) for v in [*exp["variants"], *exp["ensembles"]]
     ]
 
 
@@ -91,17 +122,15 @@ def splade_stage_targets(name, stage):
             retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]
         ]
     if stage == "negatives":
-        return [
-            f"{experiment_dir(name)}/triplets/{m}.parquet" for m in splade_methods(name)
-        ]
+        return [triplets_table(name, m) for m in splade_methods(name)]
     if stage == "models":
-        return [f"{experiment_dir(name)}/models/{run}" for run in exp["runs"]]
+        return [splade_model(name, v) for v in exp["variants"]]
     if stage == "embeddings":
-        return [splade_vectors(name, run) for run in exp["runs"]]
+        return [splade_vectors(name, v) for v in exp["variants"]]
     if stage == "scores":
         return [scores_table_of(name), *bm25_scores_of(name)]
     return []
 
 
 def splade_methods(name):
-    return sorted({spec["method"] for spec in EXPERIMENTS[name]["runs"].values()})
+    return sorted({spec["method"] for spec in EXPERIMENTS[name]["variants"].values()})
