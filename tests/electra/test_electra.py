@@ -585,3 +585,15 @@ def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypat
     trained.clear()
     train({}, "b")
     assert trained == runs
+
+
+def test_fine_tunings_under_their_former_folder_name_stop_the_run_saying_how_to_keep_them(tmp_path):
+    from trimbench.config.schema import ConfigError
+
+    electra_checks.check_former_layout(tmp_path)  # a fresh experiment folder
+    (tmp_path / "runs" / "stsb").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"runs: an ELECTRA experiment keeps its fine-tunings in .*fine-tunings now.*"
+                                          r"\(mv .*runs .*fine-tunings\)"):
+        electra_checks.check_former_layout(tmp_path)
+    (tmp_path / "fine-tunings").mkdir()  # renamed already (or both): nothing to say
+    electra_checks.check_former_layout(tmp_path)

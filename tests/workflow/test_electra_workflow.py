@@ -51,7 +51,7 @@ def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
                                                                 values="value")
     assert (by_seed[0] != by_seed[1]).all()
     # One job per (task, model); its finished runs' work folder is gone once the job is.
-    job = base / "runs" / "lee-sim-split" / "tiny-electra-discriminator"
+    job = base / "fine-tunings" / "lee-sim-split" / "tiny-electra-discriminator"
     assert sorted(p.name for p in job.iterdir()) == ["history.json", "scores.parquet"]
     history = json.loads((job / "history.json").read_text())
     assert sorted(history) == ["L0/seed0", "L0/seed1", "L2/seed0", "L2/seed1"]
@@ -136,7 +136,7 @@ def test_changed_training_reruns_only_that_experiments_runs(finished, tmp_path):
 def test_job_killed_after_its_first_run_resumes_to_the_same_scores(finished, tmp_path):
     """tiny-electra-generator's job (2 cuts x 2 seeds) killed once its first run is kept: the re-run
     trains the three runs left and writes the scores of an uninterrupted job."""
-    job = f"{experiment_dir('', 'tiny-cut')}/runs/lee-sim-split/tiny-electra-generator"
+    job = f"{experiment_dir('', 'tiny-cut')}/fine-tunings/lee-sim-split/tiny-electra-generator"
     shutil.copy(TINY, tmp_path / "config.yaml")
     run = held_run(tmp_path, "train_electra:fine_tuning", f"{job}/scores.parquet")
     kill_held_job(run, tmp_path / "results/logs/train_electra/tiny-cut/lee-sim-split/tiny-electra-generator.log")
@@ -219,7 +219,7 @@ def test_stsb_toy_protocol_on_real_data(shared_data: Path, tmp_path):
     # ten steps of the paper's optimisation lift it to 0.5905 (CPU, one thread).
     assert spearman["test"] == pytest.approx(0.5905, abs=0.01), spearman
     assert spearman["validation"] == pytest.approx(0.6556, abs=0.01), spearman
-    history_file = experiment_dir(tmp_path, "stsb-toy") / "runs" / "stsb" / "minilm" / "history.json"
+    history_file = experiment_dir(tmp_path, "stsb-toy") / "fine-tunings" / "stsb" / "minilm" / "history.json"
     history = json.loads(history_file.read_text())
     assert history["L3/seed0"]["train_rows"] == 320
 

@@ -102,6 +102,22 @@ def fine_tunings(exp: dict) -> list[FineTuning]:
             for k, seed in model_fine_tunings(exp, model)]
 
 
+#: the folder of an experiment's train_electra outputs (fine-tunings/<task>/<model>/); before, runs/,
+#: the name of the other tracks' TREC runs
+FINE_TUNINGS_FOLDER, FORMER_FINE_TUNINGS_FOLDER = "fine-tunings", "runs"
+
+
+def check_former_layout(experiment_folder: str | Path) -> None:
+    """An experiment folder holding its fine-tunings under their former name: one error saying how to
+    keep them, rather than training every cut and seed again (GPU-hours in a paper preset)."""
+    folder = Path(experiment_folder)
+    former, current = folder / FORMER_FINE_TUNINGS_FOLDER, folder / FINE_TUNINGS_FOLDER
+    if former.is_dir() and not current.exists():
+        raise ConfigError(f"{former}: an ELECTRA experiment keeps its fine-tunings in {current} now (runs/ names "
+                          f"TREC runs in the other tracks): rename it to keep them (mv {former} {current}), or "
+                          "remove it to train them again")
+
+
 def train_jobs(exp: dict) -> list[tuple[str, str]]:
     """(task, model): one job fine-tunes every cut of a model on a task with every seed. The
     fine-tunings of a job share its data and start model; a job per fine-tuning made the paper presets' DAG thousands
