@@ -1,8 +1,13 @@
-"""Rule train_electra: every (k, seed) run of one task and model: cut, fine-tune, score on dev and test.
+"""Rule train_electra: every (k, seed) fine-tuning of one task and model: cut, fine-tune, score on dev and test.
 
-input:  models, train, validation, test
-output: scores, history
-params: runs, start_layers, random_init, objective, num_labels, kind, train, pooling, eval_batch_size, meta, untracked
+input:  pretuned    one word-similarity pre-tuned model per k (sentence-transformers folders), or none
+        model       the one model every k starts from (adapted or registry folder), or none
+        train, validation, test  the task's tables (parquet, the task kind's columns)
+output: scores   a tidy score table (parquet: trimbench.scores.COLUMNS, one row per cell, metric and split):
+                 every (k, seed), dev and test
+        history  JSON: "L<k>/seed<seed>" -> that fine-tuning's per-epoch dev scores
+params: fine_tunings, start_layers, random_init, objective, num_labels, kind, train, pooling, eval_batch_size, meta,
+        untracked
 """
 
 import copy

@@ -1,7 +1,9 @@
-"""Rule train_splade: train one SPLADE run (method, lambda_q, lambda_d).
+"""Rule train_splade: train one SPLADE variant (model, method, lambda_q, lambda_d).
 
-input:  model, triplets (each query's pool), data (the training split the pools point into)
-output: model
+input:  model     the registry model's folder (a masked-LM checkpoint, or an encoder given a tied head)
+        triplets  splade_triplets' pools (parquet: each query's positives and negatives as positions)
+        data      the training split's BEIR-style folder the positions point into
+output: model  the trained variant: a sentence-transformers SparseEncoder folder
 params: variant, semantics, train, untracked, max_length
 """
 
