@@ -188,7 +188,7 @@ class BestEpoch(TrainerCallback):
 def training_arguments(settings: dict, seed: int, output_dir: Path) -> SentenceTransformerTrainingArguments:
     """The paper's optimisation: AdamW (weight decay off for biases and LayerNorm, as the trainer
     does), linear schedule with ``warmup_ratio`` warm-up, gradient clipping; dev eval each epoch."""
-    # checkpoint_steps 0: a run is minutes long and saves no model (the shared arguments need the key).
+    # checkpoint_steps 0: a fine-tuning is minutes long and saves no model (the shared arguments need the key).
     train = {**settings, "seed": seed, "max_steps": -1, "gradient_accumulation": 1, "gradient_checkpointing": False,
              "batch_sampler": "batch_sampler", "checkpoint_steps": 0,
              "warmup_steps": settings["warmup_ratio"]}  # below 1: a fraction of all steps (transformers 5)
