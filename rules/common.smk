@@ -109,6 +109,16 @@ def scores_table(wildcards):
     return scores_table_of(wildcards.experiment)
 
 
+def trained_model(name, variant):
+    """A trained variant's model folder (train_model's, train_retriever's, train_splade's)."""
+    return f"{experiment_dir(name)}/models/{variant}"
+
+
+def variant_scores_of(name, variant):
+    """A variant's score table (each track's scoring rule's), which collect_scores joins."""
+    return f"{experiment_dir(name)}/scores/{variant}.parquet"
+
+
 def exp_param(*keys):
     """A params function reading ``EXPERIMENTS[wildcards.experiment][key][key]...`` (PyPSA's
     ``config_provider``): ``datasets=exp_param("evaluation", "datasets")``."""

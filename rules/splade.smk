@@ -110,7 +110,7 @@ rule train_splade:
 
 rule encode_sparse:
     input:
-        model=lambda wc: splade_model(wc.experiment, wc.variant),
+        model=lambda wc: trained_model(wc.experiment, wc.variant),
         data=eval_retrieval_data,
     output:
         vectors=directory(f"{RESULTS}/splade/{{experiment}}/vectors/{{variant}}"),
@@ -203,8 +203,7 @@ rule splade_ensemble:
             splade_runs(wc.experiment, member) for member in ensemble_members(wc)
         ],
         member_scores=lambda wc: [
-            splade_variant_scores(wc.experiment, member)
-            for member in ensemble_members(wc)
+            variant_scores_of(wc.experiment, member) for member in ensemble_members(wc)
         ],
         data=eval_retrieval_data,
     output:

@@ -30,7 +30,7 @@ def variant_model(wildcards):
     v = variant(wildcards)
     if not v.trained:
         return model_dir(experiment(wildcards)["model"])
-    return f"{experiment_dir(wildcards.experiment)}/models/{v.model_variant}"
+    return trained_model(wildcards.experiment, v.model_variant)
 
 
 def variant_packaged(wildcards):
@@ -39,9 +39,14 @@ def variant_packaged(wildcards):
     return packaged(model=experiment(wildcards)["model"] if untrained else None)
 
 
+def dense_embeddings(name, variant):
+    """encode_texts' or encode_corpus' output: a variant's embeddings."""
+    return f"{experiment_dir(name)}/embeddings/{variant}"
+
+
 def variant_embeddings(wildcards):
     """Embeddings a variant is scored on: BERT-S at full depth reuses the full model's."""
-    return f"{experiment_dir(wildcards.experiment)}/embeddings/{variant(wildcards).model_variant}"
+    return dense_embeddings(wildcards.experiment, variant(wildcards).model_variant)
 
 
 def score_meta(wildcards):
@@ -194,7 +199,7 @@ def homedepot_outputs(name):
 
 
 def dense_scores(name):
-    return [f"{experiment_dir(name)}/scores/{v}.parquet" for v in VARIANTS[name]]
+    return [variant_scores_of(name, v) for v in VARIANTS[name]]
 
 
 def dense_stage_targets(name, stage):
@@ -214,12 +219,9 @@ def dense_stage_targets(name, stage):
             return [negatives_path(train, exp["retrieval"]["negatives"])]
         return []
     if stage == "models":
-        return [f"{experiment_dir(name)}/models/{v.name}" for v in trained]
+        return [trained_model(name, v.name) for v in trained]
     if stage == "embeddings":
-        return [
-            f"{experiment_dir(name)}/embeddings/{v.name}"
-            for v in encoded_variants(name)
-        ]
+        return [dense_embeddings(name, v.name) for v in encoded_variants(name)]
     if stage == "scores":
         return [scores_table_of(name), *bm25_scores_of(name)]
     return []

@@ -53,11 +53,6 @@ def triplets_table(name, method):
     return f"{experiment_dir(name)}/triplets/{method}.parquet"
 
 
-def splade_model(name, variant):
-    """train_splade's output."""
-    return f"{experiment_dir(name)}/models/{variant}"
-
-
 def splade_vectors(name, variant):
     """encode_sparse's output."""
     return f"{experiment_dir(name)}/vectors/{variant}"
@@ -71,11 +66,6 @@ def splade_index(name, variant):
 def splade_runs(name, variant):
     """The TREC runs of a trained variant or an ensemble (splade_scores', splade_ensemble's)."""
     return f"{experiment_dir(name)}/runs/{variant}"
-
-
-def splade_variant_scores(name, variant):
-    """The score table of a trained variant or an ensemble."""
-    return f"{experiment_dir(name)}/scores/{variant}.parquet"
 
 
 def splade_index_of(name, variant):
@@ -101,9 +91,7 @@ def splade_meta(wildcards, variant, model=None):
 
 def splade_scores(name):
     exp = EXPERIMENTS[name]
-    return [
-        splade_variant_scores(name, v) for v in [*exp["variants"], *exp["ensembles"]]
-    ]
+    return [variant_scores_of(name, v) for v in [*exp["variants"], *exp["ensembles"]]]
 
 
 def splade_outputs(name):
@@ -124,7 +112,7 @@ def splade_stage_targets(name, stage):
     if stage == "negatives":
         return [triplets_table(name, m) for m in splade_methods(name)]
     if stage == "models":
-        return [splade_model(name, v) for v in exp["variants"]]
+        return [trained_model(name, v) for v in exp["variants"]]
     if stage == "embeddings":
         return [splade_vectors(name, v) for v in exp["variants"]]
     if stage == "scores":
