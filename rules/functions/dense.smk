@@ -5,7 +5,7 @@ from trimbench.dense.ablations import TITLES as ABLATION_TITLES, ablation_groups
 VARIANTS = {
     name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
-    # runs, not variants: rules/electra.smk and rules/splade.smk
+    # experiments of their own shape (SPLADE, ELECTRA): rules/splade.smk, rules/electra.smk
     if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
 }
 #: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
