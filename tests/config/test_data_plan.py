@@ -52,7 +52,7 @@ def test_a_dataset_with_one_corpus_is_indexed_once_from_the_first_split_read():
 
 
 def test_packaged_models_names_the_packaged_inputs_only():
-    registry = {"pkg": {"source": "package", "package": "yaml", "subfolder": "x"}, "hub": {"source": "hub"}}
+    registry = {"pkg": {"source": "package", "package": "snakemake", "subfolder": "x"}, "hub": {"source": "hub"}}
     found = packaged_models(registry, model="pkg", miner="hub", cross_encoder=None)
-    assert list(found) == ["model"] and found["model"]["package"] == "yaml"
+    assert list(found) == ["model"] and found["model"]["package"] == "snakemake"
     assert packaged_models(registry, model=None) == {}
