@@ -10,7 +10,7 @@ from types import SimpleNamespace
 sys.path.insert(0, workflow.basedir)
 
 from trimbench.config import prepare as tb_config
-from trimbench.jobs.packaged import packaged_model
+from trimbench.jobs import packaged as tb_packaged
 from trimbench.config import schema as tb_schema
 from trimbench.errors import ConfigError
 from trimbench.models import local_folder
@@ -66,9 +66,9 @@ def in_workdir(path):
 
 
 def model_dir(name):
-    """A registry model's folder as an input (local, or fetch_model's); none for a packaged
-    model (see packaged)."""
-    if MODELS[name]["source"] == "package":
+    """A registry model's folder as an input (local, or fetch_model's); none for no model (None)
+    or a packaged model (see packaged)."""
+    if name is None or MODELS[name]["source"] == "package":
         return []
     folder = local_folder(MODELS[name], Path.cwd())
     return in_workdir(folder) if folder is not None else f"{RESULTS}/models/{name}"
@@ -76,18 +76,11 @@ def model_dir(name):
 
 def packaged(**models):
     """The param `packaged`, given the registry model behind each named input that may be one
-    (None for none, [name] for an input that is a list): each packaged model by package, subfolder
-    and version, not by a path into the environment, which a copied checkout or another venv
-    changes (trimbench.jobs.packaged.packaged_model); the job finds the folder (trimbench.jobs.run). None
-    packaged: a value the params trigger skips, so the params of runs on hub and local models stay
-    what they were."""
-    found = {}
-    for key, name in models.items():
-        single = name[0] if isinstance(name, list) else name
-        if single is not None and MODELS[single]["source"] == "package":
-            model = packaged_model(MODELS[single])
-            found[key] = [model] if isinstance(name, list) else model
-    return found or SimpleNamespace()
+    (None for none): each packaged model by package, subfolder and version, not by a path into the
+    environment, which a copied checkout or another venv changes (trimbench.models.packaged_models).
+    None packaged: a value the params trigger skips, so the params of runs on hub and local models
+    stay what they were."""
+    return tb_packaged.packaged_models(MODELS, **models) or SimpleNamespace()
 
 
 def data_table(dataset, split):
@@ -106,6 +99,25 @@ def experiment_dir(name):
 
 def experiment(wildcards):
     return EXPERIMENTS[wildcards.experiment]
+
+
+def scores_table_of(name):
+    """An experiment's score table (collect_scores'): what its views and the reports read."""
+    return f"{experiment_dir(name)}/scores.parquet"
+
+
+def scores_table(wildcards):
+    return scores_table_of(wildcards.experiment)
+
+
+def trained_model(name, variant):
+    """A trained variant's model folder (train_model's, train_retriever's, train_splade's)."""
+    return f"{experiment_dir(name)}/models/{variant}"
+
+
+def variant_scores_of(name, variant):
+    """A variant's score table (each track's scoring rule's), which collect_scores joins."""
+    return f"{experiment_dir(name)}/scores/{variant}.parquet"
 
 
 def exp_param(*keys):

@@ -24,7 +24,7 @@ rule prepare_data:
 rule fetch_model:
     input:
         # a tiny model's vocabulary: another registry model's
-        vocab=lambda wc: model_dir(vocab_model(wc)) if vocab_model(wc) else [],
+        vocab=lambda wc: model_dir(vocab_model(wc)),
     output:
         model=directory(f"{RESULTS}/models/{{model}}"),
     log:
@@ -61,19 +61,11 @@ rule mine_negatives:
         data=retrieval_data("{dataset}", "{split}"),
         index=lambda wc: (
             bm25_index_dir(wc.dataset, wc.split, "flat")
-            if MINERS[wc.miner][0]["miner"] == "bm25"
+            if miner_of(wc).searches_bm25
             else []
         ),
-        miner=lambda wc: (
-            model_dir(MINERS[wc.miner][0]["model"])
-            if MINERS[wc.miner][0]["miner"] == "dense"
-            else []
-        ),
-        cross_encoder=lambda wc: (
-            model_dir(MINERS[wc.miner][0]["cross_encoder"])
-            if MINERS[wc.miner][0]["cross_encoder"]
-            else []
-        ),
+        miner=lambda wc: model_dir(miner_of(wc).model),
+        cross_encoder=lambda wc: model_dir(miner_of(wc).cross_encoder),
     output:
         negatives=f"{RESULTS}/negatives/{{dataset}}/{{split}}/{{miner}}.jsonl",
     log:
@@ -88,16 +80,11 @@ rule mine_negatives:
         mem_mb=per_attempt(8000),
         runtime=per_attempt(240),
     params:
-        negatives=lambda wc: MINERS[wc.miner][0],
-        pooling=lambda wc: MINERS[wc.miner][1],
-        similarity=lambda wc: MINERS[wc.miner][2],
+        negatives=lambda wc: miner_of(wc).negatives,
+        pooling=lambda wc: miner_of(wc).pooling,
+        similarity=lambda wc: miner_of(wc).similarity,
         packaged=lambda wc: packaged(
-            miner=(
-                MINERS[wc.miner][0]["model"]
-                if MINERS[wc.miner][0]["miner"] == "dense"
-                else None
-            ),
-            cross_encoder=MINERS[wc.miner][0]["cross_encoder"],
+            miner=miner_of(wc).model, cross_encoder=miner_of(wc).cross_encoder
         ),
     script:
         "../scripts/mine_negatives.py"

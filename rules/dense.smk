@@ -24,10 +24,6 @@ rule train_model:
         track=names_regex(tb_variants.PAIR_TRAINED_TRACKS),
     conda:
         "../envs/train.yaml"
-    # One thread feeds a GPU (batches are tokenised in the main process), plus one per process
-    # tokenising beside it (train.dataloader_workers): what SLURM is asked for (cpus_per_task). On
-    # CPU, single-threaded jobs side by side beat fewer multi-threaded ones (tiny test config on 2
-    # cores: 283 s vs 326 s).
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
@@ -64,7 +60,6 @@ rule train_retriever:
         f"{RESULTS}/logs/train_retriever/{{experiment}}/{{variant}}.log",
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU, one more per dataloader worker.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
@@ -97,7 +92,6 @@ rule encode_texts:
         f"{RESULTS}/logs/encode_texts/{{experiment}}/{{variant}}.log",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
@@ -129,7 +123,6 @@ rule encode_corpus:
         track=names_regex(tb_variants.RETRIEVAL_TRACKS),
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU (one per rank); on CPU, jobs side by side.
     threads: exp_param("retrieval", "encode_devices")
     resources:
         # retrieval.encode_devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
@@ -215,7 +208,7 @@ rule retrieval_scores:
 # average of a 2dmse-sts experiment; each compared dataset (and the average) of a 2dmse-retrieval one.
 rule grid_table:
     input:
-        scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
         baseline=bm25_baseline,
     output:
@@ -252,7 +245,7 @@ rule grid_table:
 
 rule grid_figure:
     input:
-        scores=f"{RESULTS}/{{track}}/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
         baseline=bm25_baseline,
     output:
@@ -282,8 +275,7 @@ rule grid_figure:
 rule sts_versions:
     input:
         scores=lambda wc: [
-            f"{experiment_dir(name)}/scores.parquet"
-            for name in track_experiments(wc.track)
+            scores_table_of(name) for name in track_experiments(wc.track)
         ],
         references=lambda wc: [
             reference_path(name) for name in track_experiments(wc.track)
@@ -320,7 +312,7 @@ rule sts_versions:
 
 rule homedepot_table:
     input:
-        scores=f"{RESULTS}/homedepot/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
         baseline=bm25_baseline,
     output:
@@ -346,7 +338,7 @@ rule homedepot_table:
 
 rule homedepot_figure:
     input:
-        scores=f"{RESULTS}/homedepot/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
         baseline=bm25_baseline,
     output:
@@ -373,7 +365,7 @@ rule homedepot_figure:
 rule retrieval_ablation:
     input:
         scores=lambda wc: [
-            f"{experiment_dir(name)}/scores.parquet"
+            scores_table_of(name)
             for name in retrieval_ablation_groups(wc.track)[wc.group]
         ],
     output:

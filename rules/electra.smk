@@ -16,7 +16,6 @@ rule adapt_domain:
         f"{RESULTS}/logs/adapt_domain/{{experiment}}/{{model}}.log",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
@@ -43,7 +42,6 @@ rule pretune_word_similarity:
         k=r"\d+",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
@@ -61,13 +59,15 @@ rule pretune_word_similarity:
 
 rule train_electra:
     input:
-        models=run_start_models,
+        # one word-similarity pre-tuned model per k, or one model every k starts from
+        pretuned=pretuned_start_models,
+        model=shared_start_model,
         train=lambda wc: data_table(wc.task, "train"),
         validation=lambda wc: data_table(wc.task, "validation"),
         test=lambda wc: data_table(wc.task, "test"),
     output:
-        scores=f"{RESULTS}/electra/{{experiment}}/runs/{{task}}/{{model}}/scores.parquet",
-        history=f"{RESULTS}/electra/{{experiment}}/runs/{{task}}/{{model}}/history.json",
+        scores=f"{RESULTS}/electra/{{experiment}}/fine-tunings/{{task}}/{{model}}/scores.parquet",
+        history=f"{RESULTS}/electra/{{experiment}}/fine-tunings/{{task}}/{{model}}/history.json",
     log:
         f"{RESULTS}/logs/train_electra/{{experiment}}/{{task}}/{{model}}.log",
     wildcard_constraints:
@@ -75,16 +75,15 @@ rule train_electra:
         model="[^/]+",
     conda:
         "../envs/train.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: 1
     resources:
         gpu=1,
         mem_mb=per_attempt(8000),
         # Every cut and seed of the model in turn: a paper fine-tune takes minutes on a GPU.
-        runtime=lambda wc, attempt: 15 * len(get_electra_runs(wc)) * attempt,
+        runtime=lambda wc, attempt: 15 * len(job_fine_tunings(wc)) * attempt,
     params:
-        runs=get_electra_runs,
-        start_layers=start_model_layers,
+        fine_tunings=job_fine_tunings,
+        start_layers=pretuned_layers,
         random_init=exp_param("random_init"),
         objective=lambda wc: tb_electra.objective(DATASETS[wc.task]),
         num_labels=lambda wc: DATASETS[wc.task]["num_labels"],
@@ -92,15 +91,15 @@ rule train_electra:
         train=lambda wc: tb_config.tracked(experiment(wc)["train"]),
         pooling=exp_param("pooling"),
         eval_batch_size=exp_param("evaluation", "batch_size"),
-        meta=run_meta,
-        packaged=run_start_packaged,
+        meta=fine_tuning_meta,
+        packaged=shared_start_packaged,
     script:
         "../scripts/train_electra.py"
 
 
 rule electra_table:
     input:
-        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
     output:
         layers_markdown=f"{RESULTS}/electra/{{experiment}}/tables/layers.md",
@@ -108,8 +107,8 @@ rule electra_table:
         layers_html=report(
             f"{RESULTS}/electra/{{experiment}}/tables/layers.html",
             caption="../report/electra_layers.rst",
-            category="{experiment}",
-            subcategory="tables",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "per layer"},
         ),
         choice_markdown=f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.md",
@@ -117,8 +116,8 @@ rule electra_table:
         choice_html=report(
             f"{RESULTS}/electra/{{experiment}}/tables/dev_choice.html",
             caption="../report/electra_choice.rst",
-            category="{experiment}",
-            subcategory="tables",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "layer chosen by dev"},
         ),
     log:
@@ -129,22 +128,21 @@ rule electra_table:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
-        # which epoch our test scores are: published cells are set beside ours of their kind
-        select=exp_param("train", "select"),
+        select=scored_epoch,
     script:
         "../scripts/electra_table.py"
 
 
 rule electra_figure:
     input:
-        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
     output:
         png=report(
             f"{RESULTS}/electra/{{experiment}}/figures/layers.png",
             caption="../report/electra_figure.rst",
-            category="{experiment}",
-            subcategory="figures",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "score per layer"},
         ),
         svg=f"{RESULTS}/electra/{{experiment}}/figures/layers.svg",
@@ -156,8 +154,7 @@ rule electra_figure:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
-        # which epoch our test scores are: published cells are set beside ours of their kind
-        select=exp_param("train", "select"),
+        select=scored_epoch,
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: {experiment(wc)['description']}",
     script:
@@ -166,14 +163,14 @@ rule electra_figure:
 
 rule pareto_figure:
     input:
-        scores=f"{RESULTS}/electra/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
     output:
         png=report(
             f"{RESULTS}/electra/{{experiment}}/figures/pareto.png",
             caption="../report/pareto_figure.rst",
-            category="{experiment}",
-            subcategory="figures",
+            category=experiment_track,
+            subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "Pareto front"},
         ),
         svg=f"{RESULTS}/electra/{{experiment}}/figures/pareto.svg",
@@ -185,8 +182,7 @@ rule pareto_figure:
     params:
         main_metrics=main_metrics,
         reference_experiments=exp_param("reference", "experiments"),
-        # which epoch our test scores are: published cells are set beside ours of their kind
-        select=exp_param("train", "select"),
+        select=scored_epoch,
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: parameters used against test score",
     script:

@@ -21,7 +21,7 @@ rule collect_scores:
 
 rule scoreboard:
     input:
-        scores=[f"{experiment_dir(name)}/scores.parquet" for name in EXPERIMENTS],
+        scores=[scores_table_of(name) for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
         figure=pareto_path(*HEADLINE_PARETO, "png"),
         bm25=[path for name in EXPERIMENTS for path in bm25_scores_of(name)],
@@ -63,7 +63,7 @@ rule scoreboard:
 # One job draws every (dataset, cost) figure: each is seconds of work after the same inputs.
 rule pareto:
     input:
-        scores=[f"{experiment_dir(name)}/scores.parquet" for name in EXPERIMENTS],
+        scores=[scores_table_of(name) for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
     output:
         points=[pareto_path(d, c, "csv") for d, c in PARETO_FIGURES],

@@ -35,7 +35,7 @@ rule convert_ce_scores:
             if EXPERIMENTS[name]["train"]["hard_negatives"]
         ),
     output:
-        table=f"{HARD_NEGATIVES}/ce-scores.parquet",
+        table=CE_SCORES,
     log:
         f"{RESULTS}/logs/convert_ce_scores/convert_ce_scores.log",
     conda:
@@ -72,19 +72,18 @@ rule splade_triplets:
 
 rule train_splade:
     input:
-        model=lambda wc: model_dir(splade_run(wc)["model"]),
-        triplets=lambda wc: f"{experiment_dir(wc.experiment)}/triplets/{splade_run(wc)['method']}.parquet",
+        model=lambda wc: model_dir(splade_variant(wc)["model"]),
+        triplets=lambda wc: triplets_table(wc.experiment, splade_variant(wc)["method"]),
         # the passages the pools point into
         data=splade_training_data,
     output:
-        model=directory(f"{RESULTS}/splade/{{experiment}}/models/{{run}}"),
+        model=directory(f"{RESULTS}/splade/{{experiment}}/models/{{variant}}"),
     log:
-        f"{RESULTS}/logs/train_splade/{{experiment}}/{{run}}.log",
+        f"{RESULTS}/logs/train_splade/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        run=names_regex(SPLADE_RUNS),
+        variant=names_regex(SPLADE_TRAINED),
     conda:
         "../envs/retrieval.yaml"
-    # As train_model: one thread feeds a GPU; on CPU, jobs side by side.
     threads: lambda wc: training_threads(experiment(wc)["train"])
     resources:
         # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
@@ -93,7 +92,7 @@ rule train_splade:
         mem_mb=per_attempt(16000),
         runtime=per_attempt(1440),
     params:
-        run=splade_run,
+        variant=splade_variant,
         semantics=exp_param("semantics"),
         train=lambda wc: {
             k: v
@@ -101,26 +100,25 @@ rule train_splade:
             if k not in ("negatives", "hard_negatives")
         },
         max_length=lambda wc: tb_splade.max_length(
-            experiment(wc), splade_run(wc)["method"]
+            experiment(wc), splade_variant(wc)["method"]
         ),
-        packaged=lambda wc: packaged(model=splade_run(wc)["model"]),
+        packaged=lambda wc: packaged(model=splade_variant(wc)["model"]),
     script:
         "../scripts/train_splade.py"
 
 
 rule encode_sparse:
     input:
-        model=lambda wc: f"{experiment_dir(wc.experiment)}/models/{wc.run}",
+        model=lambda wc: trained_model(wc.experiment, wc.variant),
         data=eval_retrieval_data,
     output:
-        vectors=directory(f"{RESULTS}/splade/{{experiment}}/vectors/{{run}}"),
+        vectors=directory(f"{RESULTS}/splade/{{experiment}}/vectors/{{variant}}"),
     log:
-        f"{RESULTS}/logs/encode_sparse/{{experiment}}/{{run}}.log",
+        f"{RESULTS}/logs/encode_sparse/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        run=names_regex(SPLADE_RUNS),
+        variant=names_regex(SPLADE_TRAINED),
     conda:
         "../envs/retrieval.yaml"
-    # One thread feeds a GPU (one per rank)
     threads: exp_param("splade", "encode_devices")
     resources:
         # splade.encode_devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
@@ -133,7 +131,7 @@ rule encode_sparse:
         corpus_of=exp_param("_corpus_of"),
         settings=lambda wc: tb_config.tracked(experiment(wc)["splade"]),
         max_length=lambda wc: tb_splade.max_length(
-            experiment(wc), splade_run(wc)["method"]
+            experiment(wc), splade_variant(wc)["method"]
         ),
     script:
         "../scripts/encode_sparse.py"
@@ -141,17 +139,17 @@ rule encode_sparse:
 
 rule index_sparse:
     input:
-        vectors=lambda wc: splade_vectors(wc.experiment, wc.run),
+        vectors=lambda wc: splade_vectors(wc.experiment, wc.variant),
         data=eval_retrieval_data,
     output:
-        index=directory(f"{RESULTS}/splade/{{experiment}}/indexes/{{run}}"),
+        index=directory(f"{RESULTS}/splade/{{experiment}}/indexes/{{variant}}"),
     log:
-        f"{RESULTS}/logs/index_sparse/{{experiment}}/{{run}}.log",
+        f"{RESULTS}/logs/index_sparse/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        run=names_regex(SPLADE_RUNS),
+        variant=names_regex(SPLADE_TRAINED),
     conda:
         "../envs/retrieval.yaml"
-    # One job per run indexes each of its corpora in turn (as encode_sparse encodes them), with
+    # One job per trained variant indexes each of its corpora in turn (as encode_sparse encodes them), with
     # Anserini's indexing threads.
     threads: 4
     resources:
@@ -167,16 +165,16 @@ rule index_sparse:
 rule splade_scores:
     input:
         vectors=lambda wc: splade_vectors(wc.experiment, wc.variant),
-        index=lambda wc: f"{experiment_dir(wc.experiment)}/indexes/{wc.variant}",
+        index=lambda wc: splade_index(wc.experiment, wc.variant),
         data=eval_retrieval_data,
     output:
         scores=f"{RESULTS}/splade/{{experiment}}/scores/{{variant}}.parquet",
         runs=directory(f"{RESULTS}/splade/{{experiment}}/runs/{{variant}}"),
     log:
         f"{RESULTS}/logs/splade_scores/{{experiment}}/{{variant}}.log",
-    # a run's scores; an ensemble's (same paths) are splade_ensemble's
+    # a trained variant's scores; an ensemble's (same paths) are splade_ensemble's
     wildcard_constraints:
-        variant=names_regex(SPLADE_RUNS),
+        variant=names_regex(SPLADE_TRAINED),
     conda:
         "../envs/retrieval.yaml"
     threads: 2
@@ -192,9 +190,7 @@ rule splade_scores:
         top_k=exp_param("splade", "top_k"),
         average_over=exp_param("evaluation", "average_over"),
         average_name=exp_param("evaluation", "average_name"),
-        meta=lambda wc: splade_meta(
-            wc, wc.variant, experiment(wc)["runs"][wc.variant]["model"]
-        ),
+        meta=lambda wc: splade_meta(wc, wc.variant, splade_variant(wc)["model"]),
     script:
         "../scripts/splade_scores.py"
 
@@ -202,12 +198,10 @@ rule splade_scores:
 rule splade_ensemble:
     input:
         runs=lambda wc: [
-            f"{experiment_dir(wc.experiment)}/runs/{run}"
-            for run in experiment(wc)["ensembles"][wc.variant]["runs"]
+            splade_runs(wc.experiment, member) for member in ensemble_members(wc)
         ],
         member_scores=lambda wc: [
-            f"{experiment_dir(wc.experiment)}/scores/{run}.parquet"
-            for run in experiment(wc)["ensembles"][wc.variant]["runs"]
+            variant_scores_of(wc.experiment, member) for member in ensemble_members(wc)
         ],
         data=eval_retrieval_data,
     output:
@@ -236,7 +230,7 @@ rule splade_ensemble:
 
 rule splade_table:
     input:
-        scores=f"{RESULTS}/splade/{{experiment}}/scores.parquet",
+        scores=scores_table,
         reference=reference_file,
         baseline=bm25_baseline,
     output:

@@ -19,7 +19,7 @@ TRACKS = {
     ),
     "splade": Track(splade_outputs, splade_stage_targets, splade_scores, no_views),
     "electra": Track(
-        electra_outputs, electra_stage_targets, electra_run_scores, no_views
+        electra_outputs, electra_stage_targets, fine_tuning_scores, no_views
     ),
 }
 

@@ -1,7 +1,8 @@
 """Rule adapt_domain: domain adaptation (MLM) of one ELECTRA-track model on the adaptation texts.
 
-input:  model, data
-output: model
+input:  model  the registry model's sentence-transformers folder
+        data   the adaptation dataset's split tables (parquet, the dataset kind's text columns)
+output: model  the MLM-adapted model: a sentence-transformers folder (the fresh MLM head dropped)
 params: stage, kind
 """
 

@@ -1,8 +1,8 @@
 """Rule bm25_index: pyserini's Lucene index of one corpus (flat or multifield), searched by the BM25
 baseline (bm25_scores) and the BM25 negative miner (mine_negatives) alike.
 
-input:  data
-output: index
+input:  data   the split's BEIR-style folder (corpus, queries, qrels parquet tables)
+output: index  a Lucene index folder of the corpus (flat: title and text in one field; multifield: two)
 params: name, fields
 """
 

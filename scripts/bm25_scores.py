@@ -1,8 +1,10 @@
 """Rule bm25_scores: the BM25 baseline of a retrieval experiment: each evaluation set searched in its
 corpus' index, scored as the experiment's other methods; TREC runs and scores.
 
-input:  index, data
-output: scores, runs
+input:  index  each evaluation dataset's Lucene index folder (bm25_index's)
+        data   each evaluation dataset's BEIR-style folder (corpus, queries, qrels parquet)
+output: scores a tidy score table (parquet: trimbench.scores.COLUMNS, one row per cell, metric and split), variant bm25
+        runs   a folder of TREC run files, <dataset>.trec (query Q0 doc rank score tag)
 params: datasets, bm25, metrics, relevance_level, ignore_identical_ids, top_k, average_over, average_name, meta
 """
 

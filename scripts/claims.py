@@ -1,7 +1,9 @@
 """Rule claims: the reproduced work's claims, checked on our scores and on the published numbers.
 
-input:  scores (every experiment of the track, params.names' order), reference, statements (reference/claims.yaml)
-output: markdown, csv, html
+input:  scores      each experiment's score table (parquet, tidy), params.names' order
+        reference   the track's published numbers (CSV, reference/README.md)
+        statements  reference/claims.yaml: each claim's statement, source and check
+output: markdown, csv, html  one row per claim: ours, published, verdict (Markdown, CSV, HTML page)
 params: names, configs, main_metrics, model_ids
 """
 

@@ -1,7 +1,8 @@
 """Rule collect_scores: an experiment's score tables, concatenated into one tidy table.
 
-input:  scores
-output: scores
+input:  scores  the experiment's per-variant (or per-job) score tables (parquet, tidy)
+output: scores  their rows in one tidy score table (parquet: trimbench.scores.COLUMNS), in one canonical
+                order
 params: -
 """
 

@@ -1,7 +1,7 @@
 """Rule convert_ce_scores: the cross-encoder scores file as a table (query, passage, score).
 
-input:  scores
-output: table
+input:  scores  the hub's cross-encoder scores pickle ({qid: {pid: score}}, gzip)
+output: table   a parquet table (qid int64, pid int64, score float32) sorted by (qid, pid)
 params: -
 """
 

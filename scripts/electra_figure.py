@@ -1,7 +1,8 @@
 """Rule electra_figure: the ELECTRA track's layer figure.
 
-input:  scores, reference
-output: png, svg
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published ELECTRA-track numbers (CSV)
+output: png, svg  the main metric per layer k, one line per model, published curves beside ours
 params: main_metrics, reference_experiments, select, roles, title
 """
 

@@ -1,7 +1,9 @@
 """Rule electra_table: the ELECTRA track's layer tables and dev-choice tables, ours beside the published curves.
 
-input:  scores, reference
-output: layers_markdown, layers_csv, layers_html, choice_markdown, choice_csv, choice_html
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published ELECTRA-track numbers (CSV)
+output: layers_*  per (task, model, k) mean and spread over seeds, ours and published (md, csv, html)
+        choice_*  the layer each model's dev score picks and its test score (md, csv, html)
 params: main_metrics, reference_experiments, select
 """
 

@@ -1,7 +1,9 @@
 """Rule encode_corpus: the corpus and queries of every evaluation set, every grid layer at the widest dim, once.
 
-input:  model, data
-output: embeddings
+input:  model  the variant's sentence-transformers folder
+        data   each evaluation dataset's BEIR-style folder (corpus, queries, qrels parquet)
+output: embeddings  a folder per dataset with docs.npy (fp16 [layers, docs, max_dim], absent where the dataset
+                    shares another's corpus) and queries.npy; manifest.json: layers, max_dim, each dataset's entry
 params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk
 """
 

@@ -1,7 +1,8 @@
-"""Rule encode_sparse: sparse vectors of every evaluation corpus and its queries, for one run.
+"""Rule encode_sparse: sparse vectors of every evaluation corpus and its queries, for one trained variant.
 
-input:  model, data
-output: vectors
+input:  model  the trained variant's SPLADE folder (sentence-transformers SparseEncoder)
+        data   each evaluation dataset's BEIR-style folder (corpus, queries, qrels parquet)
+output: vectors  a folder per corpus: docs.npz / queries.npz (scipy CSR of integer impacts) and vocab.json
 params: datasets, corpus_of, settings, max_length
 """
 

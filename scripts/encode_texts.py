@@ -1,7 +1,8 @@
 """Rule encode_texts: every requested layer and dim of one variant on each evaluation set's texts.
 
-input:  model, data
-output: embeddings
+input:  model  the variant's sentence-transformers folder
+        data   each evaluation dataset's STS table (parquet: sentence1, sentence2, score)
+output: embeddings  <dataset>.npy per dataset ([layers, texts, max_dim] float) and manifest.json (layers, shapes)
 params: datasets, layers, max_dim, pooling, max_seq_length, batch_size
 """
 

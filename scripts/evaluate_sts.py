@@ -1,7 +1,8 @@
 """Rule evaluate_sts: every (layer, dim) cell of one variant on every evaluation set.
 
-input:  embeddings, data
-output: scores
+input:  embeddings  encode_texts' folder
+        data        each evaluation dataset's STS table (parquet: sentence1, sentence2, score)
+output: scores  a tidy score table (parquet: trimbench.scores.COLUMNS, one row per cell, metric and split)
 params: datasets, layers, dims, metrics, average_name, meta
 """
 

@@ -1,7 +1,7 @@
 """Rule export_model: one (layer, dim) cell of a variant as a standalone sentence-transformers folder.
 
-input:  model
-output: model
+input:  model  the variant's sentence-transformers folder
+output: model  a standalone sentence-transformers folder: the first k layers, truncate_dim d
 params: layers, dim, pooling, max_seq_length
 """
 

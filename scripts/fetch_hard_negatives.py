@@ -1,7 +1,7 @@
 """Rule fetch_hard_negatives: one file of the hard-negatives hub dataset the SPLADE training reads.
 
 input:  -
-output: file
+output: file  one file of sentence-transformers/msmarco-hard-negatives as published (jsonl.gz or pkl.gz)
 params: hard_negatives
 """
 

@@ -1,8 +1,9 @@
 """Rule fetch_model: a registry model into results/models/ (a tiny random one built locally, or the
 hub's at its revision).
 
-input:  vocab (a tiny model's vocabulary: a registry model's folder)
-output: model
+input:  vocab  a tiny model's vocabulary: another registry model's folder (none otherwise)
+output: model  a sentence-transformers (or transformers) folder: the hub's files at the pinned revision,
+               or a tiny random model
 params: entry, packaged
 """
 

@@ -1,8 +1,10 @@
 """Rule grid_figure: the seed's layer figure of one dataset (the view), ours beside the published curves
 (2dmse-sts and 2dmse-retrieval experiments).
 
-input:  scores, reference, baseline (BM25's scores, when on)
-output: png, svg
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published numbers (CSV)
+        baseline   BM25's score table (parquet, tidy), when bm25 is on
+output: png, svg  one subplot per layer: the metric against dim, a line per method, published dashed
 params: reference_variant, dataset, metric, title, depth
 """
 

@@ -1,8 +1,11 @@
 """Rule grid_table: the seed's table layout (layer x method by dim) of one dataset (the view), ours beside the
 published numbers (2dmse-sts and 2dmse-retrieval experiments).
 
-input:  scores, reference, baseline (BM25's scores, when on)
-output: markdown, csv, html, comparison, comparison_html
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published numbers (CSV)
+        baseline   BM25's score table (parquet, tidy), when bm25 is on
+output: markdown, csv, html          rows layer x method, columns dim: ours (published beside)
+        comparison, comparison_html  every cell both have: ours, published, delta (CSV, HTML page)
 params: reference_variant, dataset, metric
 """
 

@@ -1,7 +1,9 @@
 """Rule homedepot_figure: the Home Depot study's recall figure.
 
-input:  scores, reference, baseline (BM25's scores, when on)
-output: png, svg
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published Home Depot numbers (CSV)
+        baseline   BM25's score table (parquet, tidy), when bm25 is on
+output: png, svg  recall@10 against dim, a line per method, published beside
 params: config, title
 """
 

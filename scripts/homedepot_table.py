@@ -1,7 +1,9 @@
 """Rule homedepot_table: the Home Depot study's tables, ours beside the published numbers.
 
-input:  scores, reference, baseline (BM25's scores, when on)
-output: markdown, csv, html
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published Home Depot numbers (CSV)
+        baseline   BM25's score table (parquet, tidy), when bm25 is on
+output: markdown, csv, html  each method and dim: ours beside the published numbers
 params: config
 """
 

@@ -1,7 +1,8 @@
-"""Rule index_sparse: a pyserini impact index per evaluation corpus of one run.
+"""Rule index_sparse: a pyserini impact index per evaluation corpus of one trained variant.
 
-input:  vectors, data
-output: index
+input:  vectors  encode_sparse's folder (per corpus: docs.npz CSR impacts, vocab.json)
+        data     each evaluation dataset's BEIR-style folder (corpus, queries, qrels parquet)
+output: index  a folder per corpus: a Lucene impact index (pyserini, --impact --pretokenized)
 params: datasets, corpus_of
 """
 

@@ -1,8 +1,11 @@
 """Rule mine_negatives: hard negatives for a retrieval training split (the dataset's own, BM25 or a
 dense model; a cross-encoder filter).
 
-input:  data, index (bm25: the corpus' flat BM25 index), miner, cross_encoder
-output: negatives
+input:  data           the training split's BEIR-style folder (corpus, queries, qrels parquet)
+        index          bm25: the corpus's flat Lucene index (bm25_index's)
+        miner          dense: the registry model's folder that encodes queries and passages
+        cross_encoder  the registry cross-encoder's folder that filters false negatives
+output: negatives  JSON lines, one per training query: query_id, positives (doc ids), negatives (doc_id, score)
 params: negatives, pooling, similarity
 """
 

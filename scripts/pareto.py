@@ -1,7 +1,9 @@
 """Rule pareto: quality against cost for every variant of every experiment, per dataset and cost.
 
-input:  scores, references
-output: points, png, svg
+input:  scores      each experiment's score table (parquet, tidy)
+        references  each experiment's published numbers (CSV)
+output: points  per (dataset, cost): every variant's cost and quality, front marked (CSV)
+        png, svg  per (dataset, cost): quality against cost, the Pareto front in black
 params: figures, names, configs, main_metrics
 """
 

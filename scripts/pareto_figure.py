@@ -1,7 +1,8 @@
 """Rule pareto_figure: the ELECTRA track's Pareto figure (parameters against quality).
 
-input:  scores, reference
-output: png, svg
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published ELECTRA-track numbers (CSV)
+output: png, svg  parameters used against test score, one point per (model, k), the front marked
 params: main_metrics, reference_experiments, select, roles, title
 """
 

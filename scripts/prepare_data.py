@@ -1,7 +1,7 @@
 """Rule prepare_data: one split of a registry dataset as a normalised table.
 
 input:  -
-output: table
+output: table  the split as parquet with the dataset kind's columns (trimbench.data.columns.KIND_COLUMNS)
 params: name, entry
 """
 

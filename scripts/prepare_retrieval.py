@@ -1,7 +1,8 @@
 """Rule prepare_retrieval: one split of a retrieval dataset as corpus, queries and qrels.
 
 input:  -
-output: folder
+output: folder  corpus (doc_id, title, text), queries (query_id, text), qrels (query_id, doc_id, relevance)
+                parquet tables, and the source's own negatives where it gives some
 params: name, entry
 """
 

@@ -1,7 +1,9 @@
 """Rule pretune_word_similarity: a model cut at k, pre-fine-tuned on word similarity.
 
-input:  model, train, validation
-output: model
+input:  model       the model the cut starts from (adapted or registry): a sentence-transformers folder
+        train       the word-similarity datasets' train tables (parquet: sentence1, sentence2, score)
+        validation  their validation tables (same columns)
+output: model  the model cut to k layers and pre-tuned: a sentence-transformers folder
 params: k, stage, pooling, eval_batch_size
 """
 

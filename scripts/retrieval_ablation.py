@@ -1,7 +1,7 @@
 """Rule retrieval_ablation: one ablation figure: experiments that differ from the plain 2DMSE one in one setting.
 
-input:  scores
-output: png, svg
+input:  scores  the score tables of the group's experiments (parquet, tidy)
+output: png, svg  the main metric against dim, a line per experiment of the group
 params: configs, dataset, metric, title
 """
 

@@ -1,7 +1,9 @@
 """Rule retrieval_scores: every (layer, dim) cell of one variant searched and scored on every evaluation set.
 
-input:  embeddings, data
-output: scores, runs
+input:  embeddings  encode_corpus' folder (docs.npy / queries.npy per dataset, manifest.json)
+        data        each evaluation dataset's BEIR-style folder (qrels for the metrics)
+output: scores  a tidy score table (parquet: trimbench.scores.COLUMNS, one row per cell, metric and split)
+        runs    a folder of TREC run files, <dataset>.L<layer>.d<dim>.trec
 params: datasets, layers, dims, metrics, relevance_level, ignore_identical_ids, top_k, similarity, passage_layer,
         average_over, average_name, meta
 """

@@ -1,7 +1,12 @@
 """Rule scoreboard: the reproduction scoreboard: each experiment against the work it reproduces.
 
-input:  scores, references, figure, bm25 (the BM25 baselines' scores), bm25_reference
-output: csv, markdown, html, comparisons
+input:  scores          each experiment's score table (parquet, tidy)
+        references      each experiment's published numbers (CSV)
+        figure          the headline Pareto figure (PNG) the status page shows
+        bm25            the BM25 baselines' score tables (parquet, tidy)
+        bm25_reference  reference/bm25.csv: published BM25 numbers
+output: csv, markdown, html  one row per experiment: its headline, ours, published, verdict
+        comparisons         every cell both have: ours, published, delta (HTML page)
 params: names, configs, main_metrics, bm25_names, figure_caption
 """
 

@@ -1,7 +1,10 @@
-"""Rule splade_ensemble: runs of several SPLADE runs fused; TREC runs and scores.
+"""Rule splade_ensemble: the TREC runs of several SPLADE variants fused; TREC runs and scores.
 
-input:  runs, member_scores, data
-output: scores, runs
+input:  runs           each member variant's TREC run folder (<dataset>.trec)
+        member_scores  each member's score table (parquet, tidy): FLOPS summed
+        data           each evaluation dataset's BEIR-style folder (qrels for the metrics)
+output: scores  a tidy score table (parquet: trimbench.scores.COLUMNS, one row per cell, metric and split)
+        runs    a folder of fused TREC run files, <dataset>.trec
 params: datasets, metrics, relevance_level, top_k, average_over, average_name, meta
 """
 

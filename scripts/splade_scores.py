@@ -1,7 +1,12 @@
-"""Rule splade_scores: search every evaluation set with one run's index; TREC runs and scores (effectiveness, FLOPS).
+"""Rule splade_scores: search every evaluation set with one trained variant's index; TREC runs and scores
+(effectiveness, FLOPS).
 
-input:  vectors, index, data
-output: scores, runs
+input:  vectors  encode_sparse's folder (queries.npz CSR impacts, vocab.json per corpus)
+        index    index_sparse's folder (a Lucene impact index per corpus)
+        data     each evaluation dataset's BEIR-style folder (qrels for the metrics)
+output: scores  a tidy score table (parquet: trimbench.scores.COLUMNS, one row per cell, metric and split):
+                run metrics, FLOPS, active terms
+        runs    a folder of TREC run files, <dataset>.trec
 params: datasets, index_of, metrics, relevance_level, ignore_identical_ids, top_k, average_over, average_name, meta
 """
 

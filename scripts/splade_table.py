@@ -1,7 +1,9 @@
 """Rule splade_table: the SPLADE seed's table, ours beside the published numbers.
 
-input:  scores, reference, baseline (BM25's scores, when on)
-output: markdown, csv, html
+input:  scores     the experiment's score table (parquet, tidy)
+        reference  the published SPLADE numbers (CSV)
+        baseline   BM25's score table (parquet, tidy), when bm25 is on
+output: markdown, csv, html  the seed's table: a row per variant and ensemble, ours beside published
 params: config
 """
 

@@ -1,8 +1,10 @@
 """Rule splade_triplets: the training pools of one SPLADE method (each query's positives and
 negatives, as positions into the training corpus; train_splade rotates one triplet a step out of them).
 
-input:  -
-output: triplets
+input:  data       the training split's BEIR-style folder (corpus, queries, qrels parquet)
+        negatives  mined negatives (JSON lines) or the hub's hard-negatives file (jsonl.gz)
+        ce_scores  convert_ce_scores' table (parquet: qid, pid, score), with the hub's file
+output: triplets  parquet, a row per training query: its positives and negatives as positions into the corpus
 params: hard_negatives, seed, max_samples
 """
 

@@ -1,7 +1,9 @@
 """Rule sts_versions: tables and figure of several STS experiments (e.g. v1 and v2) side by side.
 
-input:  scores, references
-output: markdown, csv, html, png, svg
+input:  scores      each experiment's score table (parquet, tidy)
+        references  each experiment's published numbers (CSV)
+output: markdown, csv, html  the seed's table of every experiment, side by side
+        png, svg            one subplot per layer, every experiment's lines
 params: blocks, title
 """
 

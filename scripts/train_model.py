@@ -1,7 +1,8 @@
 """Rule train_model: fine-tune one variant of a dense STS experiment (its method's loss, cut where it says).
 
-input:  model, data
-output: model
+input:  model  the registry model's sentence-transformers folder
+        data   the training split's table (parquet, the dataset kind's columns)
+output: model  the trained variant: a sentence-transformers folder (saved cut where the method cuts)
 params: method, cut_layers, pooling, objective, semantics, dims, train, kind
 """
 

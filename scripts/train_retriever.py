@@ -1,7 +1,9 @@
 """Rule train_retriever: fine-tune one variant of a 2DMSE retrieval experiment on (query, positive, negatives) groups.
 
-input:  model, data, negatives
-output: model
+input:  model      the registry model's sentence-transformers folder
+        data       the training split's BEIR-style folder (corpus, queries, qrels parquet)
+        negatives  mined negatives (JSON lines: query_id, positives, negatives)
+output: model  the trained variant: a sentence-transformers folder
 params: method, cut_layers, cut_dim, pooling, train, settings
 """
 

@@ -1,8 +1,10 @@
-"""Rule train_splade: train one SPLADE run (method, lambda_q, lambda_d).
+"""Rule train_splade: train one SPLADE variant (model, method, lambda_q, lambda_d).
 
-input:  model, triplets (each query's pool), data (the training split the pools point into)
-output: model
-params: run, semantics, train, max_length
+input:  model     the registry model's folder (a masked-LM checkpoint, or an encoder given a tied head)
+        triplets  splade_triplets' pools (parquet: each query's positives and negatives as positions)
+        data      the training split's BEIR-style folder the positions point into
+output: model  the trained variant: a sentence-transformers SparseEncoder folder
+params: variant, semantics, train, max_length
 """
 
 import logging
@@ -29,7 +31,7 @@ def main(job) -> None:
     from trimbench.splade.model import load_splade_model, train_splade
 
     p = job.params
-    run = p.run
+    variant = p.variant
     train = {**p.train, "devices": job.devices}  # the rule's gpu resource, outside the params
     # Seeded before loading: a head the checkpoint lacks (mlm_head: tied) starts the same on a resume.
     set_seed(train["seed"])
@@ -41,12 +43,13 @@ def main(job) -> None:
     pairs = EpochGroups(passage_texts(RetrievalSplit.load(job.input.data)), group_size=2, seed=train["seed"],
                         positives_from_first=True)
     log.info("%s from %s on %d queries (a pair each, rotated per epoch), lambda_q %g, lambda_d %g, semantics %s",
-             run["method"], run["model"], len(pools), run["lambda_q"], run["lambda_d"], p.semantics)
+             variant["method"], variant["model"], len(pools), variant["lambda_q"], variant["lambda_d"], p.semantics)
     # with the devices: a checkpoint resumes under the same number of ranks only
     fingerprint = run_fingerprint({**job.named("params"), "train": train},
                                   [job.input.model, job.input.triplets, job.input.data])
-    train_splade(model, pool_dataset(pools).with_transform(pairs), run["method"], run["lambda_q"], run["lambda_d"],
-                 p.semantics, train, Path(job.output.model), fingerprint, callbacks=[pairs.callback()])
+    train_splade(model, pool_dataset(pools).with_transform(pairs), variant["method"], variant["lambda_q"],
+                 variant["lambda_d"], p.semantics, train, Path(job.output.model), fingerprint,
+                 callbacks=[pairs.callback()])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,5 @@
-# Input functions and parse-time tables of rules/data.smk (Snakemake's linter keeps functions
-# out of files with rules).
-from trimbench.dense import variants as tb_variants
+# Input functions and parse-time tables of rules/data.smk.
+from trimbench.config import data_plan as tb_data_plan
 
 
 def preparation_entry(wildcards):
@@ -13,69 +12,24 @@ def vocab_model(wildcards):
     return entry["vocab_from"] if entry["source"] == "tiny" else None
 
 
-def miner_key(negatives):
-    """The cached mining stage's name: the miner and every setting that changes its output."""
-    if negatives["miner"] == "dataset":  # the training dataset's own: no depth, no keep
-        key = "dataset"
-    else:
-        key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
-    if negatives["miner"] == "dense":
-        key += f"-{negatives['model']}"
-    if negatives["cross_encoder"]:
-        key += f"-ce-{negatives['cross_encoder']}-m{negatives['margin']:g}"
-    return key
-
-
 def negatives_path(train, negatives):
     """Mined negatives of a training split, cached per miner."""
-    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{miner_key(negatives)}.jsonl"
+    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{tb_data_plan.miner_key(negatives)}.jsonl"
 
 
-# miner key -> (settings, pooling, similarity) of the experiments that mine with it: the dense
-# group-trained ones, then the SPLADE ones without downloaded hard negatives (a dense miner pools
-# the model's own way and scores by dot product for SPLADE).
-MINERS = {
-    **{
-        miner_key(exp["retrieval"]["negatives"]): (
-            exp["retrieval"]["negatives"],
-            exp["pooling"],
-            exp["retrieval"]["similarity"],
-        )
-        for exp in EXPERIMENTS.values()
-        if exp["track"] in tb_variants.GROUP_TRAINED_TRACKS
-    },
-    **{
-        miner_key(exp["train"]["negatives"]): (exp["train"]["negatives"], None, "dot")
-        for exp in EXPERIMENTS.values()
-        if exp["track"] == "splade" and exp["train"]["hard_negatives"] is None
-    },
-}
+#: miner key -> the experiments' Miner (its negatives settings, pooling, similarity)
+MINERS = tb_data_plan.miners(EXPERIMENTS)
+#: dataset -> the split whose corpus its one BM25 index reads (datasets with one corpus)
+BM25_CORPUS_SPLITS = tb_data_plan.bm25_corpus_splits(CONFIG)
 
 
-# --- BM25: one index per corpus (bm25_index), searched by the miner and the baseline ---
-def _retrieval_splits():
-    """Each retrieval dataset -> the splits the experiments read of it (training, evaluation)."""
-    splits = {}
-    for exp in EXPERIMENTS.values():
-        evaluation, train = exp["evaluation"], exp["train"]
-        if exp["track"] in tb_config.BM25_TRACKS:
-            for ds in evaluation["datasets"]:
-                splits.setdefault(ds, set()).add(evaluation["split"])
-        if exp["track"] in (*tb_variants.GROUP_TRAINED_TRACKS, "splade"):
-            splits.setdefault(train["dataset"], set()).add(train["split"])
-    return splits
-
-
-RETRIEVAL_SPLITS = _retrieval_splits()
+def miner_of(wildcards):
+    return MINERS[wildcards.miner]
 
 
 def bm25_index_dir(dataset, split, fields):
-    """The BM25 index of (dataset, split)'s corpus: a dataset with one corpus for every split (BEIR,
-    Tevatron) is indexed once, from the first split any experiment reads (the miner's training split
-    and the evaluation split then share it); Lee's and Home Depot's builders make a corpus per split.
-    """
-    if not tb_config.corpus_per_split(DATASETS[dataset]):
-        split = min(RETRIEVAL_SPLITS.get(dataset, {split}))
+    """The BM25 index of (dataset, split)'s corpus (one per corpus: BM25_CORPUS_SPLITS)."""
+    split = BM25_CORPUS_SPLITS.get(dataset, split)
     return f"{RESULTS}/bm25/{dataset}/{split}/{fields}"
 
 

@@ -1,12 +1,11 @@
-# Input functions and parse-time tables of rules/dense.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/dense.smk.
 from trimbench.dense import variants as tb_variants
 from trimbench.dense.ablations import TITLES as ABLATION_TITLES, ablation_groups
 
 VARIANTS = {
     name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
-    # runs, not variants: rules/electra.smk and rules/splade.smk
+    # experiments of their own shape (SPLADE, ELECTRA): rules/splade.smk, rules/electra.smk
     if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
 }
 #: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
@@ -31,7 +30,7 @@ def variant_model(wildcards):
     v = variant(wildcards)
     if not v.trained:
         return model_dir(experiment(wildcards)["model"])
-    return f"{experiment_dir(wildcards.experiment)}/models/{v.model_variant}"
+    return trained_model(wildcards.experiment, v.model_variant)
 
 
 def variant_packaged(wildcards):
@@ -40,9 +39,14 @@ def variant_packaged(wildcards):
     return packaged(model=experiment(wildcards)["model"] if untrained else None)
 
 
+def dense_embeddings(name, variant):
+    """encode_texts' or encode_corpus' output: a variant's embeddings."""
+    return f"{experiment_dir(name)}/embeddings/{variant}"
+
+
 def variant_embeddings(wildcards):
     """Embeddings a variant is scored on: BERT-S at full depth reuses the full model's."""
-    return f"{experiment_dir(wildcards.experiment)}/embeddings/{variant(wildcards).model_variant}"
+    return dense_embeddings(wildcards.experiment, variant(wildcards).model_variant)
 
 
 def score_meta(wildcards):
@@ -170,7 +174,7 @@ def grid_outputs(name):
     base = experiment_dir(name)
     views = grid_views(name)
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(
             f"{base}/tables/grid.{{view}}.{{ext}}",
             view=views,
@@ -188,14 +192,14 @@ def grid_outputs(name):
 def homedepot_outputs(name):
     base = f"{experiment_dir(name)}"
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(f"{base}/tables/homedepot.{{ext}}", ext=["md", "csv", "html"]),
         *expand(f"{base}/figures/homedepot_recall.{{ext}}", ext=["png", "svg"]),
     ]
 
 
 def dense_scores(name):
-    return [f"{experiment_dir(name)}/scores/{v}.parquet" for v in VARIANTS[name]]
+    return [variant_scores_of(name, v) for v in VARIANTS[name]]
 
 
 def dense_stage_targets(name, stage):
@@ -215,14 +219,11 @@ def dense_stage_targets(name, stage):
             return [negatives_path(train, exp["retrieval"]["negatives"])]
         return []
     if stage == "models":
-        return [f"{experiment_dir(name)}/models/{v.name}" for v in trained]
+        return [trained_model(name, v.name) for v in trained]
     if stage == "embeddings":
-        return [
-            f"{experiment_dir(name)}/embeddings/{v.name}"
-            for v in encoded_variants(name)
-        ]
+        return [dense_embeddings(name, v.name) for v in encoded_variants(name)]
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet", *bm25_scores_of(name)]
+        return [scores_table_of(name), *bm25_scores_of(name)]
     return []
 
 

@@ -1,19 +1,36 @@
-# Input functions and parse-time tables of rules/electra.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/electra.smk.
 from trimbench.electra import checks as tb_electra
 
+# Fine-tunings kept under their former folder name: one error before any job trains them again.
+try:
+    for name in track_experiments("electra"):
+        tb_electra.check_former_layout(experiment_dir(name))
+except ConfigError as error:
+    raise WorkflowError(f"Invalid configuration: {error}") from None
 
-def electra_run_scores(name):
+
+def fine_tuning_scores(name):
+    """The score tables of the experiment's train_electra jobs (one per task and model)."""
     return [
-        f"{experiment_dir(name)}/runs/{task}/{model}/scores.parquet"
+        f"{experiment_dir(name)}/{tb_electra.FINE_TUNINGS_FOLDER}/{task}/{model}/scores.parquet"
         for task, model in tb_electra.train_jobs(EXPERIMENTS[name])
     ]
 
 
-def get_electra_runs(wildcards):
-    """[k, seed] of every run of a train_electra job."""
-    runs = tb_electra.model_runs(experiment(wildcards), wildcards.model)
-    return [list(run) for run in runs]
+def job_fine_tunings(wildcards):
+    """[k, seed] of every fine-tuning of a train_electra job."""
+    fine_tunings = tb_electra.model_fine_tunings(experiment(wildcards), wildcards.model)
+    return [list(pair) for pair in fine_tunings]
+
+
+def adapted_model(name, model):
+    """adapt_domain's output: the model after domain-adaptive pre-training."""
+    return f"{experiment_dir(name)}/adapted/{model}"
+
+
+def pretuned_model(name, model, k):
+    """pretune_word_similarity's output: the model cut to k layers, pre-tuned on word similarity."""
+    return f"{experiment_dir(name)}/pretuned/{model}/L{k}"
 
 
 def electra_stage_dirs(name):
@@ -21,11 +38,10 @@ def electra_stage_dirs(name):
     exp = EXPERIMENTS[name]
     dirs = []
     if exp["domain_adaptation"]:
-        dirs += [f"{experiment_dir(name)}/adapted/{model}" for model in exp["models"]]
+        dirs += [adapted_model(name, model) for model in exp["models"]]
     if exp["word_similarity"]:
         dirs += [
-            f"{experiment_dir(name)}/pretuned/{model}/L{k}"
-            for model, k in tb_electra.stage_models(exp)
+            pretuned_model(name, model, k) for model, k in tb_electra.stage_models(exp)
         ]
     return dirs
 
@@ -57,7 +73,7 @@ def word_similarity_tables(exp, split):
 def electra_outputs(name):
     base = f"{experiment_dir(name)}"
     return [
-        f"{base}/scores.parquet",
+        scores_table_of(name),
         *expand(
             f"{base}/tables/{{table}}.{{ext}}",
             table=["layers", "dev_choice"],
@@ -77,14 +93,14 @@ def electra_stage_targets(name, stage):
     if stage == "models":
         return electra_stage_dirs(name)
     if stage == "scores":
-        return [f"{experiment_dir(name)}/scores.parquet"]
+        return [scores_table_of(name)]
     return []
 
 
 def adapted_or_registry_model(wildcards):
-    """The model a stage or run starts from: domain-adapted where configured."""
+    """The model a stage or a job's fine-tunings start from: domain-adapted where configured."""
     if experiment(wildcards)["domain_adaptation"]:
-        return f"{experiment_dir(wildcards.experiment)}/adapted/{wildcards.model}"
+        return adapted_model(wildcards.experiment, wildcards.model)
     return model_dir(wildcards.model)
 
 
@@ -93,32 +109,30 @@ def registry_start_model(wildcards):
     return None if experiment(wildcards)["domain_adaptation"] else wildcards.model
 
 
-def start_model_layers(wildcards):
-    """The k of each start model of a train_electra job: one pre-tuned model per k where the
-    experiment pre-tunes on word similarity ([] : one start model for every k)."""
-    if experiment(wildcards)["word_similarity"]:
-        return tb_electra.layers(experiment(wildcards), wildcards.model)
-    return []
+def pretuned_layers(wildcards):
+    """The k of each pre-tuned start model of a train_electra job ([]: no pre-tuning)."""
+    return tb_electra.pretuned_layers(experiment(wildcards), wildcards.model)
 
 
-def run_start_models(wildcards):
+def pretuned_start_models(wildcards):
+    """train_electra's start models where the experiment pre-tunes: one per k."""
     name, model = wildcards.experiment, wildcards.model
-    start = adapted_or_registry_model(
-        wildcards
-    )  # [] for a packaged model: run_start_packaged
-    return [
-        f"{experiment_dir(name)}/pretuned/{model}/L{k}"
-        for k in start_model_layers(wildcards)
-    ] or ([start] if start else [])
+    return [pretuned_model(name, model, k) for k in pretuned_layers(wildcards)]
 
 
-def run_start_packaged(wildcards):
-    """The param `packaged` of train_electra (its input run_start_models)."""
-    pretuned = start_model_layers(wildcards)
-    return packaged(models=None if pretuned else [registry_start_model(wildcards)])
+def shared_start_model(wildcards):
+    """train_electra's one start model of every k where the experiment does not pre-tune (none for a
+    packaged model: shared_start_packaged)."""
+    return [] if pretuned_layers(wildcards) else adapted_or_registry_model(wildcards)
 
 
-def run_meta(wildcards):
+def shared_start_packaged(wildcards):
+    """The param `packaged` of train_electra (its input shared_start_model)."""
+    pretuned = pretuned_layers(wildcards)
+    return packaged(model=None if pretuned else registry_start_model(wildcards))
+
+
+def fine_tuning_meta(wildcards):
     """The columns every score row of a train_electra job shares (layer and seed vary)."""
     exp = experiment(wildcards)
     return {
@@ -129,6 +143,10 @@ def run_meta(wildcards):
         "dim": exp["_widths"][wildcards.model],
         "dataset": wildcards.task,
     }
+
+
+#: which epoch our test scores are (train.select): the views set published cells beside ours of their kind
+scored_epoch = exp_param("train", "select")
 
 
 def main_metrics(wildcards):

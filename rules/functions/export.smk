@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/export.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/export.smk.
 def exported_models(name):
     """The standalone trimmed models of an experiment's export cells."""
     export = EXPERIMENTS[name].get("export") or {"cells": []}

@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/report.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/report.smk.
 # The report's status category holds one subcategory, which its menu entry opens directly (one
 # click from the front page; a result without a subcategory would sit under Snakemake's "Other").
 STATUS_SUBCATEGORY = "status and every common cell"
@@ -70,7 +69,4 @@ def sibling_experiments(wildcards):
 
 
 def sibling_scores(wildcards):
-    return [
-        f"{experiment_dir(name)}/scores.parquet"
-        for name in sibling_experiments(wildcards)
-    ]
+    return [scores_table_of(name) for name in sibling_experiments(wildcards)]

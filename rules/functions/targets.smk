@@ -1,5 +1,4 @@
-# Input functions and parse-time tables of rules/targets.smk (Snakemake's linter keeps functions
-# out of files with rules).
+# Input functions and parse-time tables of rules/targets.smk.
 from collections import namedtuple
 
 #: outputs(name), stage_targets(name, stage), scores(name) and views(track) of a track

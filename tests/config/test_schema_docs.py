@@ -32,8 +32,8 @@ def test_the_reference_lists_every_key_with_its_default_and_values():
         ("`experiments.<name>.train.angle.ibn_w`", "`30.0`"),
         ("`experiments.<name>.retrieval.negatives.miner`", "`bm25`, `dense`, `dataset`"),
         ("`experiments.<name>.domain_adaptation.schedule`", "`batches`"),
-        ("`experiments.<name>.runs.<name>.lambda_q`", "number, required"),
-        ("`experiments.<name>.ensembles.<name>.runs`", "≥ 2 items"),
+        ("`experiments.<name>.variants.<name>.lambda_q`", "number, required"),
+        ("`experiments.<name>.ensembles.<name>.variants`", "≥ 2 items"),
         ("`experiments.<name>.train.hard_negatives.ce_margin`", "`3.0`"),
     ]:
         (row,) = [line for line in text.splitlines() if line.startswith(f"| {path} |")]

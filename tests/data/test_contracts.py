@@ -206,11 +206,11 @@ def test_mlm_head_pretrained_on_a_checkpoint_without_one_fails():
     config["models"]["electra"] = {"source": "hub", "id": "google/electra-small-discriminator",
                                    "revision": contracts.load("google/electra-small-discriminator").revision,
                                    "layers": 12, "dim": 256}
-    config["experiments"]["splade"]["runs"] = {"B": {"model": "electra", "method": "splade_max", "lambda_q": 0.1,
-                                                     "lambda_d": 0.1}}
+    config["experiments"]["splade"]["variants"] = {"B": {"model": "electra", "method": "splade_max", "lambda_q": 0.1,
+                                                         "lambda_d": 0.1}}
     config["experiments"]["splade"]["ensembles"] = {}
     for smoke in (False, True):  # smoke mode: the tiny stand-in is built without a head, as the contract says
-        with pytest.raises(ConfigError, match=r"experiments\.splade\.runs\.B\.mlm_head: model 'electra' has no MLM "
+        with pytest.raises(ConfigError, match=r"experiments\.splade\.variants\.B\.mlm_head: model 'electra' has no MLM "
                                               r"head \(its .*contract"):
             prepare({**copy.deepcopy(config), "smoke": smoke}, REPO / "missing")
 

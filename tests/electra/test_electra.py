@@ -309,7 +309,7 @@ def test_tiny_config_expands_into_runs(tiny_config):
     exp = cfg["experiments"]["tiny-cut"]
     assert exp["_depths"] == {"tiny-electra-discriminator": 3, "tiny-electra-generator": 2}
     assert exp["train"]["warmup_ratio"] == 0.1 and exp["train"]["select"] == "best"
-    assert len(electra_checks.runs(exp)) == 2 * 2 * 2
+    assert len(electra_checks.fine_tunings(exp)) == 2 * 2 * 2
     assert electra_checks.variant_name(cfg["experiments"]["tiny-stages"]) == "cut+dapt-mlm+wordsim"
 
 
@@ -372,7 +372,7 @@ def test_smoke_mode_caps_models_seeds_layers_and_epochs():
     raw = yaml.safe_load((REPO / "configs" / "electra.yaml").read_text())
     paper, smoke = prepare(copy.deepcopy(raw)), prepare({**raw, "smoke": True})
     exp, small = paper["experiments"]["electra-stsb"], smoke["experiments"]["electra-stsb"]
-    assert len(exp["models"]) == 13 and len(electra_checks.runs(exp)) == 875
+    assert len(exp["models"]) == 13 and len(electra_checks.fine_tunings(exp)) == 875
     assert small["models"] == exp["models"][:1] and small["seeds"] == [0] and small["layers"] == [1]
     assert small["train"]["epochs"] == 2 and small["train"]["max_samples"] == 32
     assert smoke["datasets"]["mrpc"]["holdout"]["size"] == 0.25
@@ -553,25 +553,25 @@ def test_random_init_with_an_adaptation_stage_is_a_config_error(tiny_config):
 
 
 def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypatch):
-    """train_runs keeps each finished (k, seed) at once: killed during its third run, a re-run
+    """fine_tune_cuts keeps each finished (k, seed) at once: killed during its third run, a re-run
     trains only the runs left; other settings (fingerprint) start from scratch."""
     from trimbench.electra import train as electra_train
     from trimbench.jobs import faults
 
     trained = []
 
-    def fake_run_task(model, k, objective, num_labels, kind, tables, settings, seed, eval_batch_size):
+    def fake_fine_tune_cut(model, k, objective, num_labels, kind, tables, settings, seed, eval_batch_size):
         trained.append((k, seed))
         if len(trained) == 3 and settings.get("kill"):
             raise KeyboardInterrupt
         return [{"split": "test", "metric": "spearman_cosine", "value": k + seed / 10}], {"model": model}
 
-    monkeypatch.setattr(electra_train, "run_task", fake_run_task)
+    monkeypatch.setattr(electra_train, "fine_tune_cut", fake_fine_tune_cut)
     monkeypatch.setattr(faults, "hold", lambda point: None)
     runs = [(0, 0), (0, 1), (2, 0), (2, 1)]
 
     def train(settings, fingerprint):
-        return electra_train.train_runs(lambda k, seed: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
+        return electra_train.fine_tune_cuts(lambda k, seed: f"start-{k}", runs, "cosine_mse", 2, "sts", {}, settings, 8,
                                            tmp_path / "unfinished", fingerprint)
 
     with pytest.raises(KeyboardInterrupt):
@@ -585,3 +585,15 @@ def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypat
     trained.clear()
     train({}, "b")
     assert trained == runs
+
+
+def test_fine_tunings_under_their_former_folder_name_stop_the_run_saying_how_to_keep_them(tmp_path):
+    from trimbench.config.schema import ConfigError
+
+    electra_checks.check_former_layout(tmp_path)  # a fresh experiment folder
+    (tmp_path / "runs" / "stsb").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"runs: an ELECTRA experiment keeps its fine-tunings in .*fine-tunings now.*"
+                                          r"\(mv .*runs .*fine-tunings\)"):
+        electra_checks.check_former_layout(tmp_path)
+    (tmp_path / "fine-tunings").mkdir()  # renamed already (or both): nothing to say
+    electra_checks.check_former_layout(tmp_path)

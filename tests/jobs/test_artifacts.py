@@ -20,7 +20,8 @@ def test_artifacts_name_the_rule_that_makes_them(tmp_path):
     assert producer("results/splade/x/models/splade-max")[0] == "train_splade"
     assert producer("results/2dmse-retrieval/x/runs/full")[0] == "retrieval_scores"
     assert producer("results/negatives/scifact/train/bm25.jsonl")[0] == "mine_negatives"
-    assert producer("results/electra/electra-toy/runs/lee-sim-split/minilm/scores.parquet")[0] == "train_electra"
+    fine_tuning = "results/electra/electra-toy/fine-tunings/lee-sim-split/minilm/scores.parquet"
+    assert producer(fine_tuning)[0] == "train_electra"
     assert producer("results/models/tiny")[0] == "fetch_model"
     # a smoke run's outputs, under results-smoke/
     assert producer("results-smoke/2dmse-sts/x/embeddings/full/a.npy") == (

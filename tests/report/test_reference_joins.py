@@ -113,4 +113,4 @@ def test_published_ensemble_flops_are_the_sum_of_their_members(preset_joins):
     run_flops = {ours: flops.loc[row, "value"] for row, ours in item["joins"].itertuples(index=False)
                  if row in flops.index}
     for name, spec in config["ensembles"].items():
-        assert run_flops[name] == pytest.approx(sum(run_flops[run] for run in spec["runs"]), abs=1e-9), name
+        assert run_flops[name] == pytest.approx(sum(run_flops[member] for member in spec["variants"]), abs=1e-9), name

@@ -441,17 +441,17 @@ def _config(**run_changes) -> dict:
     import yaml
 
     config = yaml.safe_load((REPO / "tests" / "configs" / "tiny_splade.yaml").read_text())
-    config["experiments"]["splade-tiny"]["runs"]["A"].update(run_changes)
+    config["experiments"]["splade-tiny"]["variants"]["A"].update(run_changes)
     return config
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"lambda_q": -0.1}, "runs.A.lambda_q: -0.1 is less than the minimum of 0"),
+    ({"lambda_q": -0.1}, "variants.A.lambda_q: -0.1 is less than the minimum of 0"),
     ({"model": "tinny"}, "unknown model 'tinny' (did you mean 'tiny'?)"),
     ({"model": "minilm"}, "model 'minilm' has no MLM head"),
     ({"methd": "splade_max"}, "unknown key 'methd' (did you mean 'method'?)"),
 ])
-def test_bad_runs_fail_at_config_time_naming_the_key(change, message):
+def test_bad_variants_fail_at_config_time_naming_the_key(change, message):
     from trimbench.config.prepare import prepare
     from trimbench.errors import ConfigError
 
@@ -463,14 +463,14 @@ def test_tied_head_accepts_an_encoder_without_one_and_distil_needs_ce_scores():
     from trimbench.config.prepare import prepare
     from trimbench.errors import ConfigError
 
-    assert prepare(_config(model="minilm", mlm_head="tied"))["experiments"]["splade-tiny"]["runs"]["A"]["mlm_head"]
+    assert prepare(_config(model="minilm", mlm_head="tied"))["experiments"]["splade-tiny"]["variants"]["A"]["mlm_head"]
     config = _config()
     config["experiments"]["splade-tiny"]["train"]["hard_negatives"] = None
-    with pytest.raises(ConfigError, match=r"train.hard_negatives: runs \['D'\] \(distil_splade\)"):
+    with pytest.raises(ConfigError, match=r"train.hard_negatives: variants \['D'\] \(distil_splade\)"):
         prepare(config)
     config = _config()
-    config["experiments"]["splade-tiny"]["ensembles"]["AD"]["runs"] = ["A", "E"]
-    with pytest.raises(ConfigError, match="unknown run 'E'"):
+    config["experiments"]["splade-tiny"]["ensembles"]["AD"]["variants"] = ["A", "E"]
+    with pytest.raises(ConfigError, match="unknown variant 'E'"):
         prepare(config)
 
 
@@ -482,8 +482,8 @@ def test_comparison_matches_runs_on_method_model_and_lambdas_and_ensembles_on_th
     published = pd.read_csv(REPO / "reference" / "splade.csv")
     config = load_file(REPO / "configs" / "splade.yaml", overrides={"smoke": True}, workdir=REPO)
     exp = config["experiments"]["splade"]  # smoke keeps runs B and F, their ensemble, MS MARCO dev and DL19
-    exp["runs"]["B"]["published_model"] = "Luyu/co-condenser-marco"  # smoke drops hub ids
-    exp["runs"]["F"]["published_model"] = "Luyu/co-condenser-marco"
+    exp["variants"]["B"]["published_model"] = "Luyu/co-condenser-marco"  # smoke drops hub ids
+    exp["variants"]["F"]["published_model"] = "Luyu/co-condenser-marco"
     rows = [{"experiment": "splade", "track": "splade", "variant": v, "dataset": "msmarco-dev", "metric": "mrr@10",
              "value": value} for v, value in (("B", 0.38), ("F", 0.40), ("BEF", 0.41))]
     long = comparison(score_table.frame(rows), published, exp).set_index(["variant", "dataset", "metric"])

@@ -51,7 +51,7 @@ def test_every_output_and_one_score_row_per_model_k_seed_split_metric(finished):
                                                                 values="value")
     assert (by_seed[0] != by_seed[1]).all()
     # One job per (task, model); its finished runs' work folder is gone once the job is.
-    job = base / "runs" / "lee-sim-split" / "tiny-electra-discriminator"
+    job = base / "fine-tunings" / "lee-sim-split" / "tiny-electra-discriminator"
     assert sorted(p.name for p in job.iterdir()) == ["history.json", "scores.parquet"]
     history = json.loads((job / "history.json").read_text())
     assert sorted(history) == ["L0/seed0", "L0/seed1", "L2/seed0", "L2/seed1"]
@@ -136,16 +136,16 @@ def test_changed_training_reruns_only_that_experiments_runs(finished, tmp_path):
 def test_job_killed_after_its_first_run_resumes_to_the_same_scores(finished, tmp_path):
     """tiny-electra-generator's job (2 cuts x 2 seeds) killed once its first run is kept: the re-run
     trains the three runs left and writes the scores of an uninterrupted job."""
-    job = f"{experiment_dir('', 'tiny-cut')}/runs/lee-sim-split/tiny-electra-generator"
+    job = f"{experiment_dir('', 'tiny-cut')}/fine-tunings/lee-sim-split/tiny-electra-generator"
     shutil.copy(TINY, tmp_path / "config.yaml")
-    run = held_run(tmp_path, "train_electra:run", f"{job}/scores.parquet")
+    run = held_run(tmp_path, "train_electra:fine_tuning", f"{job}/scores.parquet")
     kill_held_job(run, tmp_path / "results/logs/train_electra/tiny-cut/lee-sim-split/tiny-electra-generator.log")
     assert not (tmp_path / job / "scores.parquet").exists()
     assert [p.name for p in (tmp_path / job / "unfinished").glob("L*")] == ["L0-seed0.json"]
 
     run_snakemake(tmp_path, f"{job}/scores.parquet")
     log = (tmp_path / "results/logs/train_electra/tiny-cut/lee-sim-split/tiny-electra-generator.log").read_text()
-    assert "k=0 seed 0: finished by an earlier attempt, kept" in log and "run 4 of 4" in log
+    assert "k=0 seed 0: finished by an earlier attempt, kept" in log and "fine-tuning 4 of 4" in log
     assert not (tmp_path / job / "unfinished").exists()
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / job / "scores.parquet"),
                                   pd.read_parquet(finished / job / "scores.parquet"))
@@ -176,7 +176,7 @@ def test_paper_preset_dry_run_shows_full_dag(tmp_path):
     # randomly initialised ones.
     assert counts["train_electra"] == 13 + 4 + 4 + 3 * 3 + 2 * 4 + 4
     prepared = tb_config.prepare(yaml.safe_load((REPO / "configs" / "electra.yaml").read_text()), REPO)
-    runs = sum(len(electra_checks.runs(exp)) for exp in prepared["experiments"].values())
+    runs = sum(len(electra_checks.fine_tunings(exp)) for exp in prepared["experiments"].values())
     assert runs == 875 + 65 * (4 + 4 + 3 * 3 + 2 * 4 + 4)
     assert counts["adapt_domain"] == 4 and counts["pretune_word_similarity"] == 4 * 13
     assert counts["fetch_model"] == 22 and counts["electra_table"] == 9
@@ -219,7 +219,7 @@ def test_stsb_toy_protocol_on_real_data(shared_data: Path, tmp_path):
     # ten steps of the paper's optimisation lift it to 0.5905 (CPU, one thread).
     assert spearman["test"] == pytest.approx(0.5905, abs=0.01), spearman
     assert spearman["validation"] == pytest.approx(0.6556, abs=0.01), spearman
-    history_file = experiment_dir(tmp_path, "stsb-toy") / "runs" / "stsb" / "minilm" / "history.json"
+    history_file = experiment_dir(tmp_path, "stsb-toy") / "fine-tunings" / "stsb" / "minilm" / "history.json"
     history = json.loads(history_file.read_text())
     assert history["L3/seed0"]["train_rows"] == 320
 

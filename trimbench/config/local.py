@@ -144,7 +144,7 @@ def _substitute_models(name: str, exp: dict, models: dict, record: list[str]) ->
                 record.append(f"model {model}: left out, {target} is in the experiment already")
         exp["models"] = list(dict.fromkeys(replaced))
     elif exp["track"] == "splade":
-        for run, spec in exp["runs"].items():
-            spec["model"] = substitute(f"runs.{run}.model", spec["model"])
+        for variant, spec in exp["variants"].items():
+            spec["model"] = substitute(f"variants.{variant}.model", spec["model"])
     else:
         exp["model"] = substitute("model", exp["model"])

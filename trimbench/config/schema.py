@@ -243,9 +243,40 @@ def reject_non_finite(value, path: tuple = ()) -> None:
             reject_non_finite(item, (*path, index))
 
 
+#: config keys given new names (a path; "*" for any name) -> (the new name, why): an old config gets
+#: one error naming the new key rather than "unknown key"
+RENAMED_KEYS = {
+    ("experiments", "*", "runs"): ("variants", "a SPLADE experiment's trained models are its variants, "
+                                               "as in every track; runs are the TREC runs they rank"),
+    ("experiments", "*", "ensembles", "*", "runs"): ("variants", "an ensemble fuses the runs of these variants"),
+    ("smoke_settings", "max_runs"): ("max_variants", "SPLADE's trained models are its variants"),
+}
+
+
+def _paths_of(value, pattern: tuple, path: tuple = ()):
+    """The paths in ``value`` that ``pattern`` (keys, "*" for any) reaches."""
+    if not pattern:
+        yield path
+        return
+    if not isinstance(value, dict):
+        return
+    head, rest = pattern[0], pattern[1:]
+    for key in (value if head == "*" else [head] if head in value else []):
+        yield from _paths_of(value[key], rest, (*path, key))
+
+
+def reject_renamed_keys(config: dict) -> None:
+    """A key that has a new name (RENAMED_KEYS): one error naming the key to write instead."""
+    for pattern, (new, why) in RENAMED_KEYS.items():
+        for path in _paths_of(config, pattern):
+            raise ConfigError(f"config key {_key_path(path)}: renamed to {_key_path((*path[:-1], new))} ({why}); "
+                              f"write '{new}:'")
+
+
 def validate_schema(config: dict) -> dict:
     """Return a copy of ``config`` with defaults filled; raise ConfigError on the first problem."""
     reject_non_finite(config)
+    reject_renamed_keys(config)
     config = copy.deepcopy(config)
     validator = _validator_filling_defaults()(load_schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
@@ -262,10 +293,11 @@ LENGTH_KEYS = ("max_seq_length", "q_max_length", "p_max_length")
 
 def experiment_models(exp: dict) -> list[str]:
     """The registry models an experiment encodes with: its model, an ELECTRA experiment's models,
-    a SPLADE experiment's runs' models."""
+    a SPLADE experiment's variants' models."""
     names = [exp["model"]] if exp.get("model") else []
     names += list(exp.get("models") or [])
-    names += [run["model"] for run in (exp.get("runs") or {}).values() if isinstance(run, dict) and run.get("model")]
+    names += [variant["model"] for variant in (exp.get("variants") or {}).values()
+              if isinstance(variant, dict) and variant.get("model")]
     return list(dict.fromkeys(names))
 
 

@@ -138,14 +138,14 @@ def _electra_experiment(exp: dict, settings: dict) -> None:
 
 def _splade_experiment(exp: dict, settings: dict) -> None:
     """A SPLADE preset trains a dozen models and searches every one on 16 datasets: smoke mode keeps
-    the first ``max_runs`` runs (and the ensembles of kept runs, else one of them all), the first
+    the first ``max_variants`` variants (and the ensembles of kept ones, else one of them all), the first
     two evaluation datasets plus one averaged one, generated hard negatives and a few steps."""
-    kept = list(exp["runs"])[: settings["max_runs"]]
-    exp["runs"] = {name: exp["runs"][name] for name in kept}
-    ensembles = {name: e for name, e in exp["ensembles"].items() if set(e["runs"]) <= set(kept)}
+    kept = list(exp["variants"])[: settings["max_variants"]]
+    exp["variants"] = {name: exp["variants"][name] for name in kept}
+    ensembles = {name: e for name, e in exp["ensembles"].items() if set(e["variants"]) <= set(kept)}
     if not ensembles and exp["ensembles"] and len(kept) > 1:
         name, first = next(iter(exp["ensembles"].items()))
-        ensembles = {name: {**first, "runs": kept}}
+        ensembles = {name: {**first, "variants": kept}}
     exp["ensembles"] = ensembles
     evaluation = exp["evaluation"]
     averaged = [ds for ds in evaluation["datasets"] if ds in (evaluation["average_over"] or [])][:1]

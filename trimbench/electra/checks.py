@@ -74,8 +74,15 @@ def layers(exp: dict, model: str) -> list[int]:
     return sorted({*range(0, depth + 1, exp["layer_step"]), depth})
 
 
+def pretuned_layers(exp: dict, model: str) -> list[int]:
+    """The k of each word-similarity pre-tuned model a train_electra job of ``model`` starts its
+    cuts from, one per k; [] where the experiment does not pre-tune: every cut starts from the one
+    domain-adapted or registry model."""
+    return layers(exp, model) if exp["word_similarity"] else []
+
+
 @dataclass(frozen=True)
-class Run:
+class FineTuning:
     """One fine-tuning: a task, a model cut to ``k`` layers, a seed."""
 
     task: str
@@ -84,19 +91,36 @@ class Run:
     seed: int
 
 
-def runs(exp: dict) -> list[Run]:
-    return [Run(task, model, k, seed) for task, model in train_jobs(exp) for k, seed in model_runs(exp, model)]
+def fine_tunings(exp: dict) -> list[FineTuning]:
+    return [FineTuning(task, model, k, seed) for task, model in train_jobs(exp)
+            for k, seed in model_fine_tunings(exp, model)]
+
+
+#: the folder of an experiment's train_electra outputs (fine-tunings/<task>/<model>/); before, runs/,
+#: the name of the other tracks' TREC runs
+FINE_TUNINGS_FOLDER, FORMER_FINE_TUNINGS_FOLDER = "fine-tunings", "runs"
+
+
+def check_former_layout(experiment_folder: str | Path) -> None:
+    """An experiment folder holding its fine-tunings under their former name: one error saying how to
+    keep them, rather than training every cut and seed again (GPU-hours in a paper preset)."""
+    folder = Path(experiment_folder)
+    former, current = folder / FORMER_FINE_TUNINGS_FOLDER, folder / FINE_TUNINGS_FOLDER
+    if former.is_dir() and not current.exists():
+        raise ConfigError(f"{former}: an ELECTRA experiment keeps its fine-tunings in {current} now (runs/ names "
+                          f"TREC runs in the other tracks): rename it to keep them (mv {former} {current}), or "
+                          "remove it to train them again")
 
 
 def train_jobs(exp: dict) -> list[tuple[str, str]]:
-    """(task, model): one job fine-tunes every cut of a model on a task with every seed. The runs
-    of a job share its data and start model; a job per run made the paper presets' DAG thousands
+    """(task, model): one job fine-tunes every cut of a model on a task with every seed. The
+    fine-tunings of a job share its data and start model; a job per fine-tuning made the paper presets' DAG thousands
     of jobs long (seconds of Snakemake planning, seconds of imports per job)."""
     return [(task, model) for task in exp["tasks"] for model in exp["models"]]
 
 
-def model_runs(exp: dict, model: str) -> list[tuple[int, int]]:
-    """(k, seed) of the runs of one job, in the order it trains them."""
+def model_fine_tunings(exp: dict, model: str) -> list[tuple[int, int]]:
+    """(k, seed) of the fine-tunings of one job, in the order it trains them."""
     return [(k, seed) for k in layers(exp, model) for seed in exp["seeds"]]
 
 

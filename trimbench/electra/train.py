@@ -189,7 +189,7 @@ class BestEpoch(TrainerCallback):
 def training_arguments(settings: dict, seed: int, output_dir: Path) -> SentenceTransformerTrainingArguments:
     """The paper's optimisation: AdamW (weight decay off for biases and LayerNorm, as the trainer
     does), linear schedule with ``warmup_ratio`` warm-up, gradient clipping; dev eval each epoch."""
-    # checkpoint_steps 0: a run is minutes long and saves no model (the shared arguments need the key).
+    # checkpoint_steps 0: a fine-tuning is minutes long and saves no model (the shared arguments need the key).
     train = {**settings, "seed": seed, "max_steps": -1, "gradient_accumulation": 1, "gradient_checkpointing": False,
              "batch_sampler": "batch_sampler", "checkpoint_steps": 0,
              "warmup_steps": settings["warmup_ratio"]}  # below 1: a fraction of all steps (transformers 5)
@@ -264,8 +264,8 @@ def last_epoch_rows(objective: str, loss, last_state: dict | None, kept_rows: li
     return [{**row, "split": LAST_EPOCH_SPLIT} for row in rows if row["split"] == "test"]
 
 
-def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: dict[str, pd.DataFrame],
-             settings: dict, seed: int, eval_batch_size: int) -> tuple[list[dict], dict]:
+def fine_tune_cut(model, k: int, objective: str, num_labels: int, kind: str, tables: dict[str, pd.DataFrame],
+                  settings: dict, seed: int, eval_batch_size: int) -> tuple[list[dict], dict]:
     """Cut ``model`` to ``k`` layers, fine-tune it on the task's train split with dev selection,
     score validation and test. Returns score rows (split, metric, value; the parameter count as
     a row without split) and the history."""
@@ -288,7 +288,7 @@ def run_task(model, k: int, objective: str, num_labels: int, kind: str, tables: 
 
 def reinitialise(st_model, seed: int):
     """The paper's ``--random_init`` (``hf_model.py:34-36``): every encoder weight drawn anew from
-    the model's config, by the run's seed (``training.py:84-88`` seeds torch before building the
+    the model's config, by the fine-tuning's seed (``training.py:84-88`` seeds torch before building the
     model); the tokenizer stays the pretrained one. Drawn at full depth, before any cut."""
     from transformers import AutoModel
 
@@ -298,30 +298,31 @@ def reinitialise(st_model, seed: int):
     return st_model
 
 
-def train_runs(load_model: Callable[[int, int], object], runs: list[tuple[int, int]], objective: str,
-               num_labels: int, kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int,
-               work_dir: Path, fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
-    """Every (k, seed) run of one job, in order: (k, seed, score rows, history) each.
+def fine_tune_cuts(load_model: Callable[[int, int], object], fine_tunings: list[tuple[int, int]], objective: str,
+                   num_labels: int, kind: str, tables: dict[str, pd.DataFrame], settings: dict, eval_batch_size: int,
+                   work_dir: Path, fingerprint: str) -> list[tuple[int, int, list[dict], dict]]:
+    """Every (k, seed) fine-tuning of one job, in order: (k, seed, score rows, history) each.
 
-    ``load_model(k, seed)`` gives the run's start model, a copy of its own (``run_task`` cuts it in place).
-    Each finished run is kept in ``work_dir`` at once, so a job cut short (preempted, out of time)
-    resumes after its last finished run; ``fingerprint`` discards what other settings left.
+    ``load_model(k, seed)`` gives the fine-tuning's start model, a copy of its own (``fine_tune_cut``
+    cuts it in place). Each finished fine-tuning is kept in ``work_dir`` at once, so a job cut short
+    (preempted, out of time) resumes after its last finished one; ``fingerprint`` discards what other
+    settings left.
     """
     stamped_work_dir(work_dir, fingerprint)
     finished = []
-    for k, seed in runs:
+    for k, seed in fine_tunings:
         part = work_dir / f"L{k}-seed{seed}.json"
         if part.is_file():
             log.info("k=%d seed %d: finished by an earlier attempt, kept", k, seed)
             result = json.loads(part.read_text())
         else:
-            log.info("k=%d seed %d: run %d of %d", k, seed, len(finished) + 1, len(runs))
-            rows, history = run_task(load_model(k, seed), k, objective, num_labels, kind, tables, settings, seed,
+            log.info("k=%d seed %d: fine-tuning %d of %d", k, seed, len(finished) + 1, len(fine_tunings))
+            rows, history = fine_tune_cut(load_model(k, seed), k, objective, num_labels, kind, tables, settings, seed,
                                      eval_batch_size)
             result = {"rows": rows, "history": history}
             with atomic_path(part) as tmp:
                 Path(tmp).write_text(json.dumps(result))
-            faults.hold("run")
+            faults.hold("fine_tuning")
         finished.append((k, seed, result["rows"], result["history"]))
     return finished
 

@@ -10,8 +10,8 @@ so that a test can kill it there. Only the tests set these variables; unset, not
     environment) go through. Points: ``commit`` (an output fully written under its temporary name,
     not yet renamed into place: :mod:`trimbench.jobs.atomic`), ``committed`` (renamed into place, the job
     not yet ended: Snakemake still counts the output as incomplete), ``checkpoint`` (a training
-    checkpoint saved: :mod:`trimbench.training`) and ``run`` (one run of a multi-run job kept:
-    :func:`trimbench.electra.train.train_runs`).
+    checkpoint saved: :mod:`trimbench.training`) and ``fine_tuning`` (one (k, seed) of an ELECTRA job kept:
+    :func:`trimbench.electra.train.fine_tune_cuts`).
 """
 
 from __future__ import annotations

@@ -42,6 +42,14 @@ def packaged_model(entry: dict) -> dict:
             "version": package_version(entry["package"])}
 
 
+def packaged_models(registry: dict, **names: str | None) -> dict:
+    """A rule's param ``packaged``: each of its inputs whose registry model (``names``: input ->
+    registry name, None for no model) is a packaged one -> that model's :func:`packaged_model`; the
+    job finds the folder in place of the input (:func:`trimbench.jobs.run.job_from_snakemake`)."""
+    return {key: packaged_model(registry[name]) for key, name in names.items()
+            if name is not None and registry[name]["source"] == "package"}
+
+
 def packaged_folder(model: dict) -> Path:
     """The folder of a :func:`packaged_model` in this environment; its version must be the planned one."""
     installed = package_version(model["package"])

@@ -120,8 +120,7 @@ def job_from_snakemake(smk) -> Job:
     inputs = smk.input
     if isinstance(packaged, dict) and packaged:
         inputs = SimpleNamespace(**{**dict(smk.input.items()), **{
-            name: [str(packaged_folder(m)) for m in model] if isinstance(model, list) else str(packaged_folder(model))
-            for name, model in packaged.items()}})
+            name: str(packaged_folder(model)) for name, model in packaged.items()}})
     return Job(input=inputs, output=smk.output, params=SimpleNamespace(**params), wildcards=smk.wildcards,
                resources=smk.resources, log=list(smk.log), threads=smk.threads, rule=smk.rule)
 

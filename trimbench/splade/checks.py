@@ -1,7 +1,7 @@
 """The SPLADE track's config checks and settings (light: no torch; runs while Snakemake parses).
 
-An experiment of ``track: splade`` names ``runs`` (each a registry model, a method and its λq, λd:
-one row of the seed's table), optional ``ensembles`` of runs, one training set-up and the
+An experiment of ``track: splade`` names ``variants`` (each a registry model, a method and its λq,
+λd: one row of the seed's table), optional ``ensembles`` of variants, one training set-up and the
 evaluation datasets. Every problem is one :class:`ConfigError` naming the key.
 """
 
@@ -45,7 +45,7 @@ def _has_mlm_head(folder: Path) -> bool | None:
     return any(a.endswith("ForMaskedLM") for a in json.loads(config.read_text()).get("architectures") or [])
 
 
-def _check_run(where: str, run: dict, config: dict, workdir: Path) -> None:
+def _check_variant(where: str, run: dict, config: dict, workdir: Path) -> None:
     models = config["models"]
     if run["model"] not in models:
         raise unknown_name("model", run["model"], models, f"{where}.model")
@@ -70,13 +70,14 @@ def _check_run(where: str, run: dict, config: dict, workdir: Path) -> None:
 def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
     where = f"experiments.{name}"
     datasets, models = config["datasets"], config["models"]
-    for run_name, run in exp["runs"].items():
-        _check_run(f"{where}.runs.{run_name}", run, config, workdir)
+    for variant_name, variant in exp["variants"].items():
+        _check_variant(f"{where}.variants.{variant_name}", variant, config, workdir)
         # The reference names models by hub id: resolved once here, for the tables and the scoreboard.
-        run["published_model"] = run["published_model"] or models[run["model"]].get("id") or run["model"]
+        variant["published_model"] = (variant["published_model"] or models[variant["model"]].get("id")
+                                      or variant["model"])
     train = exp["train"]
     if train.get("dataset") is None:
-        raise ConfigError(f"config key {where}.train.dataset: SPLADE runs need a training dataset")
+        raise ConfigError(f"config key {where}.train.dataset: SPLADE variants need a training dataset")
     check_devices(where, train)
     for key, names in (("train.dataset", [train["dataset"]]), ("evaluation.datasets", exp["evaluation"]["datasets"])):
         for ds in names:
@@ -101,16 +102,16 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
         for file in (hard["negatives_file"], hard["scores_file"]):
             if not hard["path"] or not (folder / file).is_file():
                 raise ConfigError(f"config key {where}.train.hard_negatives.path: '{folder / file}' does not exist")
-    distilled = [r for r, spec in exp["runs"].items() if spec["method"] == "distil_splade"]
+    distilled = [v for v, spec in exp["variants"].items() if spec["method"] == "distil_splade"]
     if distilled and hard is None:
-        raise ConfigError(f"config key {where}.train.hard_negatives: runs {distilled} (distil_splade) learn "
+        raise ConfigError(f"config key {where}.train.hard_negatives: variants {distilled} (distil_splade) learn "
                           "cross-encoder score margins; configure train.hard_negatives (the CE scores file)")
     for ensemble, spec in exp["ensembles"].items():
-        for run in spec["runs"]:
-            if run not in exp["runs"]:
-                raise unknown_name("run", run, exp["runs"], f"{where}.ensembles.{ensemble}.runs")
-        if ensemble in exp["runs"]:
-            raise ConfigError(f"config key {where}.ensembles.{ensemble}: a run has that name already")
+        for member in spec["variants"]:
+            if member not in exp["variants"]:
+                raise unknown_name("variant", member, exp["variants"], f"{where}.ensembles.{ensemble}.variants")
+        if ensemble in exp["variants"]:
+            raise ConfigError(f"config key {where}.ensembles.{ensemble}: a trained variant has that name already")
     _check_evaluation(where, exp)
     exp["_corpus_of"] = shared_corpora(exp, datasets)
 

@@ -19,10 +19,11 @@ from trimbench.splade.checks import table_columns
 
 
 def row_labels(config: dict) -> pd.DataFrame:
-    """One row per run and ensemble: our variant name, the published variant and model, λs."""
-    rows = [{"variant": run, "method": spec["method"], "model": spec["published_model"], "lambda_q": spec["lambda_q"],
-             "lambda_d": spec["lambda_d"]} for run, spec in config["runs"].items()]
-    rows += [{"variant": name, "method": spec["published"] or f"ensemble {' '.join(spec['runs'])}", "model": None,
+    """One row per trained variant and ensemble: our variant name, the published variant and model, λs."""
+    rows = [{"variant": variant, "method": spec["method"], "model": spec["published_model"],
+             "lambda_q": spec["lambda_q"], "lambda_d": spec["lambda_d"]}
+            for variant, spec in config["variants"].items()]
+    rows += [{"variant": name, "method": spec["published"] or f"ensemble {' '.join(spec['variants'])}", "model": None,
               "lambda_q": None, "lambda_d": None} for name, spec in config["ensembles"].items()]
     return pd.DataFrame(rows, columns=["variant", "method", "model", "lambda_q", "lambda_d"])
 
@@ -107,7 +108,7 @@ def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dic
     evaluation = config["evaluation"]
     dataset = compared_dataset(config)
     metric = evaluation["main_metric"]
-    run = next(iter(config["runs"]))
+    run = next(iter(config["variants"]))
     out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
     mine = scores[(scores["variant"] == run) & (scores["dataset"] == dataset) & (scores["metric"] == metric)]
     if len(mine):

@@ -1,0 +1,58 @@
+"""The shared data stages' plan: the miners and the split each BM25 index reads, on hand-made configs."""
+
+from trimbench.config.data_plan import Miner, bm25_corpus_splits, miner_key, miners
+from trimbench.jobs.packaged import packaged_models
+
+
+def _negatives(miner="bm25", model=None, cross_encoder=None):
+    return {"miner": miner, "depth": 30, "keep": 10, "model": model, "cross_encoder": cross_encoder, "margin": 0.5}
+
+
+def _dense_exp(negatives, dataset="msmarco", split="train", evaluation=("msmarco",), eval_split="dev"):
+    return {"track": "2dmse-retrieval", "pooling": "cls",
+            "retrieval": {"negatives": negatives, "similarity": "cosine"},
+            "train": {"dataset": dataset, "split": split},
+            "evaluation": {"datasets": list(evaluation), "split": eval_split}}
+
+
+def _splade_exp(negatives, hard_negatives=None, dataset="msmarco", split="train"):
+    return {"track": "splade", "train": {"dataset": dataset, "split": split, "negatives": negatives,
+                                         "hard_negatives": hard_negatives},
+            "evaluation": {"datasets": ["msmarco"], "split": "dev"}}
+
+
+def test_miner_key_names_every_setting_that_changes_the_mined_file():
+    assert miner_key(_negatives()) == "bm25-d30-k10"
+    assert miner_key(_negatives("dense", model="minilm")) == "dense-d30-k10-minilm"
+    assert miner_key(_negatives(cross_encoder="ce")) == "bm25-d30-k10-ce-ce-m0.5"
+    assert miner_key({**_negatives("dataset"), "depth": 99}) == "dataset"
+
+
+def test_miners_are_named_fields_a_dense_miner_pools_its_own_way_for_splade():
+    dense = _negatives("dense", model="minilm", cross_encoder="ce")
+    found = miners({"a": _dense_exp(_negatives()), "b": _splade_exp(dense),
+                    "c": _splade_exp(_negatives("dense", model="other"), hard_negatives={"source": "hub"})})
+    assert list(found) == ["bm25-d30-k10", "dense-d30-k10-minilm-ce-ce-m0.5"]  # c downloads its negatives
+    bm25, dense_miner = found.values()
+    assert bm25 == Miner(_negatives(), "cls", "cosine")
+    assert (bm25.searches_bm25, bm25.model, bm25.cross_encoder) == (True, None, None)
+    assert (dense_miner.pooling, dense_miner.similarity) == (None, "dot")
+    assert (dense_miner.searches_bm25, dense_miner.model, dense_miner.cross_encoder) == (False, "minilm", "ce")
+
+
+def test_a_dataset_with_one_corpus_is_indexed_once_from_the_first_split_read():
+    datasets = {"msmarco": {"source": "hub"}, "lee": {"source": "gensim"}, "scifact": {"source": "hub"}}
+    experiments = {"a": _dense_exp(_negatives()),  # trains on msmarco train, scored on msmarco dev
+                   "b": _dense_exp(_negatives(), dataset="lee", evaluation=("lee", "scifact"), eval_split="test"),
+                   "sts": {"track": "2dmse-sts", "train": {"dataset": "scifact", "split": "a-train"},
+                           "evaluation": {"datasets": ["scifact"], "split": "a-dev"}}}
+    # lee makes a corpus per split (not listed); an STS experiment reads no BM25 index
+    assert bm25_corpus_splits({"datasets": datasets, "experiments": experiments}) == {"msmarco": "dev",
+                                                                                       "scifact": "test"}
+
+
+def test_packaged_models_names_the_packaged_inputs_only():
+    registry = {"pkg": {"source": "package", "package": "snakemake", "subfolder": "x"}, "hub": {"source": "hub"}}
+    found = packaged_models(registry, model="pkg", miner="hub", cross_encoder=None)
+    assert list(found) == ["model"] and found["model"]["package"] == "snakemake"
+    assert packaged_models(registry, model=None) == {}
