@@ -21,7 +21,7 @@ rule train_model:
     log:
         f"{RESULTS}/logs/train_model/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_variants.PAIR_TRAINED_TRACKS),
+        track=names_regex(tb_tracks.names(pair_trained=True)),
     conda:
         "../envs/train.yaml"
     # One thread feeds a GPU (batches are tokenised in the main process), plus one per process
@@ -128,7 +128,7 @@ rule encode_corpus:
     log:
         f"{RESULTS}/logs/encode_corpus/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_variants.RETRIEVAL_TRACKS),
+        track=names_regex(tb_tracks.names(dense_retrieval=True)),
     conda:
         "../envs/retrieval.yaml"
     # As train_model: one thread feeds a GPU (one per rank); on CPU, jobs side by side.
@@ -190,7 +190,7 @@ rule retrieval_scores:
     log:
         f"{RESULTS}/logs/retrieval_scores/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_variants.RETRIEVAL_TRACKS),
+        track=names_regex(tb_tracks.names(dense_retrieval=True)),
     conda:
         "../envs/retrieval.yaml"
     threads: 2

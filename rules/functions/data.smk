@@ -1,6 +1,5 @@
 # Input functions and parse-time tables of rules/data.smk (Snakemake's linter keeps functions
 # out of files with rules).
-from trimbench.dense import variants as tb_variants
 
 
 def preparation_entry(wildcards):
@@ -31,24 +30,12 @@ def negatives_path(train, negatives):
     return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{miner_key(negatives)}.jsonl"
 
 
-# miner key -> (settings, pooling, similarity) of the experiments that mine with it: the dense
-# group-trained ones, then the SPLADE ones without downloaded hard negatives (a dense miner pools
-# the model's own way and scores by dot product for SPLADE).
+# miner key -> (settings, pooling, similarity) of the experiments that mine with it: the miner each
+# one's training asks for (its track's face, trimbench.face.Track.miner).
 MINERS = {
-    **{
-        miner_key(exp["retrieval"]["negatives"]): (
-            exp["retrieval"]["negatives"],
-            exp["pooling"],
-            exp["retrieval"]["similarity"],
-        )
-        for exp in EXPERIMENTS.values()
-        if exp["track"] in tb_variants.GROUP_TRAINED_TRACKS
-    },
-    **{
-        miner_key(exp["train"]["negatives"]): (exp["train"]["negatives"], None, "dot")
-        for exp in EXPERIMENTS.values()
-        if exp["track"] == "splade" and exp["train"]["hard_negatives"] is None
-    },
+    miner_key(miner[0]): miner
+    for miner in (tb_tracks.track_of(exp).miner(exp) for exp in EXPERIMENTS.values())
+    if miner is not None
 }
 
 
@@ -58,10 +45,10 @@ def _retrieval_splits():
     splits = {}
     for exp in EXPERIMENTS.values():
         evaluation, train = exp["evaluation"], exp["train"]
-        if exp["track"] in tb_config.BM25_TRACKS:
+        if tb_tracks.track_of(exp).bm25:
             for ds in evaluation["datasets"]:
                 splits.setdefault(ds, set()).add(evaluation["split"])
-        if exp["track"] in (*tb_variants.GROUP_TRAINED_TRACKS, "splade"):
+        if tb_tracks.track_of(exp).trains_on_retrieval:
             splits.setdefault(train["dataset"], set()).add(train["split"])
     return splits
 
@@ -83,7 +70,7 @@ def bm25_experiments():
     return [
         name
         for name, exp in EXPERIMENTS.items()
-        if exp["track"] in tb_config.BM25_TRACKS and exp["bm25"]["enabled"]
+        if tb_tracks.track_of(exp).bm25 and exp["bm25"]["enabled"]
     ]
 
 
