@@ -1,4 +1,4 @@
-"""Rule pareto_figure: the ELECTRA track's Pareto figure (parameters against quality).
+"""Rule electra_pareto_figure: the ELECTRA track's Pareto figure (parameters against quality).
 
 input:  scores, reference
 output: png, svg
@@ -12,14 +12,13 @@ from trimbench.jobs.run import run
 
 
 def main(job) -> None:
-    from trimbench.electra.report import pareto_figure as draw
-    from trimbench.electra.report import read_layer_table
+    from trimbench.electra.report import electra_pareto_figure, read_layer_table
 
     p = job.params
     table = read_layer_table(job.input.scores, job.input.reference, p.reference_experiments, p.main_metrics,
                              p.select)
     with atomic_path(job.output.png) as png, atomic_path(job.output.svg) as svg:
-        draw(table, p.roles, p.title, {"png": png, "svg": svg})
+        electra_pareto_figure(table, p.roles, p.title, {"png": png, "svg": svg})
 
 
 if __name__ == "__main__":
