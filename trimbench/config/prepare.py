@@ -206,9 +206,6 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
     for name, entry in config["models"].items():
         if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
             raise unknown_name("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
-    # The experiments of variants first, those of their own shape (runs) after, each in config order:
-    # the order the rules, tables and figures have always listed them in.
-    config["experiments"] = dict(sorted(config["experiments"].items(), key=lambda item: not track_of(item[1]).variants))
     for name, exp in config["experiments"].items():
         track_of(exp).check_experiment(name, exp, config, workdir)
     check_source_columns(config, workdir)
