@@ -73,6 +73,21 @@ def test_the_rules_dispatch_names_the_tracks_of_the_table():
     assert sorted(re.findall(r'^    "([^"]+)": Track\(', text, re.MULTILINE)) == sorted(tracks.TRACKS)
 
 
+#: what asks a track by name: a comparison of a track with a literal, or a hand-kept tuple of tracks
+TRACK_BY_NAME = re.compile(r"""track"?\]?\s*(==|!=|not in|in)\s*[(\["']|\b[A-Z_]+_TRACKS\b""")
+
+
+def test_nothing_outside_the_track_packages_asks_a_track_by_name():
+    """Config, report, the shared modules, the rules and the scripts read the table; only a track's
+    package knows its own name (a sixth track must not need an edit here)."""
+    track_packages = {REPO / "trimbench" / name for name in ("dense", "splade", "electra")}
+    files = [*(REPO / "trimbench").rglob("*.py"), *(REPO / "rules").rglob("*.smk"), *(REPO / "scripts").glob("*.py")]
+    asking = [f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+              for path in files if not track_packages & set(path.parents)
+              for number, line in enumerate(path.read_text().splitlines(), 1) if TRACK_BY_NAME.search(line)]
+    assert asking == []
+
+
 def test_names_picks_the_tracks_by_their_face():
     assert tracks.names(bm25=True) == ("2dmse-retrieval", "homedepot", "splade")
     assert tracks.names(layer_dim_cost=False) == ("splade",)
