@@ -10,6 +10,7 @@ from types import SimpleNamespace
 sys.path.insert(0, workflow.basedir)
 
 from trimbench.config import prepare as tb_config
+from trimbench import tracks as tb_tracks
 from trimbench.jobs import packaged as tb_packaged
 from trimbench.config import schema as tb_schema
 from trimbench.errors import ConfigError

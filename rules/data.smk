@@ -122,7 +122,7 @@ rule bm25_scores:
     log:
         f"{RESULTS}/logs/bm25_scores/{{track}}/{{experiment}}.log",
     wildcard_constraints:
-        track=names_regex(tb_config.BM25_TRACKS),
+        track=names_regex(tb_tracks.names(bm25=True)),
     conda:
         "../envs/retrieval.yaml"
     threads: 2

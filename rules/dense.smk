@@ -21,7 +21,7 @@ rule train_model:
     log:
         f"{RESULTS}/logs/train_model/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_variants.PAIR_TRAINED_TRACKS),
+        track=names_regex(tb_tracks.names(pair_trained=True)),
     conda:
         "../envs/train.yaml"
     threads: lambda wc: training_threads(experiment(wc)["train"])
@@ -120,7 +120,7 @@ rule encode_corpus:
     log:
         f"{RESULTS}/logs/encode_corpus/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_variants.RETRIEVAL_TRACKS),
+        track=names_regex(tb_tracks.names(dense_retrieval=True)),
     conda:
         "../envs/retrieval.yaml"
     threads: exp_param("retrieval", "encode_devices")
@@ -180,7 +180,7 @@ rule retrieval_scores:
     log:
         f"{RESULTS}/logs/retrieval_scores/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_variants.RETRIEVAL_TRACKS),
+        track=names_regex(tb_tracks.names(dense_retrieval=True)),
     conda:
         "../envs/retrieval.yaml"
     threads: 2

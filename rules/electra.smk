@@ -161,21 +161,21 @@ rule electra_figure:
         "../scripts/electra_figure.py"
 
 
-rule pareto_figure:
+rule electra_pareto_figure:
     input:
         scores=scores_table,
         reference=reference_file,
     output:
         png=report(
             f"{RESULTS}/electra/{{experiment}}/figures/pareto.png",
-            caption="../report/pareto_figure.rst",
+            caption="../report/electra_pareto_figure.rst",
             category=experiment_track,
             subcategory="{experiment}",
             labels={"experiment": "{experiment}", "view": "Pareto front"},
         ),
         svg=f"{RESULTS}/electra/{{experiment}}/figures/pareto.svg",
     log:
-        f"{RESULTS}/logs/pareto_figure/{{experiment}}.log",
+        f"{RESULTS}/logs/electra_pareto_figure/{{experiment}}.log",
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -186,4 +186,4 @@ rule pareto_figure:
         roles=model_roles,
         title=lambda wc: f"{wc.experiment}: parameters used against test score",
     script:
-        "../scripts/pareto_figure.py"
+        "../scripts/electra_pareto_figure.py"

@@ -61,7 +61,7 @@ rule scoreboard:
 
 
 # One job draws every (dataset, cost) figure: each is seconds of work after the same inputs.
-rule pareto:
+rule scoreboard_pareto:
     input:
         scores=[scores_table_of(name) for name in EXPERIMENTS],
         references=[reference_path(name) for name in EXPERIMENTS],
@@ -70,7 +70,7 @@ rule pareto:
         png=[
             report(
                 pareto_path(d, c, "png"),
-                caption="../report/pareto.rst",
+                caption="../report/scoreboard_pareto.rst",
                 category="quality vs cost",
                 subcategory=d,
                 labels={"dataset": d, "cost": c},
@@ -79,7 +79,7 @@ rule pareto:
         ],
         svg=[pareto_path(d, c, "svg") for d, c in PARETO_FIGURES],
     log:
-        f"{RESULTS}/logs/pareto/pareto.log",
+        f"{RESULTS}/logs/scoreboard_pareto/scoreboard_pareto.log",
     localrule: True
     conda:
         "../envs/report.yaml"
@@ -89,7 +89,7 @@ rule pareto:
         configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=MAIN_METRICS,
     script:
-        "../scripts/pareto.py"
+        "../scripts/scoreboard_pareto.py"
 
 
 # Every experiment of the track is an input: the 2DMSE retrieval ablation claims compare experiments.

@@ -37,7 +37,7 @@ def bm25_experiments():
     return [
         name
         for name, exp in EXPERIMENTS.items()
-        if exp["track"] in tb_config.BM25_TRACKS and exp["bm25"]["enabled"]
+        if tb_tracks.track_of(exp).bm25 and exp["bm25"]["enabled"]
     ]
 
 

@@ -5,11 +5,9 @@ from trimbench.dense.ablations import TITLES as ABLATION_TITLES, ablation_groups
 VARIANTS = {
     name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
-    # experiments of their own shape (SPLADE, ELECTRA): rules/splade.smk, rules/electra.smk
-    if exp["track"] not in tb_config.OWN_SHAPE_TRACKS
+    # the dense tracks' grid variants (SPLADE, ELECTRA: rules/splade.smk, rules/electra.smk)
+    if tb_tracks.track_of(exp).variants
 }
-#: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
-SIDE_BY_SIDE_TRACKS = ("2dmse-sts",)
 
 
 def variant(wildcards):
@@ -136,7 +134,7 @@ def grid_views(name):
     """The datasets of an experiment's grid tables and figures, the main one first: the STS
     average; or the retrieval views."""
     exp = EXPERIMENTS[name]
-    if exp["track"] in tb_variants.RETRIEVAL_TRACKS:
+    if tb_tracks.track_of(exp).dense_retrieval:
         return retrieval_views(name)
     return [exp["evaluation"]["average_name"]]
 
@@ -152,9 +150,7 @@ def grid_view_metric(wildcards):
 def grid_figure_title(wildcards):
     """A retrieval experiment's figures name their view (it has several)."""
     exp = experiment(wildcards)
-    view = (
-        f" ({wildcards.view})" if exp["track"] in tb_variants.RETRIEVAL_TRACKS else ""
-    )
+    view = f" ({wildcards.view})" if tb_tracks.track_of(exp).dense_retrieval else ""
     return f"{wildcards.experiment}{view}: {exp['description']}"
 
 
@@ -205,8 +201,8 @@ def dense_scores(name):
 def dense_stage_targets(name, stage):
     exp, trained = EXPERIMENTS[name], trained_variants(name)
     train, evaluation = exp["train"], exp["evaluation"]
-    retrieval = exp["track"] in tb_variants.RETRIEVAL_TRACKS
-    group_trained = exp["track"] in tb_variants.GROUP_TRAINED_TRACKS
+    retrieval = tb_tracks.track_of(exp).dense_retrieval
+    group_trained = tb_tracks.track_of(exp).group_trained
     if stage == "data":
         eval_data = retrieval_data if retrieval else data_table
         out = [eval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
@@ -231,13 +227,13 @@ def dense_track_outputs(track):
     """Views across a track's experiments: the ablation figures found in a retrieval track; the
     side-by-side table and figure where a track has more than one experiment to compare.
     """
-    if track in tb_variants.RETRIEVAL_TRACKS:
+    if tb_tracks.TRACKS[track].dense_retrieval:
         return expand(
             f"{RESULTS}/tracks/{track}/ablation_{{group}}.{{ext}}",
             group=list(retrieval_ablation_groups(track)),
             ext=["png", "svg"],
         )
-    if track not in SIDE_BY_SIDE_TRACKS or len(track_experiments(track)) < 2:
+    if not tb_tracks.TRACKS[track].side_by_side or len(track_experiments(track)) < 2:
         return []
     base = f"{RESULTS}/tracks/{track}"
     return [

@@ -24,7 +24,7 @@ def experiments_per_dataset(skip_tracks=()):
 # config order).
 # Sparse experiments have no (layer, dim) cost: only datasets dense experiments are scored on get
 # a Pareto figure (a SPLADE-only config gets one, empty, for the status page).
-DATASET_COUNTS = experiments_per_dataset(tb_config.SPARSE_TRACKS) or dict(
+DATASET_COUNTS = experiments_per_dataset(tb_tracks.names(layer_dim_cost=False)) or dict(
     list(experiments_per_dataset().items())[:1]
 )
 HEADLINE_PARETO = (

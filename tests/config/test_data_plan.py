@@ -1,6 +1,7 @@
 """The shared data stages' plan: the miners and the split each BM25 index reads, on hand-made configs."""
 
-from trimbench.config.data_plan import Miner, bm25_corpus_splits, miner_key, miners
+from trimbench.config.data_plan import bm25_corpus_splits, miner_key, miners
+from trimbench.face import Miner
 from trimbench.jobs.packaged import packaged_models
 
 

@@ -588,7 +588,7 @@ def test_a_job_cut_short_resumes_after_its_last_finished_run(tmp_path, monkeypat
 
 
 def test_fine_tunings_under_their_former_folder_name_stop_the_run_saying_how_to_keep_them(tmp_path):
-    from trimbench.config.schema import ConfigError
+    from trimbench.errors import ConfigError
 
     electra_checks.check_former_layout(tmp_path)  # a fresh experiment folder
     (tmp_path / "runs" / "stsb").mkdir(parents=True)

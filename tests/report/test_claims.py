@@ -12,8 +12,11 @@ import pytest
 
 from trimbench import scores
 from trimbench.report import claims
-from trimbench.report.claims import CLAIMS, FAILS, HOLDS, NOT_COVERED, PARTLY, claims_outputs, experiment_views
+from trimbench.report.claims import FAILS, HOLDS, NOT_COVERED, PARTLY, claims_outputs, experiment_views
 
+#: the claims rule's input (rules/report.smk); the module reads it only when given
+CLAIMS_FILE = Path(__file__).resolve().parents[2] / "reference" / "claims.yaml"
+CLAIMS = claims.load_claims(CLAIMS_FILE)
 CLAIM = {claim.id: claim for claim in CLAIMS}
 
 
@@ -402,14 +405,14 @@ def test_outputs_name_each_claim_its_source_and_both_sides():
     published = pd.DataFrame([{"variant": "v1", "method": m, "layer": 12, "dim": d, "dataset": "sts-avg7",
                                "metric": "spearman_cosine", "value": v}
                               for m, d, v in [("2DMSE", 8, 0.7), ("MSE", 8, 0.6), ("2DMSE", 768, 0.8)]])
-    outputs = claims_outputs("e", {"e": STS_CONFIG}, {"e": sts_scores(values)}, published, {}, {})
+    outputs = claims_outputs("e", {"e": STS_CONFIG}, {"e": sts_scores(values)}, published, {}, {}, CLAIMS)
     summary = pd.read_csv(io.StringIO(outputs["csv"])).set_index("claim")
-    assert list(summary.index) == [c.id for c in claims.track_claims("2dmse-sts")]
+    assert list(summary.index) == [c.id for c in claims.track_claims("2dmse-sts", CLAIMS)]
     row = summary.loc["2dmse-beats-mse-on-sub-dims"]
     assert (row["ours"], row["ours_held"], row["ours_covered"]) == (PARTLY, 1, 2)
     assert (row["published"], row["published_held"], row["published_covered"]) == (HOLDS, 1, 1)
     assert summary.loc["2dmse-not-above-separate", "ours"] == NOT_COVERED
-    for claim in claims.track_claims("2dmse-sts"):
+    for claim in claims.track_claims("2dmse-sts", CLAIMS):
         for text in (outputs["markdown"], outputs["html"]):
             assert claim.id in text
         assert claim.citation in outputs["markdown"]
@@ -424,8 +427,7 @@ def test_the_claims_page_lists_every_claim():
 
 
 def test_claims_file_and_checks_agree_and_a_gap_is_named(tmp_path):
-    text = claims.CLAIMS_FILE.read_text()
-    assert [c.id for c in claims.load_claims()] == [c.id for c in CLAIMS]
+    text = CLAIMS_FILE.read_text()
     # A claim whose check is gone, a check whose claim is gone, a claim without its citation.
     renamed = tmp_path / "renamed.yaml"
     renamed.write_text(text.replace("id: splade-distillation-beats-max", "id: splade-distillation-wins"))
@@ -437,3 +439,24 @@ def test_claims_file_and_checks_agree_and_a_gap_is_named(tmp_path):
                               r"\1", text))
     with pytest.raises(ValueError, match="'electra-generator-rivals-bert' lacks citation"):
         claims.load_claims(uncited)
+
+
+def test_a_claim_of_a_track_whose_face_does_not_check_it_is_named(tmp_path):
+    moved = tmp_path / "moved.yaml"
+    claim = "id: splade-larger-lambda-sparser\n    tracks:"
+    moved.write_text(CLAIMS_FILE.read_text().replace(f"{claim} [splade]", f"{claim} [homedepot]"))
+    with pytest.raises(ValueError, match=r"'splade-larger-lambda-sparser' names tracks \['homedepot'\]"):
+        claims.load_claims(moved)
+
+
+def test_the_claims_are_read_from_the_file_the_rule_gives(tmp_path):
+    """Nothing read at import (the rule passes reference/claims.yaml as an input): the outputs carry
+    the statements of the file given."""
+    assert not hasattr(claims, "CLAIMS")
+    reworded = tmp_path / "reworded.yaml"
+    reworded.write_text(CLAIMS_FILE.read_text().replace("both versions achieve higher", "both versions reach higher"))
+    outputs = claims_outputs("e", {"e": STS_CONFIG}, {"e": sts_scores(grid("2dmse", {(2, 8): 0.6}))},
+                             pd.DataFrame(columns=DENSE_REFERENCE), {}, {},
+                             claims.load_claims(reworded))
+    assert "both versions reach higher" in outputs["markdown"]
+    assert "both versions achieve higher" not in outputs["markdown"]

@@ -92,11 +92,11 @@ def test_a_smoke_runs_row_says_smoke_and_gives_no_verdict():
 
 
 def test_pareto_points_cost_and_seed_mean():
-    rows = [{"experiment": "e", "track": "t", "variant": "full", "model": "m", "layer": 2, "dim": 8,
+    rows = [{"experiment": "e", "track": "2dmse-sts", "variant": "full", "model": "m", "layer": 2, "dim": 8,
              "dataset": "d", "split": "test", "metric": "spearman_cosine", "value": v, "seed": s}
             for s, v in ((1, 0.4), (2, 0.6))]
     rows.append({**rows[0], "metric": "pearson_cosine", "value": 0.9})
-    exp = Experiment("e", {"track": "t", "evaluation": {"main_metric": "spearman_cosine", "split": "test"}},
+    exp = Experiment("e", {"track": "2dmse-sts", "evaluation": {"main_metric": "spearman_cosine", "split": "test"}},
                      scores.frame(rows), PUBLISHED, {"d": "spearman_cosine"})
     points = pareto_points([exp], "d", "layers_x_dim")
     assert len(points) == 1 and points.score.iloc[0] == pytest.approx(0.5) and points.cost.iloc[0] == 16

@@ -5,38 +5,9 @@ workflow: light, no torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from trimbench.config.prepare import BM25_TRACKS, corpus_per_split
-from trimbench.dense.variants import GROUP_TRAINED_TRACKS
-
-#: tracks that train on mined or downloaded negatives, read off their `train` split's corpus
-NEGATIVES_TRACKS = (*GROUP_TRAINED_TRACKS, "splade")
-
-
-@dataclass(frozen=True)
-class Miner:
-    """One cached mining stage (rule mine_negatives): the experiments' ``negatives`` settings, and
-    how a dense miner embeds (``pooling``; None: the model's own) and scores (``similarity``)."""
-
-    negatives: dict
-    pooling: str | None
-    similarity: str
-
-    @property
-    def searches_bm25(self) -> bool:
-        """Whether it searches the training corpus's BM25 index."""
-        return self.negatives["miner"] == "bm25"
-
-    @property
-    def model(self) -> str | None:
-        """The registry model a dense miner encodes with; None for another miner."""
-        return self.negatives["model"] if self.negatives["miner"] == "dense" else None
-
-    @property
-    def cross_encoder(self) -> str | None:
-        """The registry cross-encoder that filters the mined negatives; None for no filter."""
-        return self.negatives["cross_encoder"] or None
+from trimbench.config.prepare import corpus_per_split
+from trimbench.face import Miner
+from trimbench.tracks import track_of
 
 
 def miner_key(negatives: dict) -> str:
@@ -53,17 +24,14 @@ def miner_key(negatives: dict) -> str:
 
 
 def miners(experiments: dict) -> dict[str, Miner]:
-    """Miner key -> the miner of the experiments that mine with it: the dense group-trained ones
-    (the experiment's pooling and similarity), then the SPLADE ones without downloaded hard
-    negatives (a dense miner pools the model's own way and scores by dot product for SPLADE)."""
+    """Miner key -> the miner of the experiments that mine with it, as each one's track asks
+    (:attr:`trimbench.face.Track.miner`): the group-trained dense ones first, then the others
+    (SPLADE's), whose miner is kept where both name one key."""
     found = {}
-    for exp in experiments.values():
-        if exp["track"] in GROUP_TRAINED_TRACKS:
-            negatives = exp["retrieval"]["negatives"]
-            found[miner_key(negatives)] = Miner(negatives, exp["pooling"], exp["retrieval"]["similarity"])
-    for exp in experiments.values():
-        if exp["track"] == "splade" and exp["train"]["hard_negatives"] is None:
-            found[miner_key(exp["train"]["negatives"])] = Miner(exp["train"]["negatives"], None, "dot")
+    for exp in sorted(experiments.values(), key=lambda exp: not track_of(exp).group_trained):
+        miner = track_of(exp).miner(exp)
+        if miner is not None:
+            found[miner_key(miner.negatives)] = miner
     return found
 
 
@@ -73,10 +41,10 @@ def _bm25_read_splits(experiments: dict) -> dict[str, set[str]]:
     splits: dict[str, set[str]] = {}
     for exp in experiments.values():
         evaluation, train = exp["evaluation"], exp["train"]
-        if exp["track"] in BM25_TRACKS:
+        if track_of(exp).bm25:
             for dataset in evaluation["datasets"]:
                 splits.setdefault(dataset, set()).add(evaluation["split"])
-        if exp["track"] in NEGATIVES_TRACKS:
+        if track_of(exp).trains_on_retrieval:
             splits.setdefault(train["dataset"], set()).add(train["split"])
     return splits
 

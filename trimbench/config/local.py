@@ -19,6 +19,7 @@ from pathlib import Path
 from trimbench.checks import resolve_path, unknown_name
 from trimbench.data.columns import WORD_SIMILARITY_FILES
 from trimbench.errors import ConfigError
+from trimbench.tracks import track_of
 
 #: sources read from outside this machine (hub repositories, URLs): a local copy stands in for them
 DOWNLOADED_SOURCES = ("hub", "url")
@@ -27,13 +28,8 @@ DOWNLOAD_KEYS = ("id", "config", "revision", "qrels_revision", "corpus_revision"
 
 
 def used_datasets(exp: dict) -> list[str]:
-    """The registry datasets an experiment reads (every track)."""
-    if exp["track"] == "electra":
-        names = list(exp["tasks"])
-        names += [exp["domain_adaptation"]["dataset"]] if exp.get("domain_adaptation") else []
-        return names + list((exp.get("word_similarity") or {}).get("datasets", []))
-    names = list(exp["evaluation"]["datasets"])
-    return names + ([exp["train"]["dataset"]] if (exp.get("train") or {}).get("dataset") else [])
+    """The registry datasets an experiment reads (its track's ``used_splits``)."""
+    return list(dict.fromkeys(dataset for dataset, _, _ in track_of(exp).used_splits(exp)))
 
 
 def _describe_model(entry: dict) -> str:
@@ -75,7 +71,7 @@ def apply(config: dict, workdir: str | Path = ".") -> tuple[dict, dict[str, list
             if dataset not in copied:
                 copied[dataset] = _copy_dataset(dataset, entry, root, folder)
             record.append(copied[dataset])
-        hard = (exp.get("train") or {}).get("hard_negatives") if exp["track"] == "splade" else None
+        hard = (exp.get("train") or {}).get("hard_negatives")  # the SPLADE track's
         if hard and hard["source"] == "hub":
             raise ConfigError(f"config key experiments.{name}.train.hard_negatives: local_copies is set but the "
                               f"hard negatives come from hub {hard['id']}, which has no local copy; mine them "
@@ -137,14 +133,4 @@ def _substitute_models(name: str, exp: dict, models: dict, record: list[str]) ->
         record.append(f"model {model}: {_describe_model(entry)} -> {target} ({_describe_model(models[target])})")
         return target
 
-    if exp["track"] == "electra":
-        replaced = [substitute("models", model) for model in exp["models"]]
-        for index, (model, target) in enumerate(zip(exp["models"], replaced, strict=True)):
-            if target in replaced[:index]:
-                record.append(f"model {model}: left out, {target} is in the experiment already")
-        exp["models"] = list(dict.fromkeys(replaced))
-    elif exp["track"] == "splade":
-        for variant, spec in exp["variants"].items():
-            spec["model"] = substitute(f"variants.{variant}.model", spec["model"])
-    else:
-        exp["model"] = substitute("model", exp["model"])
+    track_of(exp).substitute_models(exp, substitute, record)

@@ -1,5 +1,6 @@
 """A run's complete config: validated with defaults, smoke mode applied, registries, contracts and
-each experiment checked by its track's ``check_experiment``; the params helpers the rules use.
+each experiment checked by its track's ``check_experiment`` (trimbench.tracks); the params helpers
+the rules use.
 
 Everything here runs while Snakemake parses the workflow, so it stays light: no torch, no
 transformers. Every problem is raised as one :class:`ConfigError` naming the key or file.
@@ -11,27 +12,15 @@ import argparse
 from contextlib import contextmanager
 from pathlib import Path
 
-from trimbench.checks import check_dataset, check_model_paths, model_shape, unknown_name
+from trimbench.checks import unknown_name
 from trimbench.config import local, smoke
 from trimbench.config.schema import check_lengths, load_config, validate_schema
 from trimbench.data import column_checks, contracts, dataset_checks, model_checks
-from trimbench.data.corpora import shared_corpora
-from trimbench.dense import checks as dense_checks
-from trimbench.dense.variants import RETRIEVAL_TRACKS, TRAINED_METHODS
-from trimbench.electra import checks as electra_checks
 from trimbench.errors import ConfigError
-from trimbench.splade import checks as splade_checks
+from trimbench.tracks import track_of
 
 #: x axes of the cross-track Pareto figures (computed in trimbench.report.scoreboard.COSTS)
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
-#: tracks whose cells have no (layer, dim) cost: left out of the dense Pareto figures
-SPARSE_TRACKS = ("splade",)
-#: tracks whose experiments have their own shape (runs, not variants) -> the check of one experiment
-OWN_SHAPE_TRACKS = {"electra": electra_checks.check_experiment, "splade": splade_checks.check_experiment}
-#: tracks whose datasets are not scored in ``evaluation.main_metric`` -> their own main metrics
-OWN_MAIN_METRICS = {"electra": electra_checks.main_metrics}
-
-
 
 #: where a run's outputs go: a smoke run (``smoke: true``) has a root of its own, so that its tiny
 #: random models and stand-in numbers never replace a real run's files, scoreboard or report
@@ -76,20 +65,14 @@ def ignores_identical_ids(entry: dict) -> bool:
 
 def compared_dataset(exp: dict) -> str:
     """The dataset an experiment is set beside the published work on (its headline, its first grid
-    view, its claims, its ablations): the STS average of a 2dmse-sts experiment; else the reference's
-    ``dataset``, by default the first evaluated one."""
-    if exp["track"] == "2dmse-sts":
-        return exp["evaluation"]["average_name"]
-    return exp["reference"].get("dataset") or exp["evaluation"]["datasets"][0]
+    view, its claims, its ablations): its track's choice."""
+    return track_of(exp).compared_dataset(exp)
 
 
 def dataset_main_metrics(exp: dict, datasets: dict) -> dict:
-    """Each dataset an experiment is scored on -> the metric its tables lead with. A pure function
-    of the config, so that the parse-time report targets need no track's rule file."""
-    if exp["track"] in OWN_MAIN_METRICS:
-        return OWN_MAIN_METRICS[exp["track"]](exp, datasets)
-    evaluation = exp["evaluation"]
-    return dict.fromkeys(evaluation["datasets"], evaluation["main_metric"])
+    """Each dataset an experiment is scored on -> the metric its tables lead with (its track's). A
+    pure function of the config, so that the parse-time report targets need no track's rule file."""
+    return track_of(exp).main_metrics(exp, datasets)
 
 
 def preparation_entry(entry: dict) -> dict:
@@ -152,23 +135,8 @@ def used_splits(config: dict) -> dict[str, dict[str, str]]:
         used.setdefault(dataset, {}).setdefault(split, key)
 
     for name, exp in config["experiments"].items():
-        where = f"experiments.{name}"
-        if exp["track"] == "electra":
-            for task in exp["tasks"]:
-                for split in ("train", "validation", "test"):
-                    use(task, split, f"{where}.tasks")
-            if exp["domain_adaptation"]:
-                for split in exp["domain_adaptation"]["splits"]:
-                    use(exp["domain_adaptation"]["dataset"], split, f"{where}.domain_adaptation.splits")
-            for dataset in (exp["word_similarity"] or {}).get("datasets", []):
-                for split in ("train", "validation"):
-                    use(dataset, split, f"{where}.word_similarity")
-            continue
-        for dataset in exp["evaluation"]["datasets"]:
-            use(dataset, exp["evaluation"]["split"], f"{where}.evaluation.split")
-        train = exp.get("train") or {}
-        if train.get("dataset") and (exp["track"] == "splade" or set(exp["methods"]) & set(TRAINED_METHODS)):
-            use(train["dataset"], train["split"], f"{where}.train.split")
+        for dataset, split, key in track_of(exp).used_splits(exp):
+            use(dataset, split, f"experiments.{name}.{key}")
     return used
 
 
@@ -202,7 +170,7 @@ def check_contracts(config: dict) -> None:
         for name, entry in config["datasets"].items():
             dataset_checks.check_dataset(name, entry, splits.get(name, {}))
         for name, exp in config["experiments"].items():
-            hard = exp["train"].get("hard_negatives") if exp["track"] == "splade" else None
+            hard = (exp.get("train") or {}).get("hard_negatives")  # the SPLADE track's
             for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
                 dataset_checks.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
                                       hard["revision"], hard[key])
@@ -224,46 +192,16 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
         check_lengths(config, workdir)
     if config["smoke"]:
         config = validate_schema(smoke.apply(config))
-    # Experiments of OWN_SHAPE_TRACKS have their own shapes and checks; the rest of this function
-    # sees the other tracks' only.
-    own_shape = {name: exp for name, exp in config["experiments"].items() if exp["track"] in OWN_SHAPE_TRACKS}
-    config["experiments"] = {name: exp for name, exp in config["experiments"].items() if name not in own_shape}
     for name, entry in config["models"].items():
         if entry["source"] == "tiny" and entry["vocab_from"] not in config["models"]:
             raise unknown_name("model", entry["vocab_from"], config["models"], f"models.{name}.vocab_from")
-    models = config["models"]
-    used_models = {exp["model"] for exp in config["experiments"].values()} & set(models)
-    used_models |= {models[m]["vocab_from"] for m in used_models if models[m]["source"] == "tiny"}
-    for name in sorted(used_models):
-        check_model_paths(name, config["models"][name], workdir)
-    used_datasets = set()
-    for exp in config["experiments"].values():
-        used_datasets |= set(exp["evaluation"]["datasets"])
-        if exp["train"].get("dataset"):
-            used_datasets.add(exp["train"]["dataset"])
-    for name in sorted(used_datasets & set(config["datasets"])):
-        check_dataset(name, config["datasets"][name], workdir)
-    shapes = {}
     for name, exp in config["experiments"].items():
-        if exp["model"] in config["models"] and exp["model"] not in shapes:
-            shapes[exp["model"]] = model_shape(exp["model"], config["models"][exp["model"]], workdir)
-        dense_checks.check_experiment(name, exp, config, shapes)
-        if exp["track"] in RETRIEVAL_TRACKS:
-            exp["_corpus_of"] = shared_corpora(exp, config["datasets"])
-        exp["_depth"] = shapes[exp["model"]].layers
-        exp["_width"] = shapes[exp["model"]].dim
-    for name, exp in own_shape.items():
-        OWN_SHAPE_TRACKS[exp["track"]](name, exp, config, workdir)
-    config["experiments"].update(own_shape)
+        track_of(exp).check_experiment(name, exp, config, workdir)
     check_source_columns(config, workdir)
     check_bm25(config)
     for name, lines in local_records.items():
         config["experiments"][name]["_local_copies"] = list(dict.fromkeys(lines))
     return canonical(config)
-
-
-#: tracks whose experiments carry the BM25 baseline (bm25.enabled; trimbench/bm25.py)
-BM25_TRACKS = ("2dmse-retrieval", "homedepot", "splade")
 
 
 def corpus_per_split(entry: dict) -> bool:
@@ -275,8 +213,9 @@ def corpus_per_split(entry: dict) -> bool:
 def bm25_settings(exp: dict) -> dict:
     """What the BM25 baseline shares with the experiment's other methods: the search depth
     (``top_k`` of its retrieval or splade section) and the average over datasets, if any."""
-    section = exp["splade"] if exp["track"] == "splade" else exp["retrieval"]
-    averaging = exp["evaluation"] if exp["track"] == "splade" else exp["retrieval"]
+    # the dense tracks' retrieval section holds both, SPLADE's are its splade and evaluation sections
+    section = exp["retrieval"] if "retrieval" in exp else exp["splade"]
+    averaging = exp["retrieval"] if "retrieval" in exp else exp["evaluation"]
     return {"top_k": section["top_k"], "average_over": averaging["average_over"],
             "average_name": averaging["average_name"]}
 
@@ -292,7 +231,7 @@ def check_bm25(config: dict) -> None:
     """A multifield BM25 index of a corpus without titles: one error naming the dataset, before any job."""
     for name, exp in config["experiments"].items():
         bm25 = exp.get("bm25")
-        if exp["track"] not in BM25_TRACKS or not bm25["enabled"] or bm25["fields"] != "multifield":
+        if not track_of(exp).bm25 or not bm25["enabled"] or bm25["fields"] != "multifield":
             continue
         for dataset in exp["evaluation"]["datasets"]:
             if untitled(config["datasets"][dataset]):

@@ -3,7 +3,17 @@ its model's depth and width and the datasets it names (light: runs while Snakema
 
 from __future__ import annotations
 
-from trimbench.checks import RETRIEVAL_METRICS, check_devices, unknown_name
+from pathlib import Path
+
+from trimbench.checks import (
+    RETRIEVAL_METRICS,
+    check_dataset,
+    check_devices,
+    check_model_paths,
+    model_shape,
+    unknown_name,
+)
+from trimbench.data.corpora import shared_corpora
 from trimbench.dense.variants import (
     GROUP_TRAINED_TRACKS,
     PAIR_TRAINED_TRACKS,
@@ -15,12 +25,32 @@ from trimbench.errors import ConfigError
 from trimbench.models import ModelShape
 
 
-def check_experiment(name: str, exp: dict, config: dict, shapes: dict[str, ModelShape]) -> None:
-    where = f"experiments.{name}"
-    datasets, models = config["datasets"], config["models"]
+def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
+    """A dense experiment (the face's check): its model's folder and shape, its datasets' folders, then
+    its settings against the shape; adds the derived keys ``_depth``, ``_width`` (and ``_corpus_of``
+    for the retrieval tracks)."""
+    models, datasets = config["models"], config["datasets"]
     if exp["model"] not in models:
-        raise unknown_name("model", exp["model"], models, f"{where}.model")
-    shape = shapes[exp["model"]]
+        raise unknown_name("model", exp["model"], models, f"experiments.{name}.model")
+    entry = models[exp["model"]]
+    check_model_paths(exp["model"], entry, workdir)
+    if entry["source"] == "tiny":
+        check_model_paths(entry["vocab_from"], models[entry["vocab_from"]], workdir)
+    named = [*exp["evaluation"]["datasets"], *([exp["train"]["dataset"]] if exp["train"].get("dataset") else [])]
+    for dataset in dict.fromkeys(named):
+        if dataset in datasets:  # an unknown name is check_settings' to report, naming its key
+            check_dataset(dataset, datasets[dataset], workdir)
+    shape = model_shape(exp["model"], entry, workdir)
+    check_settings(name, exp, config, shape)
+    if exp["track"] in RETRIEVAL_TRACKS:
+        exp["_corpus_of"] = shared_corpora(exp, datasets)
+    exp["_depth"], exp["_width"] = shape.layers, shape.dim
+
+
+def check_settings(name: str, exp: dict, config: dict, shape: ModelShape) -> None:
+    """The experiment's settings against its model's ``shape`` and the datasets it names."""
+    where = f"experiments.{name}"
+    datasets = config["datasets"]
     for k in exp["grid"]["layers"]:
         if k > shape.layers:
             raise ConfigError(

@@ -9,12 +9,9 @@ import html
 
 import pandas as pd
 
+from trimbench.dense.variants import HOMEDEPOT_METHOD_LABELS as METHOD_LABELS
 from trimbench.plots.figures import plt, reference_line, save, sns
 from trimbench.scores import BASELINE_LABEL, baseline_value
-
-#: our method names -> the write-up's
-METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
-
 
 # --- views: table, figure and the scoreboard's comparison ---------------------------------------
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trimbench.face import reference_dataset
+
 TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse", "starbucks-2dmse")
 #: the published names of our methods, as the 2DMSE-Reproduce seed's tables and
 #: reference/2dmse_sts.csv name them, and Starbucks' (reference/2dmse_retrieval.csv) its "BERT-2DMSE":
 #: a reference row joins the one method whose label is its ``method``
 SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
                       "starbucks-2dmse": "BERT-2DMSE"}
+#: the Home Depot write-up's names of our methods (seed 001; reference/homedepot.csv)
+HOMEDEPOT_METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
 TRAINING_KINDS = ("pairs", "triplets")
 #: tracks scored by dense retrieval (trimbench/dense/search.py) on datasets of kind retrieval
 RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
@@ -18,6 +22,19 @@ RETRIEVAL_TRACKS = ("2dmse-retrieval", "homedepot")
 GROUP_TRAINED_TRACKS = ("2dmse-retrieval",)
 #: tracks trained on pairs or triplets (trimbench/dense/losses.py): rule train_model
 PAIR_TRAINED_TRACKS = ("2dmse-sts", "homedepot")
+#: tracks scored on the average over STS datasets (``evaluation.average_name``), compared there
+STS_TRACKS = ("2dmse-sts",)
+#: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
+SIDE_BY_SIDE_TRACKS = ("2dmse-sts",)
+
+
+def compared_dataset(exp: dict) -> str:
+    """The dataset a dense experiment is set beside the published work on (its headline, its first
+    grid view, its claims, its ablations): the STS average of an STS experiment; else the reference's
+    ``dataset``, by default the first evaluated one."""
+    if exp["track"] in STS_TRACKS:
+        return exp["evaluation"]["average_name"]
+    return reference_dataset(exp)
 
 
 #: settings that only one objective reads: left out of the other's params, so that adding an

@@ -271,7 +271,7 @@ def _legend_below(grid) -> None:
                        ncol=3, frameon=False, fontsize=8, handlelength=3)
 
 
-def pareto_figure(table: pd.DataFrame, roles: dict[str, str], title: str, paths: dict[str, str]) -> None:
+def electra_pareto_figure(table: pd.DataFrame, roles: dict[str, str], title: str, paths: dict[str, str]) -> None:
     """Parameters used (embeddings + first k layers) against the test score (mean over seeds) of
     every (model, k), one panel per task; the dev-chosen k ringed, the Pareto front drawn."""
 

@@ -14,17 +14,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from trimbench import scores as score_table
-from trimbench.config.prepare import SPARSE_TRACKS, compared_dataset
 from trimbench.config.smoke import SMOKE_SCALE
-from trimbench.dense import homedepot
-from trimbench.dense.grid import ours_vs_published
-from trimbench.dense.variants import SEED_METHOD_LABELS
-from trimbench.electra.report import PUBLISHED_EPOCHS, dev_choice, layer_table, ours_of_kind, published_scores
-from trimbench.splade import report as splade_report
-
-#: the reproduced work's name per track (the STS track names its version: v1 / v2)
-WORK_NAMES = {"2dmse-sts": "2DMSE STS {variant}", "electra": "Truncated ELECTRA", "2dmse-retrieval": "2DMSE retrieval",
-              "homedepot": "Home Depot", "splade": "SPLADE"}
+from trimbench.face import reference_dataset
+from trimbench.tracks import TRACKS
 
 
 @dataclass(frozen=True)
@@ -44,8 +36,9 @@ class Experiment:
 
     @property
     def work(self) -> str:
+        """The reference's ``work``, else its track's (the STS track's names its version: v1 / v2)."""
         reference = self.config["reference"]
-        return reference.get("work") or WORK_NAMES.get(self.track, self.track).format(**reference)
+        return reference.get("work") or TRACKS[self.track].work.format(**reference)
 
     @property
     def tolerance(self) -> float:
@@ -66,39 +59,6 @@ def experiments(names: list[str], configs: list[dict], main_metrics: list[dict],
                                                               strict=True)]
 
 
-def _electra_layers(exp: Experiment) -> pd.DataFrame:
-    return layer_table(exp.scores, exp.published, exp.config["reference"]["experiments"], exp.main_metrics,
-                       exp.config["train"]["select"])
-
-
-def _sts_comparison(exp: Experiment) -> pd.DataFrame:
-    evaluation = exp.config["evaluation"]
-    return ours_vs_published(exp.scores, exp.published, exp.config["reference"]["variant"],
-                             evaluation["average_name"], evaluation["main_metric"])
-
-
-def _electra_comparison(exp: Experiment) -> pd.DataFrame:
-    """Test mean over seeds per (task, model, layer, epoch) against the published curves, both ways:
-    each published cell against ours of its own kind (``epoch``: ``last`` = the last epoch's model,
-    ``dev-best`` = the dev-chosen epoch's; :data:`trimbench.electra.report.PUBLISHED_EPOCHS`), our
-    cells without a published one as the epoch the experiment keeps."""
-    table = _electra_layers(exp)
-    select = exp.config["train"]["select"]
-    kept = "dev-best" if select == "best" else "last"
-    rows = []
-    for kind in PUBLISHED_EPOCHS:
-        # each cell once: as the published cell's kind, else (no published cell) as the kept epoch
-        asked = (table["epoch"] == kind) | (table["epoch"].isna() & (kind == kept))
-        ours = ours_of_kind(table, pd.Series(kind, index=table.index), select).where(asked)
-        rows.append(table[["task", "model", "layer"]].assign(epoch=kind, ours=ours).dropna(subset=["ours"]))
-    ours = pd.concat(rows, ignore_index=True)
-    published = published_scores(exp.published, exp.config["reference"]["experiments"], exp.main_metrics)
-    published = published[published["model"].isin(exp.config["models"])]
-    long = ours.merge(published, on=["task", "model", "layer", "epoch"], how="outer")
-    long["delta"] = long["ours"] - long["published"]
-    return long.sort_values(["task", "model", "layer", "epoch"]).reset_index(drop=True)
-
-
 #: the BM25 baselines' row of the status table: the work their numbers come from (reference/bm25.csv)
 BM25_WORK = "BM25 (pyserini two-click reproductions)"
 #: BM25 is deterministic: the published numbers have four decimals, a corpus or tokenisation that
@@ -110,7 +70,7 @@ def bm25_experiments(names: list[str], configs: list[dict], scores: list[str], r
     """Each experiment's BM25 baseline as an experiment of its own for the scoreboard, compared with
     pyserini's published BM25 of the same index layout (``bm25.fields``)."""
     published = pd.read_csv(reference)
-    return [Experiment(f"{name} bm25", {**config, "track": "bm25",
+    return [Experiment(f"{name} bm25", {**config, "track": BM25,
                                         "reference": {"work": BM25_WORK, "tolerance": BM25_TOLERANCE}},
                        score_table.read(path), published)
             for name, config, path in zip(names, configs, scores, strict=True)]
@@ -132,7 +92,7 @@ def _bm25_comparison(exp: Experiment) -> pd.DataFrame:
 
 def _bm25_headline(exp: Experiment) -> dict:
     """The main metric on the compared dataset, ours and pyserini's."""
-    dataset, metric = compared_dataset(exp.config), exp.config["evaluation"]["main_metric"]
+    dataset, metric = reference_dataset(exp.config), exp.config["evaluation"]["main_metric"]
     cell = _bm25_comparison(exp).query("dataset == @dataset and metric == @metric")
     out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
     for side in ("ours", "published"):
@@ -142,39 +102,18 @@ def _bm25_headline(exp: Experiment) -> dict:
     return out
 
 
-def _retrieval_comparison(exp: Experiment) -> pd.DataFrame:
-    """Every (dataset, metric) the reference publishes for the experiment's variant on a dataset it
-    evaluates (Starbucks: MS MARCO dev MRR@10, DL19 / DL20 and BEIR nDCG@10), one long table with
-    dataset and metric as keys; a run evaluating none of them (a toy) is compared on its compared
-    dataset as the STS view reads it."""
-    variant, evaluated = exp.config["reference"]["variant"], exp.config["evaluation"]["datasets"]
-    published = exp.published[(exp.published["variant"] == variant) & exp.published["dataset"].isin(evaluated)]
-    pairs = list(dict.fromkeys(zip(published["dataset"], published["metric"], strict=True)))
-    if not pairs:
-        return _sts_comparison(_with_compared_dataset(exp))
-    frames = [ours_vs_published(exp.scores, exp.published, variant, dataset, metric)
-              .assign(dataset=dataset, metric=metric) for dataset, metric in pairs]
-    long = pd.concat(frames, ignore_index=True)
-    return long[["dataset", "metric", *(c for c in long.columns if c not in ("dataset", "metric"))]]
-
-
-#: track -> the long table over every cell either side covers: key columns, then ours, published, delta
-COMPARISONS = {
-    "2dmse-sts": _sts_comparison,
-    # the STS view of its compared dataset
-    "2dmse-retrieval": lambda exp: _retrieval_comparison(exp),
-    "homedepot": lambda exp: homedepot.comparison(exp.scores, exp.published, exp.config),
-    "splade": lambda exp: splade_report.comparison(exp.scores, exp.published, exp.config),
-    "electra": _electra_comparison,
-    "bm25": _bm25_comparison,
-}
+#: the BM25 baselines' rows: experiments of their own beside the tracks' (trimbench.tracks)
+BM25 = "bm25"
 
 
 def comparison(exp: Experiment) -> pd.DataFrame:
     """Long table over every cell either side covers: key columns, then ours, published, delta."""
-    if exp.track not in COMPARISONS:
-        raise ValueError(f"no published-numbers comparison for track '{exp.track}'")
-    return COMPARISONS[exp.track](exp)
+    return _bm25_comparison(exp) if exp.track == BM25 else TRACKS[exp.track].comparison(exp)
+
+
+def headline(exp: Experiment) -> dict:
+    """The status table's numbers: ours, ours_cell, published, published_cell."""
+    return _bm25_headline(exp) if exp.track == BM25 else TRACKS[exp.track].headline(exp)
 
 
 def _cell_name(row: pd.Series, keys: list[str]) -> str:
@@ -201,80 +140,6 @@ def summarise(long: pd.DataFrame, tolerance: float) -> dict:
     return summary
 
 
-def _headline_method(exp: Experiment) -> str:
-    """2DMSE, else the last trained method; of those, the first the reference publishes (the 2DMSE
-    retrieval reference holds Starbucks' BERT-2DMSE, not the seed's 2DMSE)."""
-    methods = [m for m in exp.config["methods"] if m != "pretrained"] or exp.config["methods"]
-    preferred = ["2dmse"] + [m for m in reversed(methods) if m != "2dmse"] if "2dmse" in methods else methods[::-1]
-    published = set(exp.published[exp.published["variant"] == exp.config["reference"]["variant"]]["method"])
-    return next((m for m in preferred if SEED_METHOD_LABELS.get(m, m) in published), preferred[0])
-
-
-def _sts_headline(exp: Experiment) -> dict:
-    """2DMSE (or the method :func:`_headline_method` picks) at the deepest layer and widest dim: ours
-    on our grid, the work's on its own grid (a toy run on a small model still shows the paper's number)."""
-    evaluation = exp.config["evaluation"]
-    method = _headline_method(exp)
-    ours = exp.scores[(exp.scores["variant"] == method) & (exp.scores["dataset"] == evaluation["average_name"])
-                      & (exp.scores["metric"] == evaluation["main_metric"])]
-    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
-    if len(ours):
-        top = ours[(ours["layer"] == ours["layer"].max())]
-        top = top[top["dim"] == top["dim"].max()].iloc[0]
-        out["ours"] = float(top["value"])
-        out["ours_cell"] = f"{SEED_METHOD_LABELS.get(method, method)} L{top['layer']} d{top['dim']} {top['dataset']}"
-    pub = exp.published[(exp.published["variant"] == exp.config["reference"]["variant"])
-                        & (exp.published["method"] == SEED_METHOD_LABELS.get(method, method))
-                        & (exp.published["metric"] == evaluation["main_metric"])]
-    if evaluation["average_name"] in set(pub["dataset"]):
-        pub = pub[pub["dataset"] == evaluation["average_name"]]
-    if len(pub):
-        top = pub[pub["layer"] == pub["layer"].max()]
-        top = top[top["dim"] == top["dim"].max()].iloc[0]
-        out["published"] = float(top["value"])
-        out["published_cell"] = f"{top['method']} L{top['layer']} d{top['dim']} {top['dataset']}"
-    return out
-
-
-def _electra_headline(exp: Experiment) -> dict:
-    """The first task and model: the test score at the layer dev chooses, beside the published
-    curve's value at that layer."""
-    out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
-    table = _electra_layers(exp)
-    choice = dev_choice(table) if len(table) else table
-    if len(choice):
-        first = choice[(choice["task"] == exp.config["tasks"][0]) & (choice["model"] == exp.config["models"][0])]
-        first = (first if len(first) else choice).iloc[0]
-        cell = f"{first['model']} L{first['chosen_layer']} (dev-chosen) {first['task']}"
-        out.update(ours=float(first["test_mean"]), ours_cell=cell)
-        # the published value of the same kind (the final table's dev-chosen epoch) only
-        at = table[(table["task"] == first["task"]) & (table["model"] == first["model"])
-                   & (table["layer"] == first["chosen_layer"]) & (table["epoch"] == "dev-best")]
-        published = at[at["compared"].notna()]["published"].dropna()
-        if len(published):
-            out.update(published=float(published.iloc[0]),
-                       published_cell=f"{first['model']} L{first['chosen_layer']} {first['task']}")
-    return out
-
-
-def _with_compared_dataset(exp: Experiment) -> Experiment:
-    """A retrieval experiment seen as the STS code reads one: its compared dataset (the reference's,
-    else the first evaluated) in place of the STS average."""
-    evaluation = exp.config["evaluation"]
-    config = {**exp.config, "evaluation": {**evaluation, "average_name": compared_dataset(exp.config)}}
-    return Experiment(exp.name, config, exp.scores, exp.published, exp.main_metrics)
-
-
-HEADLINES = {
-    "splade": lambda exp: splade_report.headline(exp.scores, exp.published, exp.config),
-    "2dmse-sts": _sts_headline,
-    "electra": _electra_headline,
-    "2dmse-retrieval": lambda exp: _sts_headline(_with_compared_dataset(exp)),
-    "homedepot": lambda exp: homedepot.headline(exp.scores, exp.published, exp.config),
-    "bm25": _bm25_headline,
-}
-
-
 #: what a smoke run's row says where a real run's gives its verdict
 NO_VERDICT = "no verdict: a smoke run (tiny random models, stand-in data)"
 
@@ -296,7 +161,7 @@ def status_row(exp: Experiment) -> dict:
         "largest_at": summary["largest_at"],
         "ours_only": summary["ours_only"],
         "published_only": summary["published_only"],
-        **{f"headline_{k}": v for k, v in HEADLINES[exp.track](exp).items()},
+        **{f"headline_{k}": v for k, v in headline(exp).items()},
         # local_copies: what was read or run instead of the hub's (trimbench.config.local)
         **({"local_copies": "; ".join(exp.config["_local_copies"])} if exp.config.get("_local_copies") else {}),
     }
@@ -395,16 +260,15 @@ def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.
     score."""
     frames = []
     for exp in experiments:
-        if dataset not in exp.main_metrics or exp.track in SPARSE_TRACKS:
+        if dataset not in exp.main_metrics or not TRACKS[exp.track].layer_dim_cost:
             continue
         split = exp.config["evaluation"].get("split", "test")
         cells = exp.scores[(exp.scores["dataset"] == dataset) & (exp.scores["metric"] == exp.main_metrics[dataset])
                            & (exp.scores["split"] == split)]
         if cells.empty:
             continue
-        if exp.track == "electra":
-            # Every model is its own line of cuts: the model, not the (one) variant, tells them apart.
-            cells = cells.assign(variant=cells["model"])
+        # the column its track tells a figure's lines apart by (ELECTRA's: every model is a line of cuts)
+        cells = cells.assign(variant=cells[TRACKS[exp.track].pareto_line])
         cells = (cells.groupby(["experiment", "track", "variant", "layer", "dim"], as_index=False)["value"].mean()
                  .rename(columns={"value": "score"}))
         frames.append(cells.assign(cost=COSTS[cost][1](cells).astype(float)))

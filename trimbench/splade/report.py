@@ -13,7 +13,7 @@ import html
 import numpy as np
 import pandas as pd
 
-from trimbench.config.prepare import compared_dataset
+from trimbench.face import reference_dataset
 from trimbench.scores import BASELINE_LABEL
 from trimbench.splade.checks import table_columns
 
@@ -106,7 +106,7 @@ def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dic
     """The first run's main metric on the reference dataset, beside its published row's (or, for a
     toy run, the first published splade_max row's on that dataset, named as such)."""
     evaluation = config["evaluation"]
-    dataset = compared_dataset(config)
+    dataset = reference_dataset(config)
     metric = evaluation["main_metric"]
     run = next(iter(config["variants"]))
     out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}

@@ -1,4 +1,4 @@
-"""Rule pareto: quality against cost for every variant of every experiment, per dataset and cost.
+"""Rule scoreboard_pareto: quality against cost for every variant of every experiment, per dataset and cost.
 
 input:  scores      each experiment's score table (parquet, tidy)
         references  each experiment's published numbers (CSV)

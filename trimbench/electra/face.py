@@ -1,0 +1,59 @@
+"""The ELECTRA track's face (trimbench.face.Track): its line of the table of tracks (trimbench.tracks)."""
+
+from __future__ import annotations
+
+from trimbench.electra import checks, claims, smoke
+from trimbench.face import Track
+
+
+def used_splits(exp: dict) -> list[tuple[str, str, str]]:
+    """Each task's three splits, the domain adaptation's and the word-similarity pretuning's."""
+    used = [(task, split, "tasks") for task in exp["tasks"] for split in ("train", "validation", "test")]
+    if exp["domain_adaptation"]:
+        adaptation = exp["domain_adaptation"]
+        used += [(adaptation["dataset"], split, "domain_adaptation.splits") for split in adaptation["splits"]]
+    used += [(dataset, split, "word_similarity") for dataset in (exp["word_similarity"] or {}).get("datasets", [])
+             for split in ("train", "validation")]
+    return used
+
+
+def substitute_models(exp: dict, substitute, record: list[str]) -> None:
+    """Each model of the list; a model whose substitute is in the list already is left out."""
+    replaced = [substitute("models", model) for model in exp["models"]]
+    for index, (model, target) in enumerate(zip(exp["models"], replaced, strict=True)):
+        if target in replaced[:index]:
+            record.append(f"model {model}: left out, {target} is in the experiment already")
+    exp["models"] = list(dict.fromkeys(replaced))
+
+
+def first_task(exp: dict) -> str:
+    """The task the headline sets beside the published curve."""
+    return exp["tasks"][0]
+
+
+def no_miner(exp: dict) -> None:
+    return None
+
+
+# The scoreboard's views draw with matplotlib (trimbench.electra.report): imported when called, not
+# while Snakemake parses the table.
+def comparison(exp):
+    from trimbench.electra import scoreboard
+
+    return scoreboard.comparison(exp)
+
+
+def headline(exp) -> dict:
+    from trimbench.electra import scoreboard
+
+    return scoreboard.headline(exp)
+
+
+ELECTRA = Track(
+    name="electra", work="Truncated ELECTRA", check_experiment=checks.check_experiment,
+    main_metrics=checks.main_metrics, compared_dataset=first_task, used_splits=used_splits,
+    smoke=smoke.smoke_experiment, substitute_models=substitute_models, miner=no_miner, comparison=comparison,
+    headline=headline, claim_views=claims.claim_views, claim_checks=claims.CHECKS,
+    # every model is its own line of cuts: the model, not the (one) variant, tells them apart
+    layer_dim_cost=True, pareto_line="model", variants=False, dense_retrieval=False, pair_trained=False,
+    group_trained=False, trains_on_retrieval=False, bm25=False, side_by_side=False)

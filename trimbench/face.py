@@ -1,0 +1,141 @@
+"""The face every track gives the table of tracks (:mod:`trimbench.tracks`): a :class:`Track`, and
+the small parts the tracks' faces share (a claim's :class:`View` and cell, the default compared dataset
+and main metrics).
+
+It sits below the track packages, so that each builds its face without importing the config or the
+report (which read the table). Light: the table is read while Snakemake parses the workflow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Miner:
+    """One cached mining stage (rule mine_negatives): the experiments' ``negatives`` settings, and
+    how a dense miner embeds (``pooling``; None: the model's own) and scores (``similarity``)."""
+
+    negatives: dict
+    pooling: str | None
+    similarity: str
+
+    @property
+    def searches_bm25(self) -> bool:
+        """Whether it searches the training corpus's BM25 index."""
+        return self.negatives["miner"] == "bm25"
+
+    @property
+    def model(self) -> str | None:
+        """The registry model a dense miner encodes with; None for another miner."""
+        return self.negatives["model"] if self.negatives["miner"] == "dense" else None
+
+    @property
+    def cross_encoder(self) -> str | None:
+        """The registry cross-encoder that filters the mined negatives; None for no filter."""
+        return self.negatives["cross_encoder"] or None
+
+
+
+@dataclass(frozen=True)
+class Track:
+    """What config, rules and report know of one track (the config's ``track``): one line of the
+    table. ``exp`` is one experiment's config; ``experiment`` the scoreboard's view of one (``name``,
+    ``config``, ``scores``, ``published``, ``main_metrics``: trimbench.report.scoreboard.Experiment)."""
+
+    name: str
+    #: the reproduced work's name in the status table, formatted with the experiment's ``reference``
+    work: str
+    #: check_experiment(name, exp, config, workdir): one ConfigError naming the key; may add the
+    #: experiment's derived keys (``_depth``, ...)
+    check_experiment: Callable[..., None]
+    #: main_metrics(exp, datasets) -> each dataset the experiment is scored on -> the metric its tables lead with
+    main_metrics: Callable[[dict, dict], dict]
+    #: compared_dataset(exp): the dataset its headline, first grid view and claims set beside the work
+    compared_dataset: Callable[[dict], str]
+    #: used_splits(exp) -> [(dataset, our split, the experiment's key that reads it)]: what it reads
+    #: (contracts, local copies)
+    used_splits: Callable[[dict], list]
+    #: smoke(exp, settings): the experiment cut to its smoke stand-ins in place (``smoke_settings``)
+    smoke: Callable[[dict, dict], None]
+    #: substitute_models(exp, substitute, record): local copies; each hub model the experiment names
+    #: replaced, in place, by ``substitute(key under the experiment, model)``; what else changes is a
+    #: line of ``record``
+    substitute_models: Callable[[dict, Callable[[str, str], str], list], None]
+    #: miner(exp) -> the negatives miner its training asks for (trimbench/negatives.py), or None
+    miner: Callable[[dict], Miner | None]
+    #: comparison(experiment) -> the long table over every cell either side covers: key columns, then
+    #: ours, published, delta
+    comparison: Callable[[Any], pd.DataFrame]
+    #: headline(experiment) -> {ours, ours_cell, published, published_cell}: the status table's numbers
+    headline: Callable[[Any], dict]
+    #: claim_views(subject, configs, scores, published, main_metrics, model_ids) -> (ours, published):
+    #: both sides as its claim checks read them; configs and scores hold every experiment of the track
+    claim_views: Callable[..., tuple]
+    #: the id of each claim of reference/claims.yaml the track checks -> its check (a View -> its cells)
+    claim_checks: Mapping[str, Callable[[View], list]]
+    #: whether its cells have a (layer, dim) cost: drawn on the cross-track Pareto figures
+    layer_dim_cost: bool
+    #: the score column that tells a Pareto figure's lines apart (``variant``; ELECTRA: ``model``)
+    pareto_line: str
+    #: whether its experiments are variants of one model (trimbench.dense.variants), rather than runs
+    #: of their own shape
+    variants: bool
+    #: scored by dense retrieval (trimbench/dense/search.py) on datasets of kind retrieval
+    dense_retrieval: bool
+    #: trained on pairs or triplets (trimbench/dense/losses.py): rule train_model
+    pair_trained: bool
+    #: trained on (query, positive, mined negatives) groups (trimbench/dense/retrieval_loss.py)
+    group_trained: bool
+    #: whether its training reads a retrieval dataset's split (the BM25 index shares it)
+    trains_on_retrieval: bool
+    #: whether its experiments carry the BM25 baseline (``bm25.enabled``; trimbench/bm25.py)
+    bm25: bool
+    #: whether its experiments are also shown side by side (the 2DMSE seed's v1 and v2 halves)
+    side_by_side: bool
+
+
+@dataclass(frozen=True)
+class View:
+    """One side's numbers (ours, or the work's published ones) in the shape its track's claims read."""
+
+    cells: pd.DataFrame
+    #: 2DMSE retrieval ablations: (member, base, switches the member changes, member cells, base cells)
+    ablations: tuple = ()
+    #: how close two scores are to count as comparable (the experiment's reference tolerance)
+    tolerance: float = 0.01
+
+
+def claim_cell(cell: str, evidence: str, holds) -> dict:
+    """One cell a claim covers: where, the numbers that decide it, whether it holds there."""
+    return {"cell": cell, "evidence": evidence, "holds": bool(holds)}
+
+
+def reference_dataset(exp: dict) -> str:
+    """The compared dataset of most tracks: the reference's ``dataset``, by default the first evaluated one."""
+    return exp["reference"].get("dataset") or exp["evaluation"]["datasets"][0]
+
+
+def evaluation_main_metrics(exp: dict, datasets: dict) -> dict:
+    """The main metrics of most tracks: every evaluated dataset in ``evaluation.main_metric``."""
+    evaluation = exp["evaluation"]
+    return dict.fromkeys(evaluation["datasets"], evaluation["main_metric"])
+
+
+def evaluated_splits(exp: dict, trained: bool) -> list[tuple[str, str, str]]:
+    """The splits an experiment with an ``evaluation`` (and a ``train`` it reads when ``trained``) reads."""
+    used = [(dataset, exp["evaluation"]["split"], "evaluation.split") for dataset in exp["evaluation"]["datasets"]]
+    train = exp.get("train") or {}
+    if trained and train.get("dataset"):
+        used.append((train["dataset"], train["split"], "train.split"))
+    return used
+
+
+def shared_by_devices(train: dict) -> None:
+    """A smaller smoke batch still split equally over ``train.devices`` (at least one text each)."""
+    devices = train["devices"]
+    train["batch_size"] = max(devices, train["batch_size"] - train["batch_size"] % devices)
