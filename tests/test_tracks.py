@@ -64,7 +64,7 @@ def test_the_schema_names_the_tracks_of_the_table():
     while "if" in branch:
         own_shape.append(branch["if"]["properties"]["track"]["const"])
         branch = branch["else"]
-    assert sorted(own_shape) == sorted(tracks.names(variants=False))
+    assert sorted(own_shape) == sorted(tracks.names(grid_variants=False))
 
 
 def test_the_rules_dispatch_names_the_tracks_of_the_table():
@@ -91,4 +91,4 @@ def test_nothing_outside_the_track_packages_asks_a_track_by_name():
 def test_names_picks_the_tracks_by_their_face():
     assert tracks.names(bm25=True) == ("2dmse-retrieval", "homedepot", "splade")
     assert tracks.names(layer_dim_cost=False) == ("splade",)
-    assert tracks.names(variants=True, dense_retrieval=False) == ("2dmse-sts",)
+    assert tracks.names(grid_variants=True, dense_retrieval=False) == ("2dmse-sts",)

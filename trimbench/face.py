@@ -40,7 +40,6 @@ class Miner:
         return self.negatives["cross_encoder"] or None
 
 
-
 @dataclass(frozen=True)
 class Track:
     """What config, rules and report know of one track (the config's ``track``): one line of the
@@ -82,9 +81,9 @@ class Track:
     layer_dim_cost: bool
     #: the score column that tells a Pareto figure's lines apart (``variant``; ELECTRA: ``model``)
     pareto_line: str
-    #: whether its experiments are variants of one model (trimbench.dense.variants), rather than runs
-    #: of their own shape
-    variants: bool
+    #: whether its experiments are a grid of variants of one model (trimbench.dense.variants), rather
+    #: than of their own shape (SPLADE's variants of several models, ELECTRA's fine-tunings)
+    grid_variants: bool
     #: scored by dense retrieval (trimbench/dense/search.py) on datasets of kind retrieval
     dense_retrieval: bool
     #: trained on pairs or triplets (trimbench/dense/losses.py): rule train_model

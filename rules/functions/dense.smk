@@ -6,7 +6,7 @@ VARIANTS = {
     name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
     # the dense tracks' grid variants (SPLADE, ELECTRA: rules/splade.smk, rules/electra.smk)
-    if tb_tracks.track_of(exp).variants
+    if tb_tracks.track_of(exp).grid_variants
 }
 
 

@@ -77,7 +77,7 @@ def _dense_track(name: str, work: str, comparison, headline, claim_views, claim_
         compared_dataset=compared_dataset, used_splits=used_splits, smoke=smoke.smoke_experiment,
         substitute_models=substitute_models, miner=miner, comparison=comparison,
         headline=headline, claim_views=claim_views, claim_checks=claim_checks,
-        layer_dim_cost=True, pareto_line="variant", variants=True, dense_retrieval=name in RETRIEVAL_TRACKS,
+        layer_dim_cost=True, pareto_line="variant", grid_variants=True, dense_retrieval=name in RETRIEVAL_TRACKS,
         pair_trained=name in PAIR_TRAINED_TRACKS, group_trained=name in GROUP_TRAINED_TRACKS,
         trains_on_retrieval=name in GROUP_TRAINED_TRACKS, bm25=name in RETRIEVAL_TRACKS,
         side_by_side=name in SIDE_BY_SIDE_TRACKS)

@@ -55,5 +55,5 @@ ELECTRA = Track(
     smoke=smoke.smoke_experiment, substitute_models=substitute_models, miner=no_miner, comparison=comparison,
     headline=headline, claim_views=claims.claim_views, claim_checks=claims.CHECKS,
     # every model is its own line of cuts: the model, not the (one) variant, tells them apart
-    layer_dim_cost=True, pareto_line="model", variants=False, dense_retrieval=False, pair_trained=False,
+    layer_dim_cost=True, pareto_line="model", grid_variants=False, dense_retrieval=False, pair_trained=False,
     group_trained=False, trains_on_retrieval=False, bm25=False, side_by_side=False)

@@ -49,7 +49,7 @@ PRODUCERS = (
     ("results*/*/*/runs/*", "retrieval_scores"),
     # the views across experiments and tracks read each experiment's scores and the headline figure
     ("results*/*/*/scores.parquet", "collect_scores"),
-    ("results*/scoreboard/pareto/*", "pareto"),
+    ("results*/scoreboard/pareto/*", "scoreboard_pareto"),
 )
 
 

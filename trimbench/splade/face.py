@@ -36,5 +36,5 @@ SPLADE = Track(
     substitute_models=substitute_models, miner=miner, comparison=comparison, headline=headline,
     claim_views=claims.claim_views, claim_checks=claims.CHECKS,
     # sparse vectors: no (layer, dim) cost
-    layer_dim_cost=False, pareto_line="variant", variants=False, dense_retrieval=False, pair_trained=False,
+    layer_dim_cost=False, pareto_line="variant", grid_variants=False, dense_retrieval=False, pair_trained=False,
     group_trained=False, trains_on_retrieval=True, bm25=True, side_by_side=False)
