@@ -84,12 +84,15 @@ bench: env
 # [tool.mutmut] in pyproject.toml names, one function at a time in a copy (mutants/), runs the unit
 # tests that call it, then prints the score and the survivors. MUTANTS='trimbench.runs.*' runs only
 # those mutants. PYTHONPATH: a child process a test starts imports the mutated copy too, not the
-# checkout that the editable install points at. Incremental: a re-run retests only what changed.
+# checkout that the editable install points at; mutants/ must exist before mutmut starts, or Python
+# caches that PYTHONPATH entry as empty (sys.path_importer_cache) and the tests import the checkout:
+# on a fresh clone mutmut then finds no test for any mutant. Incremental: a re-run retests only what changed.
 MUTANTS ?=
 
 mutate: env
 	@start=$$(date +%s); \
 	$(BIN)/python -c "import mutmut" 2>/dev/null || $(BIN)/pip install -q -e ".[dev,$(FAISS),mutate]"; \
+	mkdir -p mutants; \
 	PYTHONPATH=$(CURDIR)/mutants OMP_NUM_THREADS=1 $(BIN)/mutmut run --max-children $$(nproc) $(MUTANTS) && \
 	$(BIN)/python benchmarks/mutation_score.py $(MUTANTS) && \
 	echo "make mutate: wall time $$(( $$(date +%s) - start )) s"
