@@ -40,3 +40,28 @@ def test_sts_grid_rows():
     a, b = embeddings[1, first, :4], embeddings[1, second, :4]
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     assert np.isclose(rows[3]["value"], spearmanr(gold, cos).statistic)
+
+
+def test_a_cell_without_variance_has_no_correlation_and_a_zero_prefix_cosine_zero():
+    """A constant column (every pair the same cosine: a collapsed cell) has no Pearson or Spearman
+    (NaN, as scipy says), not whatever the output buffer held; a prefix that is all zeros in one text
+    has cosine 0."""
+    rng = np.random.default_rng(3)
+    scores = np.column_stack([np.full(12, 0.5), rng.normal(size=12)])
+    gold = rng.normal(size=12)
+    got = correlations(scores, gold)
+    for name in ("pearson_cosine", "spearman_cosine"):
+        assert np.isnan(got[name][0]) and np.isfinite(got[name][1]), (name, got[name])
+    left, right = rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
+    left[1, :3] = 0.0
+    cosines = prefix_cosines(left, right, [3, 6])
+    assert cosines[1, 0] == 0.0 and np.all(np.isfinite(cosines))
+
+
+def test_sts_grid_rows_name_their_metric():
+    rng = np.random.default_rng(4)
+    embeddings = rng.normal(size=(1, 8, 4))
+    rows = sts_grid(embeddings, [2], np.arange(4), np.arange(4, 8), rng.uniform(size=4), [4],
+                    ["spearman_cosine", "pearson_cosine"])
+    assert [sorted(row) for row in rows] == [["dim", "layer", "metric", "value"]] * 2
+    assert [row["metric"] for row in rows] == ["spearman_cosine", "pearson_cosine"]
