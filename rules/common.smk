@@ -11,6 +11,7 @@ sys.path.insert(0, workflow.basedir)
 
 from trimbench.config import prepare as tb_config
 from trimbench import tracks as tb_tracks
+from trimbench.jobs import artifacts as tb_artifacts
 from trimbench.jobs import packaged as tb_packaged
 from trimbench.config import schema as tb_schema
 from trimbench.errors import ConfigError
@@ -37,7 +38,7 @@ if not workflow.config_settings.configfiles:
     workflow.configfiles.append(tb_schema.DEFAULT_CONFIG_FILE)
 
 # A smoke run writes under results-smoke/, never over a real run in results/.
-RESULTS = tb_config.results_root(CONFIG)
+RESULTS = tb_artifacts.results_root(CONFIG)
 DATASETS = CONFIG["datasets"]
 MODELS = CONFIG["models"]
 EXPERIMENTS = CONFIG["experiments"]
@@ -78,7 +79,7 @@ def model_dir(name):
 def packaged(**models):
     """The param `packaged`, given the registry model behind each named input that may be one
     (None for none): each packaged model by package, subfolder and version, not by a path into the
-    environment, which a copied checkout or another venv changes (trimbench.models.packaged_models).
+    environment, which a copied checkout or another venv changes (trimbench.jobs.packaged.packaged_models).
     None packaged: a value the params trigger skips, so the params of runs on hub and local models
     stay what they were."""
     return tb_packaged.packaged_models(MODELS, **models) or SimpleNamespace()

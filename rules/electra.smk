@@ -66,8 +66,8 @@ rule train_electra:
         validation=lambda wc: data_table(wc.task, "validation"),
         test=lambda wc: data_table(wc.task, "test"),
     output:
-        scores=f"{RESULTS}/electra/{{experiment}}/fine-tunings/{{task}}/{{model}}/scores.parquet",
-        history=f"{RESULTS}/electra/{{experiment}}/fine-tunings/{{task}}/{{model}}/history.json",
+        scores=f"{RESULTS}/electra/{{experiment}}/{tb_electra.FINE_TUNINGS_FOLDER}/{{task}}/{{model}}/scores.parquet",
+        history=f"{RESULTS}/electra/{{experiment}}/{tb_electra.FINE_TUNINGS_FOLDER}/{{task}}/{{model}}/history.json",
     log:
         f"{RESULTS}/logs/train_electra/{{experiment}}/{{task}}/{{model}}.log",
     wildcard_constraints:

@@ -179,9 +179,9 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
 
     Checkpoints go to ``<output_dir>.tmp/trainer/`` every ``train["checkpoint_steps"]`` steps; a
     re-run after a kill, a requeue or a retry resumes from the newest complete one when its
-    ``fingerprint`` (see :func:`run_fingerprint`) is the same. The model is written to a temporary
-    sibling and renamed, so a killed job never leaves a directory that looks finished. Returns the
-    trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
+    ``fingerprint`` (:func:`trimbench.jobs.fingerprint.run_fingerprint`) is the same. The model is
+    written to a temporary sibling and renamed, so a killed job never leaves a directory that looks
+    finished. Returns the trainer's final log entry. ``trainer_class`` / ``arguments_class``: another model family's
     trainer (the sparse encoders'); ``callbacks``: added to the checkpoint callback;
     ``argument_overrides``: a track's own trainer arguments (SPLADE's optimiser epsilon, drop_last).
     A dataset with a transform (rows drawn per epoch, :class:`trimbench.pools.EpochGroups`)

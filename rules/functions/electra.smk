@@ -1,13 +1,6 @@
 # Input functions and parse-time tables of rules/electra.smk.
 from trimbench.electra import checks as tb_electra
 
-# Fine-tunings kept under their former folder name: one error before any job trains them again.
-try:
-    for name in track_experiments("electra"):
-        tb_electra.check_former_layout(experiment_dir(name))
-except ConfigError as error:
-    raise WorkflowError(f"Invalid configuration: {error}") from None
-
 
 def fine_tuning_scores(name):
     """The score tables of the experiment's train_electra jobs (one per task and model)."""

@@ -41,6 +41,15 @@ def test_miners_are_named_fields_a_dense_miner_pools_its_own_way_for_splade():
     assert (dense_miner.searches_bm25, dense_miner.model, dense_miner.cross_encoder) == (False, "minilm", "ce")
 
 
+def test_a_miner_both_a_dense_and_a_splade_experiment_name_mines_the_splade_way_whatever_their_order():
+    """One key, one cached file: where a SPLADE experiment and a group-trained dense one name the same
+    negatives settings, the SPLADE way (the model's own pooling, dot product) is the one kept."""
+    negatives = _negatives("dense", model="minilm")
+    for experiments in ({"s": _splade_exp(negatives), "d": _dense_exp(negatives)},
+                        {"d": _dense_exp(negatives), "s": _splade_exp(negatives)}):
+        assert miners(experiments) == {"dense-d30-k10-minilm": Miner(negatives, None, "dot")}
+
+
 def test_a_dataset_with_one_corpus_is_indexed_once_from_the_first_split_read():
     datasets = {"msmarco": {"source": "hub"}, "lee": {"source": "gensim"}, "scifact": {"source": "hub"}}
     experiments = {"a": _dense_exp(_negatives()),  # trains on msmarco train, scored on msmarco dev

@@ -597,3 +597,16 @@ def test_fine_tunings_under_their_former_folder_name_stop_the_run_saying_how_to_
         electra_checks.check_former_layout(tmp_path)
     (tmp_path / "fine-tunings").mkdir()  # renamed already (or both): nothing to say
     electra_checks.check_former_layout(tmp_path)
+
+
+def test_the_config_check_stops_on_fine_tunings_under_their_former_folder_name(tiny_config, tmp_path):
+    """Through the experiment's own check (trimbench.config.prepare), before any job: the finished
+    fine-tunings of results/electra/<experiment>/runs/ are named, not trained again."""
+    import copy
+
+    from trimbench.errors import ConfigError
+
+    tb_config.prepare(copy.deepcopy(tiny_config), tmp_path)
+    (tmp_path / "results" / "electra" / "tiny-cut" / "runs" / "stsb").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"results/electra/tiny-cut/runs: an ELECTRA experiment keeps its "):
+        tb_config.prepare(tiny_config, tmp_path)

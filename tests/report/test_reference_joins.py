@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from trimbench.config import prepare as tb_config
-from trimbench.dense.grid import seed_label
 from trimbench.dense.homedepot import METHOD_LABELS as HOMEDEPOT_LABELS
+from trimbench.dense.variants import seed_label
 from trimbench.splade.report import published_rows, row_labels
 
 REPO = Path(__file__).resolve().parents[2]

@@ -76,7 +76,7 @@ def test_producers_name_the_rule_of_every_output_a_later_job_reads(dags):
 
 def test_every_producers_entry_is_an_output_of_the_workflow(dags):
     """No entry outlives its rule or layout: each pattern matches an output of its rule in a dry run,
-    or a folder of them (ELECTRA's runs/<task>, kept from the retrieval runs' pattern below it)."""
+    or a folder of them (ELECTRA's fine-tunings/<task>, kept from the retrieval runs' pattern below it)."""
     made = {(rule, str(folder)) for jobs in dags.values() for rule, _, outputs in jobs for output in outputs
             for folder in (Path(output), *Path(output).parents)}
     unused = [(pattern, rules) for pattern, rules in PRODUCERS

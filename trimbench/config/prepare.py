@@ -17,19 +17,11 @@ from trimbench.config import local, smoke
 from trimbench.config.schema import check_lengths, load_config, validate_schema
 from trimbench.data import column_checks, contracts, dataset_checks, model_checks
 from trimbench.errors import ConfigError
+from trimbench.jobs.artifacts import RESULTS_ROOT, SMOKE_RESULTS_ROOT
 from trimbench.tracks import track_of
 
 #: x axes of the cross-track Pareto figures (computed in trimbench.report.scoreboard.COSTS)
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
-
-#: where a run's outputs go: a smoke run (``smoke: true``) has a root of its own, so that its tiny
-#: random models and stand-in numbers never replace a real run's files, scoreboard or report
-RESULTS_ROOT, SMOKE_RESULTS_ROOT = "results", "results-smoke"
-
-
-def results_root(config: dict) -> str:
-    """The folder every output of a run of ``config`` lies under (rules/common.smk's ``RESULTS``)."""
-    return SMOKE_RESULTS_ROOT if config["smoke"] else RESULTS_ROOT
 
 
 def check_smoke_report(config: dict, argv: list[str]) -> None:
@@ -205,26 +197,20 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
 
 
 def corpus_per_split(entry: dict) -> bool:
-    """Lee's and Home Depot's builders make each split's own corpus; a BEIR or Tevatron dataset
-    has one corpus for every split."""
+    """Lee's and Home Depot's builders make each split's own corpus, without document titles; a BEIR
+    or Tevatron dataset has one corpus for every split, and may have titles (its BM25 index job checks)."""
     return entry["source"] == "gensim" or entry.get("builder") == "homedepot"
 
 
 def bm25_settings(exp: dict) -> dict:
     """What the BM25 baseline shares with the experiment's other methods: the search depth
     (``top_k`` of its retrieval or splade section) and the average over datasets, if any."""
-    # the dense tracks' retrieval section holds both, SPLADE's are its splade and evaluation sections
-    section = exp["retrieval"] if "retrieval" in exp else exp["splade"]
-    averaging = exp["retrieval"] if "retrieval" in exp else exp["evaluation"]
+    # a dense retrieval track's retrieval section holds both; SPLADE's are its splade and evaluation sections
+    dense = track_of(exp).dense_retrieval
+    section = exp["retrieval"] if dense else exp["splade"]
+    averaging = exp["retrieval"] if dense else exp["evaluation"]
     return {"top_k": section["top_k"], "average_over": averaging["average_over"],
             "average_name": averaging["average_name"]}
-
-
-def untitled(entry: dict) -> bool:
-    """A dataset whose builder writes no document titles (Lee's passages, Home Depot's products);
-    a BEIR or Tevatron corpus may have them, which its BM25 index job checks. The same builders
-    as corpus_per_split: they make each split's corpus, without titles."""
-    return corpus_per_split(entry)
 
 
 def check_bm25(config: dict) -> None:
@@ -234,7 +220,7 @@ def check_bm25(config: dict) -> None:
         if not track_of(exp).bm25 or not bm25["enabled"] or bm25["fields"] != "multifield":
             continue
         for dataset in exp["evaluation"]["datasets"]:
-            if untitled(config["datasets"][dataset]):
+            if corpus_per_split(config["datasets"][dataset]):
                 raise ConfigError(f"config key experiments.{name}.bm25.fields: multifield needs document titles "
                                   f"and dataset '{dataset}' has none: set it to flat")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from trimbench.dense.ablations import ablation_groups, changed_switches
-from trimbench.dense.variants import HOMEDEPOT_METHOD_LABELS, SEED_METHOD_LABELS, compared_dataset
+from trimbench.dense.variants import HOMEDEPOT_METHOD_LABELS, compared_dataset, seed_label
 from trimbench.face import View, claim_cell
 
 # --- 2DMSE (STS and retrieval) -----------------------------------------------------------------------------------
@@ -19,7 +19,7 @@ def dense_view_cells(scores: pd.DataFrame, config: dict) -> pd.DataFrame:
     by the seed's labels (BERT = full fine-tuning, BERT-S = separately trained, MSE = Matryoshka)."""
     ours = scores[(scores["dataset"] == compared_dataset(config))
                   & (scores["metric"] == config["evaluation"]["main_metric"])]
-    ours = ours.assign(method=ours["variant"].map(lambda v: SEED_METHOD_LABELS.get(v, v)))
+    ours = ours.assign(method=ours["variant"].map(seed_label))
     return _dense_mean(ours)
 
 

@@ -9,15 +9,11 @@ from fractions import Fraction
 
 import pandas as pd
 
-from trimbench.dense.variants import SEED_METHOD_LABELS
+from trimbench.dense.variants import seed_label
 from trimbench.plots.layers import layer_panels
 from trimbench.scores import BASELINE_LABEL, baseline_value
 
 METHOD_ORDER = ["pretrained", "BERT", "BERT-S", "MSE", "2DMSE", "BERT-2DMSE"]
-
-
-def seed_label(method: str) -> str:
-    return SEED_METHOD_LABELS.get(method, method)
 
 
 def ours_vs_published(scores: pd.DataFrame, published: pd.DataFrame, reference_variant: str, dataset: str,

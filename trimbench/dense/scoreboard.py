@@ -10,7 +10,7 @@ import pandas as pd
 
 from trimbench.dense import homedepot
 from trimbench.dense.grid import ours_vs_published
-from trimbench.dense.variants import SEED_METHOD_LABELS, compared_dataset
+from trimbench.dense.variants import compared_dataset, seed_label
 
 
 def sts_comparison(exp) -> pd.DataFrame:
@@ -41,7 +41,7 @@ def _headline_method(exp) -> str:
     methods = [m for m in exp.config["methods"] if m != "pretrained"] or exp.config["methods"]
     preferred = ["2dmse"] + [m for m in reversed(methods) if m != "2dmse"] if "2dmse" in methods else methods[::-1]
     published = set(exp.published[exp.published["variant"] == exp.config["reference"]["variant"]]["method"])
-    return next((m for m in preferred if SEED_METHOD_LABELS.get(m, m) in published), preferred[0])
+    return next((m for m in preferred if seed_label(m) in published), preferred[0])
 
 
 def sts_headline(exp) -> dict:
@@ -56,9 +56,9 @@ def sts_headline(exp) -> dict:
         top = ours[(ours["layer"] == ours["layer"].max())]
         top = top[top["dim"] == top["dim"].max()].iloc[0]
         out["ours"] = float(top["value"])
-        out["ours_cell"] = f"{SEED_METHOD_LABELS.get(method, method)} L{top['layer']} d{top['dim']} {top['dataset']}"
+        out["ours_cell"] = f"{seed_label(method)} L{top['layer']} d{top['dim']} {top['dataset']}"
     pub = exp.published[(exp.published["variant"] == exp.config["reference"]["variant"])
-                        & (exp.published["method"] == SEED_METHOD_LABELS.get(method, method))
+                        & (exp.published["method"] == seed_label(method))
                         & (exp.published["metric"] == evaluation["main_metric"])]
     if evaluation["average_name"] in set(pub["dataset"]):
         pub = pub[pub["dataset"] == evaluation["average_name"]]

@@ -13,6 +13,13 @@ TRAINED_METHODS = ("full", "separate", "matryoshka", "2dmse", "starbucks-2dmse")
 #: a reference row joins the one method whose label is its ``method``
 SEED_METHOD_LABELS = {"full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
                       "starbucks-2dmse": "BERT-2DMSE"}
+
+
+def seed_label(method: str) -> str:
+    """A method's name as the 2DMSE references write it (:data:`SEED_METHOD_LABELS`), else its own."""
+    return SEED_METHOD_LABELS.get(method, method)
+
+
 #: the Home Depot write-up's names of our methods (seed 001; reference/homedepot.csv)
 HOMEDEPOT_METHOD_LABELS = {"pretrained": "pretrained", "full": "fine-tuned", "matryoshka": "fine-tuned-matryoshka"}
 TRAINING_KINDS = ("pairs", "triplets")

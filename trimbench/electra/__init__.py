@@ -1,1 +1,1 @@
-"""The ELECTRA track (truncated encoders): config checks and runs, training, its views."""
+"""The ELECTRA track (truncated encoders): config checks and fine-tunings, training, its views."""

@@ -2,7 +2,7 @@
 
 Each model of an experiment is cut after layer k (k = 0 is the embedding output), mean-pooled and
 fine-tuned per task and seed; the published curves are test scores per k. This module is what
-the workflow needs while Snakemake parses it (config checks, the expansion into runs, the
+the workflow needs while Snakemake parses it (config checks, the expansion into fine-tunings, the
 objective of a task); training lives in :mod:`trimbench.electra.train`, the summaries,
 tables and figures in :mod:`trimbench.electra.report`.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from trimbench.checks import check_dataset, check_model_paths, model_shape, resolve_path, unknown_name
 from trimbench.errors import ConfigError
+from trimbench.jobs.artifacts import results_root
 
 TASK_KINDS = ("sts", "pair-class")
 #: objective -> the metric that picks the epoch and the layer (and the tables show)
@@ -144,6 +145,7 @@ def check_experiment(name: str, exp: dict, config: dict, workdir: Path) -> None:
     """Registries, depths, tasks and stages of one experiment; fills ``exp['_depths']`` and
     ``exp['_widths']`` (model -> layers, hidden size)."""
     where = f"experiments.{name}"
+    check_former_layout(Path(workdir) / results_root(config) / "electra" / name)
     datasets, models = config["datasets"], config["models"]
     depths, widths = {}, {}
     for model in exp["models"]:

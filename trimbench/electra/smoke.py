@@ -5,8 +5,8 @@ from __future__ import annotations
 
 
 def smoke_experiment(exp: dict, settings: dict) -> None:
-    """An ELECTRA experiment runs one job per (task, model, k, seed), hundreds in a paper
-    preset: smoke mode keeps the first ``max_models`` models, ``max_seeds`` seeds and
+    """An ELECTRA experiment fine-tunes once per (task, model, k, seed), thousands in a paper
+    preset (one job per task and model): smoke mode keeps the first ``max_models`` models, ``max_seeds`` seeds and
     ``max_layers`` cuts (the shallowest configured, or k = 1, 2, ... where every k is) and a few
     steps per epoch."""
     exp["models"] = exp["models"][: settings["max_models"]]

@@ -12,6 +12,16 @@ from pathlib import Path, PurePath
 
 from trimbench.errors import ArtifactError
 
+#: where a run's outputs go: a smoke run (``smoke: true``) has a root of its own, so that its tiny
+#: random models and stand-in numbers never replace a real run's files, scoreboard or report
+RESULTS_ROOT, SMOKE_RESULTS_ROOT = "results", "results-smoke"
+
+
+def results_root(config: dict) -> str:
+    """The folder every output of a run of ``config`` lies under (rules/common.smk's ``RESULTS``)."""
+    return SMOKE_RESULTS_ROOT if config["smoke"] else RESULTS_ROOT
+
+
 # The outputs of rules/*.smk (the layout in the README) and the rules that write them, matched
 # from the right, so that absolute paths and --directory work too; under results/ or a smoke run's
 # results-smoke/ (trimbench.config.prepare.results_root). Held against the DAG by

@@ -47,9 +47,8 @@ class Job(SimpleNamespace):
 
     @property
     def devices(self) -> int:
-        """The devices the job spans (:mod:`trimbench.jobs.launch`): its resource ``gpu``, which the
-        rules set from ``train.devices`` / ``*.encode_devices``; Snakemake's rerun trigger compares
-        params, not resources, so a model trained on four devices is the one trained on one."""
+        """The devices the job spans: its resource ``gpu``, which the rules set from ``train.devices`` /
+        ``*.encode_devices`` (why a resource, not a param: :mod:`trimbench.jobs.launch`)."""
         return max(1, int(self.named("resources").get("gpu", 1)))
 
     def to_cli(self, outputs: dict | None = None, threads: int | None = None) -> list[str]:

@@ -103,6 +103,13 @@ def run_in_server(script: str, smk) -> int | None:
     if "SLURM_JOB_ID" in os.environ:
         _running_here(path, "a SLURM node's job")
         return None
+    # Pickled before anything is sent: a job that cannot travel runs here, and the server is never
+    # handed its standard streams for nothing.
+    try:
+        payload = pickle.dumps((os.path.abspath(script), smk))
+    except Exception as error:  # noqa: BLE001  (pickle raises AttributeError, TypeError, PicklingError...)
+        _running_here(path, f"the job cannot be handed to a warm interpreter ({type(error).__name__}: {error})")
+        return None
     # Held from before the child exists until they are forwarded to it: a signal in between would
     # otherwise end this client and leave the job to die with it, not by the signal.
     held = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
@@ -114,17 +121,20 @@ def run_in_server(script: str, smk) -> int | None:
         sys.stderr.flush()
         socket.send_fds(conn, [b"J"], [0, 1, 2])
         _send(conn, json.dumps(request).encode())
-        _send(conn, pickle.dumps((os.path.abspath(script), smk)))
+        _send(conn, payload)
         reply = json.loads(_receive(conn))
-    except (OSError, ValueError, TypeError, pickle.PicklingError) as error:  # unreachable, or a job it cannot take
+        refused = reply.get("refused") if "pid" not in reply else None
+        if "pid" not in reply and refused is None:
+            raise ValueError(f"a reply without the child's pid: {reply}")
+    except (OSError, ValueError) as error:  # unreachable, or a reply it cannot read
         conn.close()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         _running_here(path, f"the job could not be handed to a warm interpreter ({type(error).__name__}: {error})")
         return None
-    if "refused" in reply:
+    if refused is not None:
         conn.close()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        _running_here(path, f"the warm interpreter refused the job ({reply['refused']})")
+        _running_here(path, f"the warm interpreter refused the job ({refused})")
         return None
     child = reply["pid"]
 
@@ -187,8 +197,13 @@ def _run_child(header: dict, payload: bytes) -> int:
 def _fork_job(conn: socket.socket, listener: socket.socket, selector: selectors.BaseSelector) -> int | None:
     """Read a job from ``conn`` and fork its child; the child's PID (None: refused)."""
     _, fds, _, _ = socket.recv_fds(conn, 1, 3)
-    header = json.loads(_receive(conn))
-    payload = _receive(conn)
+    try:
+        header = json.loads(_receive(conn))
+        payload = _receive(conn)
+    except BaseException:  # a client gone mid-request: its streams are not kept open here
+        for fd in fds:
+            os.close(fd)
+        raise
     mismatch = {key: (header.get(key), value) for key, value in _identity().items() if header.get(key) != value}
     if mismatch or len(fds) != 3:
         for fd in fds:

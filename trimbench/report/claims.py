@@ -75,7 +75,18 @@ class Claim:
 # --- the claims ----------------------------------------------------------------------------------------------------
 
 #: each claim's check, from the tracks' faces (one check per claim id, whichever tracks list it)
-CHECKS = {claim: check for track in TRACKS.values() for claim, check in track.claim_checks.items()}
+def _checks() -> dict:
+    """Claim id -> its check, from every track's face; one id checked by two tracks is an error."""
+    checks = {}
+    for track in TRACKS.values():
+        for claim, check in track.claim_checks.items():
+            if claim in checks and checks[claim] is not check:
+                raise ValueError(f"claim '{claim}' has two checks ({track.name}'s and another track's)")
+            checks[claim] = check
+    return checks
+
+
+CHECKS = _checks()
 CLAIM_KEYS = ("id", "tracks", "work", "statement", "citation", "reading")
 
 

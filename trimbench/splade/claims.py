@@ -1,5 +1,5 @@
 """The SPLADE track's claims (reference/claims.yaml, checked by trimbench.report.claims): both sides'
-runs by their identity (method, model, λq, λd), and the checks over them."""
+trained variants by their identity (method, model, λq, λd), and the checks over them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ SPLADE_RUN_COLUMNS = ["method", "model", "lambda_q", "lambda_d"]
 
 
 def splade_view_cells(scores: pd.DataFrame, config: dict) -> pd.DataFrame:
-    """Our runs (not ensembles) by identity (method, model, λq, λd): dataset, metric, value (mean over seeds)."""
+    """Our trained variants (not ensembles) by identity (method, model, λq, λd): dataset, metric, value
+    (mean over seeds)."""
     labels = row_labels(config).dropna(subset=["model"])
     cells = scores.drop(columns="model").merge(labels, on="variant")
     return cells.groupby([*SPLADE_RUN_COLUMNS, "dataset", "metric"], as_index=False)["value"].mean()

@@ -1,8 +1,8 @@
-"""The SPLADE track's views: the seed's table (one row per run or ensemble; MRR@10, R@1k, DL19
+"""The SPLADE track's views: the seed's table (one row per variant or ensemble; MRR@10, R@1k, DL19
 nDCG@10, R@1k, DL20 nDCG@10, R@1k, BEIR, FLOPS in the preset), ours beside published, and the
 scoreboard's comparison and headline.
 
-A run is matched with the published row of the same method, model (``published_model``) and
+A trained variant is matched with the published row of the same method, model (``published_model``) and
 λq, λd; an ensemble with the published variant it names (``ensembles.<name>.published``).
 """
 
@@ -29,9 +29,9 @@ def row_labels(config: dict) -> pd.DataFrame:
 
 
 def published_rows(published: pd.DataFrame, label: pd.Series) -> pd.DataFrame:
-    """The published rows of one of our runs (same method, model and λs) or ensembles (its name)."""
+    """The published rows of one of our trained variants (same method, model and λs) or ensembles (its name)."""
     cells = published[published["variant"] == label["method"]]
-    if not pd.isna(label["model"]):  # a run (an ensemble has no model)
+    if not pd.isna(label["model"]):  # a trained variant (an ensemble has no model)
         cells = cells[(cells["model"] == label["model"]) & np.isclose(cells["lambda_q"], label["lambda_q"])
                       & np.isclose(cells["lambda_d"], label["lambda_d"])]
     return cells
@@ -103,16 +103,16 @@ def splade_tables(scores: pd.DataFrame, published: pd.DataFrame, config: dict,
 
 
 def headline(scores: pd.DataFrame, published: pd.DataFrame, config: dict) -> dict:
-    """The first run's main metric on the reference dataset, beside its published row's (or, for a
+    """The first variant's main metric on the reference dataset, beside its published row's (or, for a
     toy run, the first published splade_max row's on that dataset, named as such)."""
     evaluation = config["evaluation"]
     dataset = reference_dataset(config)
     metric = evaluation["main_metric"]
-    run = next(iter(config["variants"]))
+    variant = next(iter(config["variants"]))
     out = {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
-    mine = scores[(scores["variant"] == run) & (scores["dataset"] == dataset) & (scores["metric"] == metric)]
+    mine = scores[(scores["variant"] == variant) & (scores["dataset"] == dataset) & (scores["metric"] == metric)]
     if len(mine):
-        out.update(ours=float(mine["value"].iloc[0]), ours_cell=f"{run} {metric} {dataset}")
+        out.update(ours=float(mine["value"].iloc[0]), ours_cell=f"{variant} {metric} {dataset}")
     label = row_labels(config).iloc[0]
     value = _published_value(published, label, dataset, metric)
     if value is not None:
