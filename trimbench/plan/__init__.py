@@ -1,0 +1,1 @@
+"""The cost plan of a run: every job of its dry run priced before the queue (docs/plan.md)."""
