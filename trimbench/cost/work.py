@@ -12,20 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from trimbench.data.sizes import Count
 
-@dataclass(frozen=True)
-class Count:
-    """A number of rows (or texts), with where it comes from; ``n`` None: unknown (``source`` says
-    what would give it)."""
-
-    n: int | None
-    source: str
-
-    def capped(self, most: int | None, key: str) -> Count:
-        """At most ``most`` rows (a ``max_samples``-like key), saying so."""
-        if most is None or (self.n is not None and self.n <= most):
-            return self
-        return Count(most, f"{key} = {most}" + (f" (of {self.n}: {self.source})" if self.n is not None else ""))
+__all__ = ["Count", "Phase", "Work", "CostContext", "optimizer_steps", "batches"]
 
 
 @dataclass(frozen=True)

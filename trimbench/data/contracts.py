@@ -228,6 +228,10 @@ def _validate(raw, path: Path, repo_id: str) -> None:
         _validate_features(spec["features"], f"config '{name}'", fail)
         if spec.get("files") and set(spec["files"]) != set(spec["splits"]):
             fail(f"config '{name}': 'files' must name a file for each split")
+        judged = spec.get("judged_queries")
+        if judged is not None and not (isinstance(judged, dict) and set(judged) <= set(spec["splits"]) and all(
+                isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in judged.values())):
+            fail(f"config '{name}': 'judged_queries' maps some of its splits to a positive count of queries")
     export = raw.get("parquet_export")
     if export and not (export.get("revision") and isinstance(export.get("files"), dict)):
         fail("'parquet_export' needs 'revision' and 'files'")

@@ -1,0 +1,155 @@
+"""How many rows a dataset's split holds, before any job reads it: from a local file (counted), else
+from the dataset's hub contract (reference/hub; its source said there), else unknown, saying what
+would give it. The cost plan (trimbench.plan) reads these; it never guesses a count.
+
+Counts are of the source's rows: a builder's filter (``min_score``, a holdout) keeps fewer, so they
+bound the job's rows from above, and say so.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from trimbench.data.columns import split_file
+from trimbench.data.contracts import load, source_split
+
+@dataclass(frozen=True)
+class Count:
+    """A number of rows (or texts), with where it comes from; ``n`` None: unknown (``source`` says
+    what would give it)."""
+
+    n: int | None
+    source: str
+
+    def capped(self, most: int | None, key: str) -> Count:
+        """At most ``most`` rows (a ``max_samples``-like key), saying so."""
+        if most is None or (self.n is not None and self.n <= most):
+            return self
+        return Count(most, f"{key} = {most}" + (f" (of {self.n}: {self.source})" if self.n is not None else ""))
+
+
+
+#: queries judged in the TREC Deep Learning passage topics a ``qrels_url`` names: the tracks'
+#: overviews (Craswell et al. 2020, arXiv:2003.07820, 43 queries; 2021, arXiv:2102.07662, 54)
+JUDGED_TOPICS = {
+    "qrels.dl19-passage.txt": (43, "TREC DL 2019 overview (arXiv:2003.07820): 43 judged passage queries"),
+    "qrels.dl20-passage.txt": (54, "TREC DL 2020 overview (arXiv:2102.07662): 54 judged passage queries"),
+}
+#: entry keys that make a builder keep fewer rows than its source split holds
+FILTER_KEYS = ("min_score", "max_score", "holdout", "max_rows", "builder")
+
+
+def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
+    """Rows of our ``split`` of a pairs / scored / labelled dataset (a table per split)."""
+    local = _local_folder(entry, workdir)
+    if local is not None:
+        path = split_file(local, source_split(entry, split)) or split_file(local, split)
+        if path is not None:
+            return _bounded(Count(_lines(path), f"rows of {path}"), entry)
+        return Count(None, f"no file for split '{split}' in {local}")
+    if entry.get("source") != "hub":
+        return Count(None, f"datasets.{name}: a {entry.get('source')} source; its rows are counted when it is built")
+    contract = load(entry["id"])
+    if contract is None or not contract.describes(entry.get("revision")):
+        return Count(None, f"datasets.{name}: no contract of {entry['id']} at its revision (reference/hub) records rows")
+    configs = contract.configs(entry.get("revision"))
+    config = entry.get("config") or ("default" if "default" in configs else next(iter(configs), None))
+    ours = source_split(entry, split)
+    n = (configs.get(config) or {}).get("splits", {}).get(ours)
+    if n is None:
+        return Count(None, f"{contract.where} records no row count of split '{ours}'")
+    return _bounded(Count(int(n), f"{contract.where}, split '{ours}'"), entry)
+
+
+def corpus_rows(name: str, entry: dict, workdir: Path) -> Count:
+    """Documents of a retrieval dataset's corpus."""
+    local = _local_folder(entry, workdir)
+    if local is not None:
+        path = _first(local, "corpus")
+        return Count(_lines(path), f"lines of {path}") if path else Count(None, f"no corpus file in {local}")
+    if entry.get("source") != "hub":
+        return Count(None, f"datasets.{name}: a {entry.get('source')} source; its corpus is counted when it is built")
+    repo = f"{entry['id']}-corpus" if entry.get("format") == "tevatron" else entry["id"]
+    revision = entry.get("corpus_revision") if entry.get("format") == "tevatron" else entry.get("revision")
+    contract = load(repo)
+    if contract is None or not contract.describes(revision):
+        return Count(None, f"datasets.{name}: no contract of {repo} at its revision (reference/hub) records the corpus")
+    for spec in contract.configs(revision).values():
+        for split, n in (spec.get("splits") or {}).items():
+            if split in ("corpus", "train") and n is not None:
+                return Count(int(n), f"{contract.where}, {split}")
+    return Count(None, f"{contract.where} records no corpus row count")
+
+
+def query_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
+    """Queries of a retrieval split: the judged ones (those a BEIR split scores), or a Tevatron
+    split's rows."""
+    local = _local_folder(entry, workdir)
+    ours = source_split(entry, split)
+    if local is not None:
+        qrels = local / "qrels" / f"{ours}.tsv"
+        if qrels.is_file():
+            return Count(_judged_queries(qrels), f"judged queries of {qrels}")
+        path = split_file(local, ours)
+        return Count(_lines(path), f"rows of {path}") if path else Count(None, f"no qrels or file of '{ours}' in {local}")
+    if entry.get("qrels_url"):
+        name_of_file = entry["qrels_url"].rsplit("/", 1)[-1]
+        if name_of_file in JUDGED_TOPICS:
+            n, source = JUDGED_TOPICS[name_of_file]
+            return Count(n, source)
+        return Count(None, f"datasets.{name}.qrels_url: how many queries {name_of_file} judges is not recorded")
+    if entry.get("source") == "hub":
+        tevatron = entry.get("format") == "tevatron"
+        repo = entry["id"] if tevatron else f"{entry['id']}-qrels"
+        revision = entry.get("revision") if tevatron else entry.get("qrels_revision")
+        contract = load(repo)
+        if contract is not None and contract.describes(revision):
+            for spec in contract.configs(revision).values():
+                n = (spec.get("splits") if tevatron else spec.get("judged_queries") or {}).get(ours)
+                if n is not None:
+                    return Count(int(n), f"{contract.where}, split '{ours}'")
+            return Count(None, f"{contract.where} records no count of the queries of split '{ours}'")
+    return Count(None, f"datasets.{name}: no contract records how many queries split '{ours}' judges")
+
+
+def _bounded(count: Count, entry: dict) -> Count:
+    filters = [key for key in FILTER_KEYS if entry.get(key) is not None]
+    if not filters or count.n is None:
+        return count
+    return Count(count.n, f"{count.source}; before {', '.join(filters)}: an upper bound")
+
+
+def _local_folder(entry: dict, workdir: Path) -> Path | None:
+    if entry.get("source") != "local" or not entry.get("path"):
+        return None
+    folder = Path(entry["path"])
+    folder = folder if folder.is_absolute() else Path(workdir) / folder
+    return folder if folder.is_dir() else None
+
+
+def _first(folder: Path, stem: str) -> Path | None:
+    return next((path for path in sorted(folder.glob(f"{stem}.*")) if path.is_file()), None)
+
+
+@lru_cache(maxsize=256)
+def _lines(path: Path) -> int:
+    """Rows of a table file: a parquet's metadata, else its non-blank lines (less a csv/tsv header)."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet
+
+        return pyarrow.parquet.ParquetFile(path).metadata.num_rows
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        lines = sum(1 for line in handle if line.strip())
+    header = path.suffix in (".csv", ".tsv") or path.name.endswith((".csv.gz", ".tsv.gz"))
+    return max(0, lines - header)
+
+
+@lru_cache(maxsize=256)
+def _judged_queries(qrels: Path) -> int:
+    with open(qrels, encoding="utf-8") as handle:
+        ids = {line.split("\t", 1)[0] for line in list(handle)[1:] if line.strip()}
+    return len(ids)
