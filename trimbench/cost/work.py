@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from trimbench.data.sizes import Count
 
-__all__ = ["Count", "Phase", "Work", "CostContext", "optimizer_steps", "batches"]
+__all__ = ["Count", "Phase", "Work", "CostContext", "optimizer_steps", "batches", "one_shape", "saved_weights"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,11 @@ class Work:
     examples: int | None = None
     optimizer_steps: int = 0
     devices: int = 1
+    #: bytes written besides model weights (encodings, indexes, tables)
     disk_bytes: int = 0
+    #: copies of the trained model's fp32 weights it writes at most: the model, and each checkpoint
+    #: kept (its weights and AdamW's two states: 3 copies)
+    saved_weights: float = 0.0
     notes: tuple[str, ...] = ()
     unknown: tuple[str, ...] = field(default=())
 
@@ -74,6 +78,30 @@ def optimizer_steps(rows: int, batch: int, epochs: float, max_steps: int = -1, a
     return max(1, math.ceil(batches_per_epoch / accumulation * epochs))
 
 
+#: AdamW checkpoints the trainer keeps (trimbench/training.py: save_total_limit=2), each the weights and
+#: the optimiser's two moment estimates
+CHECKPOINTS_KEPT = 2
+CHECKPOINT_WEIGHT_COPIES = 3
+
+
+def saved_weights(steps: int, checkpoint_steps: int | None) -> float:
+    """Copies of the weights a training writes at most: the model, and its kept checkpoints."""
+    kept = min(CHECKPOINTS_KEPT, steps // checkpoint_steps) if checkpoint_steps else 0
+    return 1 + kept * CHECKPOINT_WEIGHT_COPIES
+
+
+def one_shape(inputs: list[tuple[int, float]]) -> tuple[int, int]:
+    """One (batch, length) standing for several inputs a step runs through the same encoder before
+    its one backward (a pair's two columns, a query batch and its passages): the shape whose tokens
+    (sum of batch x length: the linear layers' FLOPs and activations) and attention (sum of batch x
+    length^2) equal theirs, so one counted step prices them together and their activations are live
+    at once, as in the real step."""
+    tokens = sum(batch * length for batch, length in inputs)
+    attention = sum(batch * length * length for batch, length in inputs)
+    length = attention / tokens
+    return max(1, round(tokens / length)), max(1, math.ceil(length))
+
+
 def batches(rows: int, batch: int) -> int:
     """Forward batches of an encoding over ``rows`` texts."""
     return math.ceil(rows / batch) if rows else 0
@@ -89,7 +117,9 @@ class CostContext:
     - ``queries(dataset, split) -> Count``: queries of a retrieval split;
     - ``padded_length(dataset, split, column, model, max_length, batch) -> (tokens, source)``: the
       length a batch of ``batch`` texts of that column is padded to;
-    - ``layers(model) -> int``, ``hidden(model) -> int``: the model's depth and width.
+    - ``layers(model) -> int``, ``hidden(model) -> int``: the model's depth and width;
+    - ``max_positions(model) -> int``: the longest input the model takes (a length's upper bound where
+      a setting leaves it to the model).
     """
 
     datasets: dict
@@ -112,4 +142,7 @@ class CostContext:
         raise NotImplementedError
 
     def hidden(self, model: str) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    def max_positions(self, model: str) -> int:  # pragma: no cover
         raise NotImplementedError
