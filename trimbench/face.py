@@ -77,6 +77,10 @@ class Track:
     claim_views: Callable[..., tuple]
     #: the id of each claim of reference/claims.yaml the track checks -> its check (a View -> its cells)
     claim_checks: Mapping[str, Callable[[View], list]]
+    #: cost(rule, wildcards, exp, context) -> the work one job of its rules does on a GPU
+    #: (trimbench.cost.work.Work), None for a job that runs no model; context: a CostContext
+    #: (rows, lengths, model facts). The plan (trimbench.plan) prices it
+    cost: Callable[..., Any]
     #: whether its cells have a (layer, dim) cost: drawn on the cross-track Pareto figures
     layer_dim_cost: bool
     #: the score column that tells a Pareto figure's lines apart (``variant``; ELECTRA: ``model``)

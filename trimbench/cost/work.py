@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from trimbench.data.columns import KIND_COLUMNS, NUMERIC_COLUMNS
 from trimbench.data.sizes import Count
-
-__all__ = ["Count", "Phase", "Work", "CostContext", "optimizer_steps", "batches", "one_shape", "saved_weights"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +33,9 @@ class Phase:
     gradient_checkpointing: bool = False
     #: where ``length`` comes from (trimbench.cost.lengths.Lengths.source)
     lengths_source: str = ""
+    #: the job's truncation length: the longest a batch of this phase can be padded to (a long run
+    #: meets such a batch: the peak memory's length); None: not stated
+    max_length: int | None = None
 
     @property
     def sequences(self) -> int:
@@ -54,40 +56,39 @@ class Work:
     examples: int | None = None
     optimizer_steps: int = 0
     devices: int = 1
-    #: bytes written besides model weights (encodings, indexes, tables)
     disk_bytes: int = 0
-    #: copies of the trained model's fp32 weights it writes at most: the model, and each checkpoint
-    #: kept (its weights and AdamW's two states: 3 copies)
-    saved_weights: float = 0.0
     notes: tuple[str, ...] = ()
     unknown: tuple[str, ...] = field(default=())
+    #: device memory the job holds beside its phases' steps (on each device): another model kept
+    #: loaded (ELECTRA's start model beside the copy it fine-tunes)
+    resident_bytes: int = 0
 
     @property
     def on_gpu(self) -> bool:
         return bool(self.phases)
 
 
-def optimizer_steps(rows: int, batch: int, epochs: float, max_steps: int = -1, accumulation: int = 1) -> int:
+def _epoch_batches(rows: int, batch: int, drop_last: bool) -> int:
+    """Batches of an epoch's loader: the last one partial, or dropped with ``drop_last``."""
+    return rows // batch if drop_last else math.ceil(rows / batch)
+
+
+def _updates_per_epoch(epoch_batches: int, accumulation: int) -> int:
+    # transformers' Trainer (set_initial_training_values, 5.x): ceil(batches / accumulation), at least 1;
+    # an epoch's last update takes the batches left over
+    return max(math.ceil(epoch_batches / accumulation), 1)
+
+
+def optimizer_steps(rows: int, batch: int, epochs: float, max_steps: int = -1, accumulation: int = 1,
+                    drop_last: bool = False) -> int:
     """Optimiser steps of a training over ``rows`` examples: sentence-transformers' (the HF
-    trainer's) count, ceil(rows / batch) batches an epoch (the last one partial, not dropped),
-    ``accumulation`` batches a step, ``epochs`` of them (a fraction allowed), or ``max_steps`` when
-    positive."""
+    trainer's) count, ceil(rows / batch) batches an epoch (the last one partial; dropped with
+    ``drop_last``), ceil(batches / ``accumulation``) steps an epoch (the last one takes the batches
+    left), ``epochs`` of them (a fraction allowed: ceil(epochs x steps an epoch)), or ``max_steps``
+    when positive."""
     if max_steps and max_steps > 0:
         return max_steps
-    batches_per_epoch = math.ceil(rows / batch)
-    return max(1, math.ceil(batches_per_epoch / accumulation * epochs))
-
-
-#: AdamW checkpoints the trainer keeps (trimbench/training.py: save_total_limit=2), each the weights and
-#: the optimiser's two moment estimates
-CHECKPOINTS_KEPT = 2
-CHECKPOINT_WEIGHT_COPIES = 3
-
-
-def saved_weights(steps: int, checkpoint_steps: int | None) -> float:
-    """Copies of the weights a training writes at most: the model, and its kept checkpoints."""
-    kept = min(CHECKPOINTS_KEPT, steps // checkpoint_steps) if checkpoint_steps else 0
-    return 1 + kept * CHECKPOINT_WEIGHT_COPIES
+    return max(1, math.ceil(epochs * _updates_per_epoch(_epoch_batches(rows, batch, drop_last), accumulation)))
 
 
 def one_shape(inputs: list[tuple[int, float]]) -> tuple[int, int]:
@@ -100,6 +101,33 @@ def one_shape(inputs: list[tuple[int, float]]) -> tuple[int, int]:
     attention = sum(batch * length * length for batch, length in inputs)
     length = attention / tokens
     return max(1, round(tokens / length)), max(1, math.ceil(length))
+
+
+def training_batches(rows: int, batch: int, epochs: float, max_steps: int = -1, accumulation: int = 1,
+                     drop_last: bool = False) -> int:
+    """Forward-backward batches of that training (what each device runs, with its share of every
+    batch): every batch of each whole epoch, then ``accumulation`` a step until the steps are done."""
+    epoch_batches = _epoch_batches(rows, batch, drop_last)
+    whole_epochs, steps_left = divmod(optimizer_steps(rows, batch, epochs, max_steps, accumulation, drop_last),
+                                      _updates_per_epoch(epoch_batches, accumulation))
+    return whole_epochs * epoch_batches + min(steps_left * accumulation, epoch_batches)
+
+
+#: bytes of a parameter in a saved fp32 model, and of AdamW's two fp32 moments in a checkpoint's optimizer.pt
+FP32_BYTES, ADAMW_STATE_BYTES = 4, 8
+
+
+def training_disk(parameters: int, steps: int, checkpoint_steps: int, kept: int) -> tuple[int, str]:
+    """Peak bytes a training job writes, and how: the trained model (fp32) and, while it runs, the
+    checkpoints it keeps (every ``checkpoint_steps`` steps, at most ``kept`` at once: the trainer's
+    save_total_limit), each the model and AdamW's two moments, removed when the model is saved."""
+    model = parameters * FP32_BYTES
+    checkpoints = min(kept, steps // checkpoint_steps) if checkpoint_steps > 0 else 0
+    checkpoint = parameters * (FP32_BYTES + ADAMW_STATE_BYTES)
+    return model + checkpoints * checkpoint, (
+        f"disk: the model, {parameters} parameters x {FP32_BYTES} bytes"
+        + (f", and while it trains {checkpoints} checkpoint(s) of {parameters} x {FP32_BYTES + ADAMW_STATE_BYTES} "
+           "bytes (the model and AdamW's moments), removed at its end" if checkpoints else ""))
 
 
 def batches(rows: int, batch: int) -> int:
@@ -118,8 +146,9 @@ class CostContext:
     - ``padded_length(dataset, split, column, model, max_length, batch) -> (tokens, source)``: the
       length a batch of ``batch`` texts of that column is padded to;
     - ``layers(model) -> int``, ``hidden(model) -> int``: the model's depth and width;
-    - ``max_positions(model) -> int``: the longest input the model takes (a length's upper bound where
-      a setting leaves it to the model).
+    - ``max_length(model) -> int``: the tokens a text is cut at where a job sets no maximum;
+    - ``parameters(model, layers, head) -> int``: the parameters of the model as a job saves it;
+    - ``unique_texts(dataset, splits) -> Count``: distinct texts of splits' text columns.
     """
 
     datasets: dict
@@ -144,5 +173,29 @@ class CostContext:
     def hidden(self, model: str) -> int:  # pragma: no cover
         raise NotImplementedError
 
-    def max_positions(self, model: str) -> int:  # pragma: no cover
+    def max_length(self, model: str) -> int:  # pragma: no cover
+        """The tokens a text of ``model`` is cut at where a job sets no ``max_seq_length``: the model's
+        own limit, as sentence-transformers and the tokenizer take it (``max_position_embeddings``,
+        less RoBERTa's padding offset: trimbench.models.position_limit; the tokenizer's
+        ``model_max_length`` where smaller)."""
         raise NotImplementedError
+
+    def parameters(self, model: str, layers: int | None = None, head: str = "encoder") -> int:  # pragma: no cover
+        """Parameters of ``model`` as a job saves it (4 bytes each in fp32): cut to ``layers`` blocks
+        (None: all), with ``head`` (trimbench.cost.step's: "mlm" adds the masked-LM head's transform and
+        output bias, its decoder tied to the word embeddings)."""
+        raise NotImplementedError
+
+    def unique_texts(self, dataset: str, splits: list[str]) -> Count:
+        """Distinct texts of the text columns of ``dataset``'s ``splits`` (ELECTRA's domain adaptation
+        reads each once). This default is an upper bound, duplicates counted: rows x text columns of
+        each split; a plan that can count them on a copy overrides it."""
+        columns = [c for c in KIND_COLUMNS[self.datasets[dataset]["kind"]] if c not in NUMERIC_COLUMNS]
+        counts = [self.rows(dataset, split) for split in splits]
+        unknown = [count.source for count in counts if count.n is None]
+        if unknown:
+            return Count(None, "; ".join(unknown))
+        total = sum(count.n for count in counts) * len(columns)
+        return Count(total, f"at most {len(columns)} texts a row ({', '.join(columns)}) of "
+                            + " + ".join(f"{split} {count.n} ({count.source})" for split, count in
+                                         zip(splits, counts, strict=True)))

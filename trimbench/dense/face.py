@@ -4,6 +4,7 @@ Depot's Matryoshka product search; their lines of the table of tracks (trimbench
 from __future__ import annotations
 
 from trimbench.dense import checks, claims, smoke
+from trimbench.dense.cost import job_cost
 from trimbench.dense.variants import (
     GROUP_TRAINED_TRACKS,
     PAIR_TRAINED_TRACKS,
@@ -76,7 +77,7 @@ def _dense_track(name: str, work: str, comparison, headline, claim_views, claim_
         name=name, work=work, check_experiment=checks.check_experiment, main_metrics=evaluation_main_metrics,
         compared_dataset=compared_dataset, used_splits=used_splits, smoke=smoke.smoke_experiment,
         substitute_models=substitute_models, miner=miner, comparison=comparison,
-        headline=headline, claim_views=claim_views, claim_checks=claim_checks,
+        headline=headline, claim_views=claim_views, claim_checks=claim_checks, cost=job_cost,
         layer_dim_cost=True, pareto_line="variant", grid_variants=True, dense_retrieval=name in RETRIEVAL_TRACKS,
         pair_trained=name in PAIR_TRAINED_TRACKS, group_trained=name in GROUP_TRAINED_TRACKS,
         trains_on_retrieval=name in GROUP_TRAINED_TRACKS, bm25=name in RETRIEVAL_TRACKS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trimbench.electra import checks, claims, smoke
+from trimbench.electra import checks, claims, cost, smoke
 from trimbench.face import Track
 
 
@@ -53,7 +53,7 @@ ELECTRA = Track(
     name="electra", work="Truncated ELECTRA", check_experiment=checks.check_experiment,
     main_metrics=checks.main_metrics, compared_dataset=first_task, used_splits=used_splits,
     smoke=smoke.smoke_experiment, substitute_models=substitute_models, miner=no_miner, comparison=comparison,
-    headline=headline, claim_views=claims.claim_views, claim_checks=claims.CHECKS,
+    headline=headline, claim_views=claims.claim_views, claim_checks=claims.CHECKS, cost=cost.job_cost,
     # every model is its own line of cuts: the model, not the (one) variant, tells them apart
     layer_dim_cost=True, pareto_line="model", grid_variants=False, dense_retrieval=False, pair_trained=False,
     group_trained=False, trains_on_retrieval=False, bm25=False, side_by_side=False)

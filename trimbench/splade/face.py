@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trimbench.face import Miner, Track, evaluated_splits, evaluation_main_metrics, reference_dataset
-from trimbench.splade import checks, claims, report, smoke
+from trimbench.splade import checks, claims, cost, report, smoke
 
 
 def used_splits(exp: dict) -> list[tuple[str, str, str]]:
@@ -34,7 +34,7 @@ SPLADE = Track(
     name="splade", work="SPLADE", check_experiment=checks.check_experiment, main_metrics=evaluation_main_metrics,
     compared_dataset=reference_dataset, used_splits=used_splits, smoke=smoke.smoke_experiment,
     substitute_models=substitute_models, miner=miner, comparison=comparison, headline=headline,
-    claim_views=claims.claim_views, claim_checks=claims.CHECKS,
+    claim_views=claims.claim_views, claim_checks=claims.CHECKS, cost=cost.job_cost,
     # sparse vectors: no (layer, dim) cost
     layer_dim_cost=False, pareto_line="variant", grid_variants=False, dense_retrieval=False, pair_trained=False,
     group_trained=False, trains_on_retrieval=True, bm25=True, side_by_side=False)

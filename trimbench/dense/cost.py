@@ -1,0 +1,178 @@
+"""What the dense tracks' GPU jobs do (the face's ``cost``): trainings on pairs, triplets or scored pairs
+(rule train_model), on query groups (train_retriever), and the encodings of STS sets (encode_texts) and
+of retrieval corpora (encode_corpus), as steps the plan prices (trimbench.cost).
+
+The step structure follows the trainings: sentence-transformers' losses run each text column through
+the encoder before one backward (losses.py, the MNRL / AnglE / CoSENT losses); Tevatron's training
+(ielab/2DMSE-Reproduce code/Retrieval/tevatron/src/tevatron/retriever/modeling/encoder.py, forward)
+encodes a batch of queries and their groups of passages, then one backward. The 2DMSE / Matryoshka /
+Starbucks terms reuse those hidden states (an extra loss over sliced embeddings: batch x batch x dim,
+negligible beside the encoder), so a step is one pass whatever the method; BERT-S trains a cut model.
+"""
+
+from __future__ import annotations
+
+from trimbench.cost.work import (
+    CostContext,
+    Phase,
+    Work,
+    batches,
+    one_shape,
+    optimizer_steps,
+    training_batches,
+    training_disk,
+)
+from trimbench.dense.variants import variant_retrieval_settings, variant_train_settings, variants
+
+#: the text columns of a training or evaluation table, by dataset kind (schemas: dataset.kind)
+TEXT_COLUMNS = {"sts": ("sentence1", "sentence2"), "pair-class": ("sentence1", "sentence2"),
+                "pairs": ("anchor", "positive"), "triplets": ("anchor", "positive", "negative")}
+#: bytes of one stored embedding value: encode_texts keeps float32, encode_corpus float16
+#: (scripts/encode_texts.py, scripts/encode_corpus.py)
+TEXT_EMBEDDING_BYTES = 4
+CORPUS_EMBEDDING_BYTES = 2
+
+
+def job_cost(rule: str, wildcards: dict, exp: dict, context: CostContext) -> Work | None:
+    """The work of a dense track's job; None for a CPU job (scores, tables, figures)."""
+    price = {"train_model": _train_pairs, "train_retriever": _train_groups, "encode_texts": _encode_texts,
+             "encode_corpus": _encode_corpus}.get(rule)
+    return price(wildcards, exp, context) if price else None
+
+
+#: checkpoints the trainer keeps at once (trimbench/training.py: save_total_limit=2)
+CHECKPOINTS_KEPT = 2
+
+
+def _variant(exp: dict, name: str):
+    return next(v for v in variants(exp, exp["_depth"]) if v.name == name)
+
+
+def _unknown(*counts) -> tuple[str, ...]:
+    return tuple(count.source for count in counts if count.n is None)
+
+
+def _train_pairs(wildcards: dict, exp: dict, context: CostContext) -> Work:
+    variant = _variant(exp, wildcards["variant"])
+    train = variant_train_settings(exp, variant.method)
+    dataset, split = train["dataset"], train["split"]
+    rows = context.rows(dataset, split).capped(train["max_samples"], "train.max_samples")
+    if rows.n is None:
+        return Work(unknown=_unknown(rows), devices=train["devices"])
+    per_device = train["batch_size"] // train["devices"]
+    schedule = (rows.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
+    steps = optimizer_steps(*schedule)
+    inputs, sources = [], []
+    for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
+        length, source = context.padded_length(dataset, split, column, exp["model"], train["max_seq_length"],
+                                               per_device)
+        inputs.append((per_device, length))
+        sources.append(f"{column}: {source}")
+    batch, length = one_shape(inputs)
+    phase = Phase("train", exp["model"], training_batches(*schedule), batch, length, train=True,
+                  layers=variant.cut_layers, precision=train["precision"],
+                  gradient_checkpointing=train["gradient_checkpointing"], lengths_source="; ".join(sources),
+                  max_length=train["max_seq_length"])
+    return _training(exp, variant, phase, rows.n, steps, train, f"rows: {rows.source}", context)
+
+
+def _training(exp: dict, variant, phase: Phase, examples: int, steps: int, train: dict, source: str,
+              context: CostContext) -> Work:
+    parameters = context.parameters(exp["model"], variant.cut_layers)
+    disk, disk_note = training_disk(parameters, steps, train["checkpoint_steps"], CHECKPOINTS_KEPT)
+    return Work((phase,), examples=examples, optimizer_steps=steps, devices=train["devices"], disk_bytes=disk,
+                notes=(source, disk_note))
+
+
+def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
+    variant = _variant(exp, wildcards["variant"])
+    train = variant_train_settings(exp, variant.method)
+    retrieval = variant_retrieval_settings(exp, variant.method)
+    dataset, split = train["dataset"], train["split"]
+    queries = context.queries(dataset, split).capped(train["max_samples"], "train.max_samples")
+    if queries.n is None:
+        return Work(unknown=_unknown(queries), devices=train["devices"])
+    per_device = train["batch_size"] // train["devices"]
+    schedule = (queries.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
+    steps = optimizer_steps(*schedule)
+    max_length = context.max_length(exp["model"])
+    q_length, q_source = context.padded_length(dataset, split, "query", exp["model"],
+                                               retrieval["q_max_length"] or max_length, per_device)
+    passages = per_device * retrieval["group_size"]
+    p_length, p_source = context.padded_length(dataset, "corpus", "text", exp["model"],
+                                               retrieval["p_max_length"] or max_length, passages)
+    batch, length = one_shape([(per_device, q_length), (passages, p_length)])
+    # the longest batch: queries and passages at their maximum lengths
+    _, longest = one_shape([(per_device, retrieval["q_max_length"] or max_length),
+                            (passages, retrieval["p_max_length"] or max_length)])
+    phase = Phase("train", exp["model"], training_batches(*schedule), batch, length, train=True,
+                  layers=variant.cut_layers, precision=train["precision"],
+                  gradient_checkpointing=train["gradient_checkpointing"],
+                  lengths_source=f"queries: {q_source}; passages: {p_source}", max_length=longest)
+    return _training(exp, variant, phase, queries.n, steps, train,
+                     f"queries: {queries.source}; {retrieval['group_size']} passages a query", context)
+
+
+def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
+    variant = _variant(exp, wildcards["variant"])
+    evaluation = exp["evaluation"]
+    batch = evaluation["batch_size"]
+    max_length = evaluation["max_seq_length"] or context.max_length(exp["model"])
+    phases, counts, texts = [], [], 0
+    for dataset in evaluation["datasets"]:
+        rows = context.rows(dataset, evaluation["split"])
+        counts.append(rows)
+        if rows.n is None:
+            continue
+        for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
+            length, source = context.padded_length(dataset, evaluation["split"], column, exp["model"], max_length,
+                                                   batch)
+            phases.append(Phase(f"encode {dataset} {column}", exp["model"], batches(rows.n, batch), batch, length,
+                                train=False, layers=variant.cut_layers, lengths_source=source,
+                                max_length=max_length))
+            texts += rows.n
+    unknown = _unknown(*counts)
+    if unknown:
+        return Work(unknown=unknown)
+    max_dim = max(exp["grid"]["dims"])
+    return Work(tuple(phases), examples=texts,
+                disk_bytes=texts * len(variant.eval_layers) * max_dim * TEXT_EMBEDDING_BYTES)
+
+
+def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
+    variant = _variant(exp, wildcards["variant"])
+    evaluation, retrieval = exp["evaluation"], exp["retrieval"]
+    devices = retrieval["encode_devices"]
+    batch = evaluation["batch_size"]
+    max_length = context.max_length(exp["model"])
+    layers = len(set(variant.eval_layers) | ({exp["_depth"]} if _passage_layer(exp, variant) else set()))
+    max_dim = variant.cut_dim or max(exp["grid"]["dims"])
+    phases, counts, vectors = [], [], 0
+    for dataset in evaluation["datasets"]:
+        split = evaluation["split"]
+        queries = context.queries(dataset, split)
+        counts.append(queries)
+        parts = [("queries", queries, split, "query", retrieval["q_max_length"] or max_length)]
+        if exp["_corpus_of"][dataset] == dataset:
+            docs = context.corpus(dataset)
+            counts.append(docs)
+            parts.append(("corpus", docs, "corpus", "text", retrieval["p_max_length"] or max_length))
+        for part, count, our_split, column, part_max in parts:
+            if count.n is None:
+                continue
+            length, source = context.padded_length(dataset, our_split, column, exp["model"], part_max, batch)
+            # each of the devices ranks encodes every devices-th batch (scripts/encode_corpus.py)
+            phases.append(Phase(f"encode {dataset} {part}", exp["model"], -(-batches(count.n, batch) // devices),
+                                batch, length, train=False, layers=variant.cut_layers, lengths_source=source,
+                                max_length=part_max))
+            vectors += count.n
+    unknown = _unknown(*counts)
+    if unknown:
+        return Work(unknown=unknown, devices=devices)
+    return Work(tuple(phases), examples=vectors, devices=devices,
+                disk_bytes=vectors * layers * max_dim * CORPUS_EMBEDDING_BYTES)
+
+
+def _passage_layer(exp: dict, variant) -> bool:
+    """Fixed-doc models also encode passages at the last layer (rules/functions/dense.smk passage_layer)."""
+    return exp["retrieval"]["passage_to_last_layer"] and variant.method != "separate"

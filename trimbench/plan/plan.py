@@ -1,0 +1,119 @@
+"""A run's plan: the dry run's jobs priced on each GPU asked for, written as tables (results/plan/)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from trimbench.config.prepare import prepare
+from trimbench.config.schema import load_config
+from trimbench.plan.context import PlanContext
+from trimbench.plan.dryrun import dry_run
+from trimbench.plan.price import GIB, JobPlan, Settings, plan_job
+
+GB = 10**9
+#: the plan's table, a row per job and GPU
+COLUMNS = ["run", "gpu", "rule", "job", "examples", "optimizer_steps", "tokens", "tflops", "peak_gib",
+           "fits", "fits_on", "advice", "gpu_hours", "runtime_min", "mem_mb", "disk_gb", "unknown", "lengths"]
+
+
+def default_cache() -> Path:
+    """Where counted steps are kept between plans and dry runs (a step is the same in any run)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trimbench" / "steps"
+
+
+def run_config(configfiles: list[str], overrides: list[str] = (), workdir: Path = Path(".")) -> dict:
+    """The prepared config of a run, as the workflow reads it."""
+    from snakemake.cli import parse_config
+
+    return prepare(load_config(configfiles, parse_config(list(overrides))), workdir)
+
+
+def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str] = (), workdir: Path = Path("."),
+             remaining: bool = False, cache_dir: Path | None = None) -> dict[str, list[JobPlan]]:
+    """Each GPU -> every job of the run's dry run, priced."""
+    config = run_config(configfiles, overrides, workdir)
+    jobs, _ = dry_run(configfiles, overrides, workdir, remaining=remaining)
+    context = PlanContext(config, workdir)
+    plans = {}
+    for gpu in gpus or [config["plan_gpu"]]:
+        settings = Settings.of(config, gpu, cache_dir or default_cache())
+        plans[gpu] = [plan_job(job.rule, job.wildcards, config, context, settings) for job in jobs]
+    return plans
+
+
+def rows(run: str, plans: dict[str, list[JobPlan]]) -> pd.DataFrame:
+    out = []
+    for gpu, jobs in plans.items():
+        for job in jobs:
+            work = job.work
+            out.append({
+                "run": run, "gpu": gpu, "rule": job.rule, "job": job.label,
+                "examples": work.examples if work else None,
+                "optimizer_steps": work.optimizer_steps if work else None,
+                "tokens": job.tokens or None, "tflops": job.flops / 1e12 if job.priced else None,
+                "peak_gib": job.peak_bytes / GIB if job.priced else None,
+                "fits": job.fits.get(gpu) if job.priced else None,
+                "fits_on": " ".join(name for name, fits in job.fits.items() if fits) if job.priced else "",
+                "advice": job.advice, "gpu_hours": job.gpu_hours if job.priced else None,
+                "runtime_min": job.runtime_minutes or None, "mem_mb": job.mem_mb or None,
+                "disk_gb": (job.disk_bytes / GB) if work else None,
+                "unknown": "; ".join(job.unknown),
+                "lengths": "; ".join(dict.fromkeys(p.lengths_source for p in work.phases)) if work else "",
+            })
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def totals(table: pd.DataFrame) -> pd.DataFrame:
+    """Per run and GPU: jobs, GPU jobs priced and not, GPU-hours, tokens, FLOPs, the widest job, the
+    jobs that fit no 40 GB / 80 GB device, disk."""
+    out = []
+    for (run, gpu), jobs in table.groupby(["run", "gpu"], sort=False):
+        priced = jobs[jobs["tflops"].notna()]
+        out.append({
+            "run": run, "gpu": gpu, "jobs": len(jobs), "gpu_jobs": len(priced),
+            "unpriced": int((jobs["unknown"] != "").sum()),
+            "gpu_hours": priced["gpu_hours"].sum(), "tokens": priced["tokens"].sum(),
+            "pflops": priced["tflops"].sum() / 1e3, "widest_gib": priced["peak_gib"].max() if len(priced) else 0.0,
+            "over_40gb": int((priced["peak_gib"] > 40).sum()), "over_80gb": int((priced["peak_gib"] > 80).sum()),
+            "not_fitting": int((priced["fits"] == False).sum()),  # noqa: E712 (a column of booleans)
+            "disk_gb": jobs["disk_gb"].sum(),
+        })
+    return pd.DataFrame(out)
+
+
+def plan_runs(runs: list[list[str]], gpus: list[str] | None, overrides: list[str], out: Path,
+              remaining: bool = False, cache_dir: Path | None = None) -> str:
+    """Plan each run on each GPU; write the tables; return the totals as markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    for configfiles in runs:
+        name = "+".join(Path(path).stem for path in configfiles)
+        plans = plan_run(configfiles, gpus, overrides, remaining=remaining, cache_dir=cache_dir)
+        table = rows(name, plans)
+        table.to_csv(out / f"{name}.csv", index=False)
+        summary = totals(table)
+        (out / f"{name}.md").write_text(_markdown(name, table, summary, plans))
+        summaries.append(summary)
+    summary = pd.concat(summaries, ignore_index=True)
+    summary.to_csv(out / "summary.csv", index=False)
+    text = summary.to_markdown(index=False, floatfmt=".3g")
+    (out / "summary.md").write_text(f"# Plan totals\n\n{text}\n")
+    return text
+
+
+def _markdown(name: str, table: pd.DataFrame, summary: pd.DataFrame, plans: dict) -> str:
+    lines = [f"# Plan of {name}", "", summary.to_markdown(index=False, floatfmt=".3g"), ""]
+    problems = [line for jobs in plans.values() for job in jobs for line in job.problems]
+    if problems:
+        lines += ["## Flagged", "", *[f"- {line}" for line in problems], ""]
+    shown = ["gpu", "job", "examples", "optimizer_steps", "tokens", "tflops", "peak_gib", "fits", "gpu_hours",
+             "runtime_min", "mem_mb", "disk_gb", "unknown"]
+    lines += ["## Jobs", "", table[table["examples"].notna() | (table["unknown"] != "")][shown]
+              .to_markdown(index=False, floatfmt=".3g"), ""]
+    lengths = table.loc[table["lengths"] != "", ["job", "lengths"]].drop_duplicates("lengths")
+    if len(lengths):
+        lines += ["## Where the lengths come from", "", lengths.to_markdown(index=False), ""]
+    return "\n".join(lines)

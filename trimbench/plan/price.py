@@ -1,0 +1,189 @@
+"""One job of the dry run priced: its track's work (trimbench.cost.work) counted step by step
+(trimbench.cost.step) on the planned GPU: FLOPs, peak device memory, whether it fits each listed GPU
+(and what would make it fit), GPU-hours, the runtime and host memory SLURM is asked for, disk written.
+
+GPU time is FLOPs / (the GPU's dense peak for the job's dtype x MFU): ``plan_mfu`` is the model FLOPs
+utilisation a run reaches (docs/plan.md gives the default's source and this machine's calibration).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from trimbench.cost.gpus import Gpu, find_gpu, gpu_table
+from trimbench.cost.step import Step, StepCost, measure
+from trimbench.cost.work import Phase, Work
+from trimbench.errors import ConfigError
+from trimbench.plan.context import PlanContext
+from trimbench.tracks import track_of
+
+GIB = 2**30
+MB = 2**20
+#: a precision setting -> the dtype of its matrix products (fp32 runs without TF32: torch's default
+#: for matmul, torch.backends.cuda.matmul.allow_tf32 = False)
+DTYPE_OF_PRECISION = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16"}
+#: host bytes a text held in memory takes beside its tokens (a Python str in a pandas column)
+TEXT_OVERHEAD_BYTES = 64
+#: characters per token of a WordPiece / BPE encoder on English text, for the texts' host memory
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The plan's keys (config: plan_*; schemas/config.schema.yaml)."""
+
+    gpu: Gpu
+    gpus: dict
+    mfu: float
+    margin: float
+    min_runtime: int
+    max_runtime: int | None
+    host_base_mb: int
+    cache_dir: Path | None
+
+    @classmethod
+    def of(cls, config: dict, gpu: str | None = None, cache_dir: Path | None = None) -> Settings:
+        table = gpu_table(config.get("plan_gpus"))
+        return cls(find_gpu(gpu or config["plan_gpu"], table), table, config["plan_mfu"], config["plan_margin"],
+                   config["plan_min_runtime"], config.get("plan_max_runtime"), config["plan_host_base_mb"],
+                   cache_dir)
+
+
+@dataclass
+class JobPlan:
+    rule: str
+    wildcards: dict
+    work: Work | None
+    gpu: str
+    flops: float = 0.0
+    tokens: int = 0
+    #: peak device memory of one device, its largest phase
+    peak_bytes: int = 0
+    parameter_bytes: int = 0
+    gpu_hours: float = 0.0
+    runtime_minutes: int = 0
+    mem_mb: int = 0
+    disk_bytes: int = 0
+    #: each listed GPU -> whether the job's peak fits its memory
+    fits: dict = field(default_factory=dict)
+    #: what would make it fit the planned GPU, where it does not
+    advice: str = ""
+    #: what keeps the job from being priced (unknown counts)
+    unknown: tuple = ()
+    #: over the partition's limit (plan_max_runtime)
+    over_runtime: bool = False
+
+    @property
+    def priced(self) -> bool:
+        return self.work is not None and self.work.on_gpu and not self.unknown
+
+    @property
+    def label(self) -> str:
+        shown = ", ".join(f"{key}={value}" for key, value in self.wildcards.items())
+        return f"{self.rule}[{shown}]" if shown else self.rule
+
+    @property
+    def problems(self) -> list[str]:
+        """What the plan flags before the queue: a GPU it does not fit, a runtime over the limit."""
+        out = []
+        if self.priced and not self.fits.get(self.gpu, True):
+            out.append(f"{self.label}: needs {self.peak_bytes / GIB:.1f} GiB a device, more than the "
+                       f"{self.gpu}'s memory; {self.advice}")
+        if self.over_runtime:
+            out.append(f"{self.label}: planned {self.runtime_minutes} min, over plan_max_runtime; raise the "
+                       f"devices or split the job (see docs/plan.md)")
+        return out
+
+
+def job_work(rule: str, wildcards: dict, config: dict, context: PlanContext) -> Work | None:
+    """The work of a job: its experiment's track answers (None: a job that runs no model on a GPU)."""
+    name = wildcards.get("experiment")
+    if name is None or name not in config["experiments"]:
+        return None
+    exp = config["experiments"][name]
+    return track_of(exp).cost(rule, wildcards, exp, context)
+
+
+def step_cost(step: Step, cache_dir: Path | None) -> StepCost:
+    """A step's cost, counted on one- and two-block models and extended to its depth: FLOPs and memory
+    of an encoder grow by the same amount with each block (the blocks are alike), so two small counts
+    give any depth exactly, whatever the cut (benchmarks/plan_accuracy.py checks it on a full count)."""
+    depth = step.layers or step.architecture.num_hidden_layers
+    if depth <= 2:
+        return measure(step, cache_dir)
+    one, two = (measure(replace(step, layers=k), cache_dir) for k in (1, 2))
+    extra = depth - 1
+    return StepCost(flops=one.flops + extra * (two.flops - one.flops),
+                    peak_bytes=one.peak_bytes + extra * (two.peak_bytes - one.peak_bytes),
+                    parameter_bytes=one.parameter_bytes + extra * (two.parameter_bytes - one.parameter_bytes))
+
+
+def _step(phase: Phase, context: PlanContext, batch: int | None = None, checkpointing: bool | None = None) -> Step:
+    return Step(context.architecture(phase.model), batch or phase.batch, phase.length, phase.train,
+                layers=phase.layers, head=phase.head, dtype=DTYPE_OF_PRECISION[phase.precision],
+                gradient_checkpointing=phase.gradient_checkpointing if checkpointing is None else checkpointing)
+
+
+def plan_job(rule: str, wildcards: dict, config: dict, context: PlanContext, settings: Settings) -> JobPlan:
+    work = job_work(rule, wildcards, config, context)
+    plan = JobPlan(rule, dict(wildcards), work, settings.gpu.name)
+    if work is None:
+        return plan
+    plan.unknown = work.unknown
+    if not work.on_gpu or work.unknown:
+        return plan
+    seconds = 0.0
+    widest = None
+    for phase in work.phases:
+        cost = step_cost(_step(phase, context), settings.cache_dir)
+        flops = cost.flops * phase.count * work.devices
+        plan.flops += flops
+        plan.tokens += phase.tokens * work.devices
+        seconds += flops / (settings.gpu.peak(DTYPE_OF_PRECISION[phase.precision]) * 1e12 * settings.mfu)
+        if cost.peak_bytes > plan.peak_bytes:
+            plan.peak_bytes, widest = cost.peak_bytes, phase
+        plan.parameter_bytes = max(plan.parameter_bytes, cost.parameter_bytes)
+    plan.gpu_hours = seconds / 3600
+    wall_minutes = seconds / work.devices / 60
+    plan.runtime_minutes = max(settings.min_runtime, math.ceil(wall_minutes * settings.margin))
+    plan.over_runtime = settings.max_runtime is not None and plan.runtime_minutes > settings.max_runtime
+    texts = work.examples or 0
+    mean_length = sum(p.tokens for p in work.phases) / max(1, sum(p.sequences for p in work.phases))
+    host = settings.host_base_mb * MB + 3 * plan.parameter_bytes + texts * (
+        TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length)
+    plan.mem_mb = math.ceil(host * settings.margin / MB)
+    plan.disk_bytes = work.disk_bytes + int(work.saved_weights * plan.parameter_bytes)
+    plan.fits = {name: plan.peak_bytes <= gpu.memory_gib * GIB for name, gpu in settings.gpus.items()}
+    if not plan.fits.get(settings.gpu.name, True):
+        plan.advice = _advice(widest, context, settings)
+    return plan
+
+
+def _advice(phase: Phase, context: PlanContext, settings: Settings) -> str:
+    """What makes the widest phase fit the planned GPU: its batch split over devices (or gradient
+    accumulation) for a training, a smaller batch for an encoding, else gradient checkpointing."""
+    memory = settings.gpu.memory_gib * GIB
+    for split in (2, 4, 8, 16):
+        if phase.batch // split < 1:
+            break
+        cost = step_cost(_step(phase, context, batch=phase.batch // split), settings.cache_dir)
+        if cost.peak_bytes <= memory:
+            if phase.train:
+                return (f"fits with devices = {split} x the current (or gradient_accumulation = {split}): "
+                        f"{phase.batch // split} sequences a device, {cost.peak_bytes / GIB:.1f} GiB")
+            return f"fits with a batch of {phase.batch // split} ({cost.peak_bytes / GIB:.1f} GiB)"
+    if phase.train and not phase.gradient_checkpointing:
+        cost = step_cost(_step(phase, context, checkpointing=True), settings.cache_dir)
+        if cost.peak_bytes <= memory:
+            return f"fits with gradient_checkpointing: true ({cost.peak_bytes / GIB:.1f} GiB)"
+    return "does not fit even at a sixteenth of its batch: a GPU with more memory"
+
+
+def check_settings(config: dict) -> None:
+    """The plan keys' problems as one ConfigError before any job (an unknown GPU lists the known)."""
+    try:
+        Settings.of(config)
+    except ConfigError as error:
+        raise ConfigError(f"config key plan_gpu / plan_gpus: {error}") from None
