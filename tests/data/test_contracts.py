@@ -124,6 +124,49 @@ def test_contract_files_follow_the_format(tmp_path, monkeypatch):
         contracts.load.cache_clear()
 
 
+BERT_BASE = {"model_type": "bert", "num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12,
+             "intermediate_size": 3072, "vocab_size": 30522, "max_position_embeddings": 512}
+WRONG_ARCHITECTURE = [
+    ({"num_attention_heads": 10}, r"num_attention_heads 10 does not divide hidden_size 768"),
+    ({"intermediate_size": "3072"}, r"'intermediate_size' must be a positive integer, not '3072'"),
+    ({"vocab_size": 0}, r"'vocab_size' must be a positive integer, not 0"),
+    ({"max_position_embeddings": True}, r"'max_position_embeddings' must be a positive integer, not True"),
+    ({"embedding_size": 128.0}, r"'embedding_size' must be a positive integer, not 128\.0"),
+    ({"n_heads": 12}, r"record DistilBERT's 'n_heads' as 'num_attention_heads'"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), WRONG_ARCHITECTURE, ids=[next(iter(w[0])) for w in WRONG_ARCHITECTURE])
+def test_a_model_contracts_sizes_are_positive_integers_with_heads_dividing_the_width(change, message):
+    """The sizes a cost plan builds a model from (issue 31): a contract with a wrong one fails on load."""
+    raw = {"id": "me/model", "type": "model", "revision": "a" * 40, "read_from": ["x"], "mlm_head": False}
+    path = contracts.contract_path("me/model")
+    contracts._validate({**raw, "config": BERT_BASE}, path, "me/model")
+    with pytest.raises(contracts.ContractError, match=rf"me--model\.yaml: config: {message}"):
+        contracts._validate({**raw, "config": {**BERT_BASE, **change}}, path, "me/model")
+
+
+def test_every_preset_model_contract_has_the_plans_architecture_or_says_what_it_lacks():
+    """A cost plan builds every hub model of a preset from its contract's ``config``: each fact it needs
+    is there, or ``unknown`` names it, so the plan's error for that model is foreseeable."""
+    complete = set()
+    for name in PRESETS:
+        for entry in preset(name)["models"].values():
+            contract = contracts.load(entry["id"]) if entry["source"] == "hub" else None
+            if contract is None:
+                continue
+            config = contract.raw["config"]
+            missing = [key for key in contracts.plan_architecture_keys(config) if key not in config]
+            notes = " ".join(contract.raw.get("unknown") or ())
+            assert all(key in notes for key in missing), f"{contract.where}: {missing} neither read nor in 'unknown'"
+            if not missing:
+                complete.add(contract.id)
+    assert {"google-bert/bert-base-uncased", "google/electra-small-discriminator", "distilbert-base-uncased",
+            "sentence-transformers/all-MiniLM-L6-v2"} <= complete
+    electra = contracts.load("google/electra-base-generator").raw["config"]
+    assert "embedding_size" in contracts.plan_architecture_keys(electra)
+
+
 # --- validation against contracts ------------------------------------------------------------------
 
 WRONG = [

@@ -32,6 +32,14 @@ TEXT_DTYPES = ("string", "large_string")
 NUMBER_DTYPES = ("bool", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 #: BeIR/<name> holds these files; BeIR/<name>-qrels one ``<split>.tsv`` per split (beir-cellar/beir layout)
 BEIR_FILES = ("corpus.jsonl.gz", "queries.jsonl.gz")
+#: the architecture facts a cost plan builds a model from (issue 31, trimbench.cost.architecture)
+PLAN_ARCHITECTURE_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
+                          "vocab_size", "max_position_embeddings")
+#: sizes a model contract's ``config`` may carry: positive integers (ELECTRA's embeddings have their own width)
+ARCHITECTURE_KEYS = (*PLAN_ARCHITECTURE_KEYS, "embedding_size")
+#: DistilBERT's own names of those facts; a contract records them under the common names instead
+DISTILBERT_NAMES = {"n_layers": "num_hidden_layers", "dim": "hidden_size", "n_heads": "num_attention_heads",
+                    "hidden_dim": "intermediate_size"}
 
 
 class ContractError(ValueError):
@@ -215,6 +223,7 @@ def _validate(raw, path: Path, repo_id: str) -> None:
     if raw["type"] == "model":
         if not isinstance(raw.get("config"), dict) or not isinstance(raw.get("mlm_head"), bool):
             fail("a model needs 'config' (config.json facts) and 'mlm_head' (true/false)")
+        _validate_architecture(raw["config"], fail)
         return
     if raw["type"] == "files":
         _validate_files(raw, fail)
@@ -235,6 +244,27 @@ def _validate(raw, path: Path, repo_id: str) -> None:
     export = raw.get("parquet_export")
     if export and not (export.get("revision") and isinstance(export.get("files"), dict)):
         fail("'parquet_export' needs 'revision' and 'files'")
+
+
+def _validate_architecture(config: dict, fail) -> None:
+    """The sizes a cost plan reads: positive integers, the heads splitting the width evenly (an
+    attention head's width is hidden_size / num_attention_heads)."""
+    for own, common in DISTILBERT_NAMES.items():
+        if own in config:
+            fail(f"config: record DistilBERT's '{own}' as '{common}' (the common names the checks and the plan read)")
+    for key in ARCHITECTURE_KEYS:
+        value = config.get(key)
+        if key in config and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            fail(f"config: '{key}' must be a positive integer, not {value!r}")
+    heads, width = config.get("num_attention_heads"), config.get("hidden_size")
+    if heads and width and width % heads:
+        fail(f"config: num_attention_heads {heads} does not divide hidden_size {width}")
+
+
+def plan_architecture_keys(config: dict) -> tuple[str, ...]:
+    """The facts a cost plan needs of a model with this ``config``: ELECTRA's embedding width too."""
+    electra = config.get("model_type") == "electra"
+    return (*PLAN_ARCHITECTURE_KEYS, "embedding_size") if electra else PLAN_ARCHITECTURE_KEYS
 
 
 def _validate_features(features: dict, where: str, fail) -> None:
