@@ -148,6 +148,11 @@ def _safetensors_size(path: Path) -> int | None:
 
 #: the absolute positions of a tiny random model (:func:`build_tiny_model`)
 TINY_MAX_POSITIONS = 512
+#: a tiny DeBERTa's config beyond depth and width: DeBERTa-v3's layout (microsoft/deberta-v3-base's
+#: config.json; :func:`build_tiny_model`, and the cost model of a tiny DeBERTa: trimbench.cost)
+TINY_DEBERTA_LAYOUT = dict(relative_attention=True, position_buckets=256, norm_rel_ebd="layer_norm",
+                           share_att_key=True, pos_att_type="p2c|c2p", layer_norm_eps=1e-7,
+                           max_relative_positions=-1, position_biased_input=False, type_vocab_size=0)
 #: model types whose position ids count from the padding index + 1 (transformers'
 #: ``create_position_ids_from_input_ids``, modeling_roberta.py: ``cumsum(mask) * mask + padding_idx``),
 #: so a text takes at most ``max_position_embeddings - pad_token_id - 1`` tokens (RoBERTa's 514 -> 512)
@@ -325,6 +330,12 @@ def fetch_hub_model(entry: dict, out_dir: Path) -> None:
                       ignore_patterns=_HUB_IGNORE)
 
 
+def tiny_heads(entry: dict) -> int:
+    """A tiny model's attention heads: the entry's, or 1 where they do not divide its width."""
+    heads = entry.get("attention_heads", 4)
+    return 1 if entry["dim"] % heads else heads
+
+
 def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
     """A randomly initialised encoder of the declared depth and width, offline.
 
@@ -356,10 +367,7 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
     tokenizer = BertTokenizerFast.from_pretrained(str(_transformer_folder(vocab_folder)), local_files_only=True)
     common = dict(vocab_size=tokenizer.vocab_size, max_position_embeddings=TINY_MAX_POSITIONS)
     arch = entry.get("architecture", "bert")
-    heads = entry.get("attention_heads", 4)
-    dim = entry["dim"]
-    if dim % heads:
-        heads = 1
+    heads, dim = tiny_heads(entry), entry["dim"]
     head = entry.get("mlm_head") is not False
     if arch == "distilbert":
         config = DistilBertConfig(n_layers=entry["layers"], dim=dim, n_heads=heads,
@@ -372,10 +380,8 @@ def build_tiny_model(entry: dict, vocab_folder: Path, out_dir: Path) -> None:
         model = (ElectraForMaskedLM if head else ElectraModel)(config)
     elif arch == "deberta":
         config = DebertaV2Config(num_hidden_layers=entry["layers"], hidden_size=dim, num_attention_heads=heads,
-                                 intermediate_size=entry.get("intermediate_size", 64), relative_attention=True,
-                                 position_buckets=256, norm_rel_ebd="layer_norm", share_att_key=True,
-                                 pos_att_type="p2c|c2p", layer_norm_eps=1e-7, max_relative_positions=-1,
-                                 position_biased_input=False, type_vocab_size=0, **common)
+                                 intermediate_size=entry.get("intermediate_size", 64), **TINY_DEBERTA_LAYOUT,
+                                 **common)
         model = (DebertaV2ForMaskedLM if head else DebertaV2Model)(config)
     else:
         config = BertConfig(num_hidden_layers=entry["layers"], hidden_size=dim, num_attention_heads=heads,

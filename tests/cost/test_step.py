@@ -1,0 +1,124 @@
+"""trimbench.cost.step: FLOPs and peak memory of one step, on hand-made tiny architectures.
+
+FakeTensorMode's time does not grow with the shapes, so the shapes here are large enough for
+activations to dominate memory while each count takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from trimbench.cost import step as step_module
+from trimbench.cost.architecture import Architecture
+from trimbench.cost.step import Step, StepCost, measure
+from trimbench.errors import ConfigError
+
+H, I, V, HEADS = 256, 1024, 1000, 4  # noqa: E741  (hidden, intermediate, vocabulary)
+TINY = Architecture("bert", num_hidden_layers=2, hidden_size=H, num_attention_heads=HEADS, intermediate_size=I,
+                    vocab_size=V, max_position_embeddings=512, source="hand-made")
+
+
+def block_flops(batch: int, length: int) -> int:
+    """One BERT block's forward: Q, K, V, output projections (4 H x H) and the feed-forward (2 H x I)
+    per token, QK^T and attention x V (2 L x H per token); a multiply-add is two FLOPs."""
+    tokens = batch * length
+    return 2 * tokens * (4 * H * H + 2 * H * I) + 2 * 2 * batch * length * length * H
+
+
+def test_flops_double_with_batch():
+    assert measure(Step(TINY, 16, 64, train=True)).flops == 2 * measure(Step(TINY, 8, 64, train=True)).flops
+
+
+def test_the_cut_removes_whole_blocks():
+    full, cut = measure(Step(TINY, 8, 64, train=False)), measure(Step(TINY, 8, 64, train=False, layers=1))
+    assert full.flops - cut.flops == block_flops(8, 64)
+    assert cut.parameter_bytes < full.parameter_bytes
+
+
+def test_forward_flops_are_the_blocks_and_the_pooler():
+    # BertModel's pooler: one H x H product on the first token of each sequence
+    assert measure(Step(TINY, 8, 64, train=False)).flops == 2 * block_flops(8, 64) + 2 * 8 * H * H
+
+
+def test_training_counts_the_backward_twice_the_forward():
+    forward, train = measure(Step(TINY, 8, 64, train=False)), measure(Step(TINY, 8, 64, train=True))
+    assert train.flops == pytest.approx(3 * forward.flops, rel=0.02)  # the embeddings' backward is a gather
+
+
+def test_the_mlm_head_projects_every_token_on_the_vocabulary():
+    encoder, mlm = measure(Step(TINY, 8, 64, train=False)), measure(Step(TINY, 8, 64, train=False, head="mlm"))
+    tokens = 8 * 64
+    # the MLM head's transform (H x H) and decoder (H x V) over every token, in place of the pooler
+    assert mlm.flops - encoder.flops == 2 * tokens * (H * H + H * V) - 2 * 8 * H * H
+
+
+def test_training_holds_weights_gradients_and_adamw_states():
+    inference, train = measure(Step(TINY, 32, 128, train=False)), measure(Step(TINY, 32, 128, train=True))
+    assert train.peak_bytes > inference.peak_bytes
+    assert train.peak_bytes >= 4 * train.parameter_bytes  # fp32 weights, gradients, exp_avg, exp_avg_sq
+
+
+def test_parameter_bytes_are_the_real_models():
+    import torch
+    from transformers import BertConfig, BertModel
+
+    real = BertModel(BertConfig(**TINY.config_kwargs()))
+    assert measure(Step(TINY, 1, 8, train=False)).parameter_bytes == sum(p.numel() * 4 for p in real.parameters())
+    assert torch.get_default_dtype() == torch.float32
+
+
+@pytest.mark.parametrize("half", ["bf16", "fp16"])
+def test_mixed_precision_keeps_less_activation_memory(half):
+    fp32, mixed = measure(Step(TINY, 64, 128, train=True)), measure(Step(TINY, 64, 128, train=True, dtype=half))
+    assert mixed.peak_bytes < fp32.peak_bytes
+    assert mixed.flops == fp32.flops and mixed.parameter_bytes == fp32.parameter_bytes
+
+
+def test_gradient_checkpointing_trades_memory_for_a_second_forward():
+    plain = measure(Step(TINY, 64, 128, train=True))
+    checkpointed = measure(Step(TINY, 64, 128, train=True, gradient_checkpointing=True))
+    assert checkpointed.peak_bytes < plain.peak_bytes
+    assert checkpointed.flops > plain.flops
+
+
+def test_electra_embeddings_are_projected_to_the_hidden_width():
+    from transformers import ElectraConfig, ElectraModel
+
+    electra = dataclasses.replace(TINY, model_type="electra", embedding_size=64)
+    real = ElectraModel(ElectraConfig(**electra.config_kwargs()))
+    cost = measure(Step(electra, 8, 64, train=False))
+    assert cost.parameter_bytes == sum(p.numel() * 4 for p in real.parameters())
+    assert cost.flops == 2 * block_flops(8, 64) + 2 * 8 * 64 * 64 * H  # + the E -> H projection, no pooler
+
+
+def test_distilbert_and_deberta_are_counted():
+    distil = dataclasses.replace(TINY, model_type="distilbert")
+    assert measure(Step(distil, 8, 64, train=False, head="mlm")).flops > 0
+    deberta = dataclasses.replace(TINY, model_type="deberta-v2", extra={"relative_attention": True,
+                                                                         "pos_att_type": "p2c|c2p",
+                                                                         "position_buckets": 256})
+    plain = dataclasses.replace(TINY, model_type="deberta-v2")
+    # disentangled attention: the content-to-position and position-to-content terms cost more
+    assert measure(Step(deberta, 8, 64, train=False)).flops > measure(Step(plain, 8, 64, train=False)).flops
+
+
+def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatch):
+    counted = measure(Step(TINY, 8, 64, train=False), cache_dir=tmp_path)
+    monkeypatch.setattr(step_module, "_count", lambda step: StepCost(0.0, 0, 0))
+    assert measure(Step(TINY, 8, 64, train=False), cache_dir=tmp_path) == counted
+    assert measure(Step(TINY, 8, 64, train=False, layers=1), cache_dir=tmp_path) == StepCost(0.0, 0, 0)
+    assert len(list(tmp_path.glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"head": "pooler"}, "head 'pooler'"),
+    ({"dtype": "fp8"}, "dtype 'fp8'"),
+    ({"length": 513}, "length 513 beyond the model's max_position_embeddings 512"),
+    ({"layers": 3}, "layers 3 (1 to the model's 2)"),
+    ({"batch": 0}, "batch 0"),
+])
+def test_a_step_that_cannot_be_counted_names_its_field(change, named):
+    with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        measure(Step(**{**dict(architecture=TINY, batch=8, length=64, train=True), **change}))

@@ -1,0 +1,243 @@
+"""One step of a job, counted on the real transformers architecture under torch's fake tensors.
+
+A :class:`Step` is what a job repeats on ONE device: ``batch`` sequences of ``length`` tokens through
+the model (a forward; for training also the backward and the optimiser's step). :func:`measure` builds
+the transformers model from the :class:`~trimbench.cost.architecture.Architecture` inside
+``FakeTensorMode`` (tensors with shapes and dtypes but no data: no weights, no memory, a bert-base
+step in about a second) and runs the step there:
+
+- **FLOPs**: ``torch.utils.flop_counter.FlopCounterMode`` over the forward and backward (torch counts
+  the matrix products and attention; the optimiser's and the norms' elementwise work is left out, a
+  fraction of a percent of an encoder's).
+- **Peak memory**: ``torch.distributed._tools.mem_tracker.MemTracker``, which follows every tensor
+  storage alive (parameters, gradients, optimiser states, activations, temporaries) and keeps the
+  peak. Training runs two iterations and keeps the second's peak: AdamW creates its two fp32 states
+  in the first step, and they are alive through every later one (``reset_mod_stats`` between them,
+  as MemTracker asks). :class:`_PeakTracker` keeps only the whole model's peak (MemTracker's
+  per-module peaks cost 4/5 of its time: 5 s -> 1 s an iteration for bert-base at 128 x 64).
+  It counts what the caching allocator is asked for, not what it reserves (fragmentation adds
+  some; the plan's margin covers it).
+
+Mixed precision (``bf16``/``fp16``) runs the step under ``torch.autocast`` as the trainer does
+(parameters, gradients and optimiser states fp32, matrix products and their saved inputs in half
+precision). Here it is CPU autocast (no CUDA in FakeTensorMode without a CUDA build), whose op lists
+are close to CUDA's for an encoder (matmul, linear, bmm and attention in half precision, norms and
+softmax in fp32).
+
+The heads: ``encoder`` (the base model, mean-pooled: dense embeddings), ``mlm`` (the model ``*ForMaskedLM``
+and SPLADE's pooling over the vocabulary logits of every token), ``classifier`` (a linear layer on the
+pooled embedding: ELECTRA's fine-tuning on a cut encoder, negligible beside it).
+
+Results are cached as JSON (``cache_dir``), keyed by every field of the step and the torch and
+transformers versions, so a plan of many jobs of one shape counts it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from trimbench.cost.architecture import Architecture
+from trimbench.errors import ConfigError
+
+HEADS = ("encoder", "mlm", "classifier")
+DTYPES = ("fp32", "bf16", "fp16")
+OPTIMIZERS = ("adamw",)
+ATTENTIONS = ("sdpa", "eager")
+#: labels of the classifier head (SICK's three; a regression's one changes nothing measurable)
+CLASSIFIER_LABELS = 3
+
+
+@dataclass(frozen=True)
+class Step:
+    architecture: Architecture
+    #: sequences on one device
+    batch: int
+    #: tokens per sequence (after padding)
+    length: int
+    train: bool
+    #: the encoder cut to its first ``layers`` blocks (ELECTRA's cut, BERT-S); None = all
+    layers: int | None = None
+    head: str = "encoder"
+    dtype: str = "fp32"
+    gradient_checkpointing: bool = False
+    optimizer: str = "adamw"
+    #: the transformer's attention kernels (train.attention); flash_attention_2 is counted as sdpa
+    attention: str = "sdpa"
+
+
+@dataclass(frozen=True)
+class StepCost:
+    #: floating-point operations of the step (a multiply-add is two)
+    flops: float
+    #: peak bytes allocated on the device during the step
+    peak_bytes: int
+    #: bytes of the model's parameters
+    parameter_bytes: int
+
+
+def check(step: Step) -> None:
+    """A ConfigError naming the field of ``step`` that cannot be counted."""
+    arch = step.architecture
+    problems = []
+    for name, value, allowed in (("head", step.head, HEADS), ("dtype", step.dtype, DTYPES),
+                                 ("optimizer", step.optimizer, OPTIMIZERS), ("attention", step.attention, ATTENTIONS)):
+        if value not in allowed:
+            problems.append(f"{name} '{value}' (one of {', '.join(allowed)})")
+    if step.batch < 1 or step.length < 1:
+        problems.append(f"batch {step.batch} x length {step.length} (both at least 1)")
+    if step.length > arch.max_position_embeddings:
+        problems.append(f"length {step.length} beyond the model's max_position_embeddings "
+                        f"{arch.max_position_embeddings}")
+    if step.layers is not None and not 1 <= step.layers <= arch.num_hidden_layers:
+        problems.append(f"layers {step.layers} (1 to the model's {arch.num_hidden_layers})")
+    if problems:
+        raise ConfigError(f"cannot count a step of {arch.model_type} ({arch.source or 'no source'}): "
+                          + "; ".join(problems))
+
+
+def cache_key(step: Step) -> str:
+    """Every field of the step and the library versions the count depends on, as canonical JSON."""
+    import torch
+    import transformers
+
+    return json.dumps({"step": asdict(step), "torch": torch.__version__, "transformers": transformers.__version__},
+                      sort_keys=True, default=str)
+
+
+def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
+    """FLOPs and peak device memory of ``step`` (cached in ``cache_dir`` where given)."""
+    check(step)
+    path = None
+    if cache_dir is not None:
+        key = cache_key(step)
+        path = Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+        if path.is_file():
+            cached = json.loads(path.read_text())
+            if cached.get("key") == key:
+                return StepCost(**cached["cost"])
+    cost = _count(step)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
+            json.dump({"key": key, "cost": asdict(cost)}, handle)
+        os.replace(handle.name, path)  # a plan counting in parallel never reads half a file
+    return cost
+
+
+def _model(step: Step):
+    """The step's model (fake tensors when called inside FakeTensorMode) and its loss function."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING, MODEL_MAPPING
+
+    config = AutoConfig.for_model(step.architecture.model_type, **step.architecture.config_kwargs(step.layers))
+    model_class = (MODEL_FOR_MASKED_LM_MAPPING if step.head == "mlm" else MODEL_MAPPING)[type(config)]
+    if step.attention == "eager" or not model_class._supports_sdpa:
+        config._attn_implementation = "eager"
+    else:
+        # A GPU's fused attention (flash, memory-efficient) drops attention weights inside the kernel and keeps
+        # no sequence x sequence tensor; on the CPU, torch's fused kernel takes no dropout and its math fallback
+        # keeps them all. Without attention dropout the CPU runs its fused kernel too: the same FLOPs, and the
+        # GPU's memory.
+        for key in ("attention_probs_dropout_prob", "attention_dropout"):
+            if hasattr(config, key):
+                setattr(config, key, 0.0)
+    if step.head == "mlm":
+        model = AutoModelForMaskedLM.from_config(config)
+
+        def loss(output, mask):
+            # SPLADE's pooling: max over tokens of log(1 + relu(logit)), padding masked (sentence-transformers'
+            # sparse_encoder/modules/splade_pooling.py:107-121: masked product, relu_, log1p in training)
+            weights = (output.logits * mask.unsqueeze(-1).to(output.logits.dtype)).relu_()
+            weights = weights.log1p() if step.train else weights.log1p_()
+            return weights.max(dim=1)[0].sum()
+
+        return model, loss
+    model = AutoModel.from_config(config)
+    classifier = torch.nn.Linear(config.hidden_size, CLASSIFIER_LABELS) if step.head == "classifier" else None
+
+    def loss(output, mask):
+        hidden = output.last_hidden_state
+        pooled = (hidden * mask.unsqueeze(-1).to(hidden.dtype)).sum(dim=1) / mask.sum(dim=1, keepdim=True)
+        return (classifier(pooled) if classifier is not None else pooled).float().sum()
+
+    return (torch.nn.ModuleDict({"encoder": model, "classifier": classifier}) if classifier is not None else model,
+            loss)
+
+
+def _peak_tracker():
+    """MemTracker keeping only the whole model's peak (its per-module peaks are what makes it slow), and
+    taking a model whose parameters want no gradient (inference)."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    class _PeakTracker(MemTracker):
+        def _track_module_params_and_buffers(self, module, install_grad_hooks: bool = True):
+            # a model run for inference has no parameter that wants a gradient: no gradient hooks
+            wanted = install_grad_hooks and all(p.requires_grad for p in module.parameters())
+            return super()._track_module_params_and_buffers(module, install_grad_hooks=wanted)
+
+        def _update_peak_stats(self, peak_state) -> None:  # MemTracker's, less the per-module part
+            for device, snapshot in self._curr_mem_snap.items():
+                if self._peak_mem.get(device, 0) < snapshot["Total"]:
+                    self._peak_mem[device] = snapshot["Total"]
+                    self._peak_mem_snap[device] = dict(snapshot)
+
+    return _PeakTracker()
+
+
+def _count(step: Step) -> StepCost:
+    import contextlib
+
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
+
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(step.dtype)
+    with FakeTensorMode():
+        model, loss = _model(step)
+        body = model["encoder"] if isinstance(model, torch.nn.ModuleDict) else model
+        model.train(step.train)
+        # inference keeps no graph, as under no_grad (which MemTracker's module hooks cannot take where a module
+        # is handed a parameter, DeBERTa's relative embeddings)
+        model.requires_grad_(step.train)
+        if step.gradient_checkpointing:
+            body.activation_checkpointing_enable()  # as the trainer does (transformers/trainer.py:1510)
+        parameter_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+        ids = torch.randint(0, step.architecture.vocab_size, (step.batch, step.length))
+        mask = torch.ones(step.batch, step.length, dtype=torch.long)
+        optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
+
+        def iteration():
+            precision = torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext()
+            with precision:
+                value = loss(body(input_ids=ids, attention_mask=mask), mask)
+            if step.train:
+                value.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+
+        tracker = _peak_tracker()
+        tracker.track_external(*(part for part in (model, optimizer) if part is not None))
+        # torch counts the GPU's fused attention kernels but not the CPU's (torch/utils/flop_counter.py registers
+        # sdpa_flop for _scaled_dot_product_{efficient,flash,cudnn}_attention): the same formulas for it
+        cpu_attention = {
+            torch.ops.aten._scaled_dot_product_flash_attention_for_cpu:
+                lambda query, key, value, *args, **kwargs: sdpa_flop_count(query, key, value),
+            torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward:
+                lambda grad, query, key, value, *args, **kwargs: sdpa_backward_flop_count(grad, query, key, value),
+        }
+        flop_counter = FlopCounterMode(display=False, custom_mapping=cpu_attention)
+        with tracker, flop_counter:
+            iteration()
+        if step.train:  # the optimiser's states exist from the first step on: the second is the steady one
+            tracker.reset_mod_stats()
+            with tracker:
+                iteration()
+        peak = tracker.get_tracker_snapshot("peak")[torch.device("cpu")]["Total"]
+    return StepCost(flops=float(flop_counter.get_total_flops()), peak_bytes=int(peak),
+                    parameter_bytes=int(parameter_bytes))
