@@ -6,7 +6,7 @@ STAMP := $(VENV)/.trimbench-installed
 # faiss' build: cpu, or gpu on a cluster's GPU nodes (pyproject.toml's extras; docs/cluster.md)
 FAISS ?= cpu
 
-.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mutate
+.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mutate plan plan-presets
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,18 @@ mini: env
 	$(BIN)/python -m trimbench.jobs.warm --configfile configs/mini.yaml $$local && \
 	$(BIN)/snakemake --configfile configs/mini.yaml $$local --report results/report.html && \
 	echo "make mini: results/report.html ready; wall time $$(( $$(date +%s) - start )) s"
+
+# The cost plan (docs/plan.md): every job of a run's dry run priced before the queue, offline (no
+# weights, no data): results/plan/<run>.{md,csv} and summary.{md,csv}. CONFIG: one run or several
+# (space-separated; files of one run joined by +); GPU: one GPU or several (trimbench/cost/gpus.py).
+CONFIG ?= config.yaml
+GPU ?= a100-80gb
+plan: env
+	$(BIN)/python -m trimbench.plan $(CONFIG) $(foreach gpu,$(GPU),--gpu $(gpu))
+
+# Every paper preset on the GPUs of the README's cost column; rewrites docs/costs.md from it.
+plan-presets: env
+	$(BIN)/python -m trimbench.plan.costs --write docs/costs.md
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
 BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput

@@ -13,6 +13,7 @@ from trimbench.config import prepare as tb_config
 from trimbench import tracks as tb_tracks
 from trimbench.jobs import artifacts as tb_artifacts
 from trimbench.jobs import packaged as tb_packaged
+from trimbench.plan import resources as tb_plan_resources
 from trimbench.config import schema as tb_schema
 from trimbench.errors import ConfigError
 from trimbench.models import local_folder
@@ -133,6 +134,24 @@ def exp_param(*keys):
         return value
 
     return get
+
+
+PLANNER = tb_plan_resources.RulePlanner(CONFIG, Path.cwd())
+
+
+def planned(rule, kind, local):
+    """A GPU job's SLURM ``runtime`` (minutes) or ``mem_mb``, from its plan (trimbench.plan: counted
+    FLOPs on plan_gpu x plan_margin), times the attempt; ``local``, times the attempt, where the plan
+    cannot price the job (the dry run says why) and in a local run, which queues nothing and counts
+    nothing (trimbench/plan/resources.py). ``local``: a number, or a function of the wildcards."""
+
+    def value(wildcards, attempt):
+        fallback = local(wildcards) if callable(local) else local
+        if workflow.local_exec and not workflow.dryrun:
+            return fallback * attempt
+        return PLANNER.resource(rule, dict(wildcards.items()), kind, fallback, attempt)
+
+    return value
 
 
 def per_attempt(base):

@@ -29,8 +29,8 @@ rule train_model:
         # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("train", "devices"),
         nodes=1,
-        mem_mb=per_attempt(8000),
-        runtime=per_attempt(240),
+        mem_mb=planned("train_model", "mem_mb", 8000),
+        runtime=planned("train_model", "runtime", 240),
     params:
         method=lambda wc: variant(wc).method,
         cut_layers=lambda wc: variant(wc).cut_layers,
@@ -66,8 +66,8 @@ rule train_retriever:
         gpu=exp_param("train", "devices"),
         nodes=1,
         # MS MARCO's passage texts (~3 GB) stay in memory for the groups drawn each epoch
-        mem_mb=per_attempt(16000),
-        runtime=per_attempt(480),
+        mem_mb=planned("train_retriever", "mem_mb", 16000),
+        runtime=planned("train_retriever", "runtime", 480),
     params:
         method=lambda wc: variant(wc).method,
         cut_layers=lambda wc: variant(wc).cut_layers,
@@ -95,8 +95,8 @@ rule encode_texts:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=per_attempt(4000),
-        runtime=per_attempt(60),
+        mem_mb=planned("encode_texts", "mem_mb", 4000),
+        runtime=planned("encode_texts", "runtime", 60),
     params:
         datasets=exp_param("evaluation", "datasets"),
         layers=lambda wc: list(variant(wc).eval_layers),
@@ -128,8 +128,8 @@ rule encode_corpus:
         # retrieval.encode_devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("retrieval", "encode_devices"),
         nodes=1,
-        mem_mb=per_attempt(8000),
-        runtime=per_attempt(240),
+        mem_mb=planned("encode_corpus", "mem_mb", 8000),
+        runtime=planned("encode_corpus", "runtime", 240),
     params:
         datasets=exp_param("evaluation", "datasets"),
         corpus_of=exp_param("_corpus_of"),

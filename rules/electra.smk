@@ -19,8 +19,8 @@ rule adapt_domain:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=per_attempt(16000),
-        runtime=per_attempt(720),
+        mem_mb=planned("adapt_domain", "mem_mb", 16000),
+        runtime=planned("adapt_domain", "runtime", 720),
     params:
         stage=lambda wc: tb_config.tracked(experiment(wc)["domain_adaptation"]),
         kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
@@ -45,8 +45,8 @@ rule pretune_word_similarity:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=per_attempt(8000),
-        runtime=per_attempt(120),
+        mem_mb=planned("pretune_word_similarity", "mem_mb", 8000),
+        runtime=planned("pretune_word_similarity", "runtime", 120),
     params:
         k=lambda wc: int(wc.k),
         stage=lambda wc: tb_config.tracked(experiment(wc)["word_similarity"]),
@@ -78,9 +78,11 @@ rule train_electra:
     threads: 1
     resources:
         gpu=1,
-        mem_mb=per_attempt(8000),
+        mem_mb=planned("train_electra", "mem_mb", 8000),
         # Every cut and seed of the model in turn: a paper fine-tune takes minutes on a GPU.
-        runtime=lambda wc, attempt: 15 * len(job_fine_tunings(wc)) * attempt,
+        runtime=planned(
+            "train_electra", "runtime", lambda wc: 15 * len(job_fine_tunings(wc))
+        ),
     params:
         fine_tunings=job_fine_tunings,
         start_layers=pretuned_layers,

@@ -89,8 +89,8 @@ rule train_splade:
         # train.devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("train", "devices"),
         nodes=1,
-        mem_mb=per_attempt(16000),
-        runtime=per_attempt(1440),
+        mem_mb=planned("train_splade", "mem_mb", 16000),
+        runtime=planned("train_splade", "runtime", 1440),
     params:
         variant=splade_variant,
         semantics=exp_param("semantics"),
@@ -124,8 +124,8 @@ rule encode_sparse:
         # splade.encode_devices GPUs of one node (trimbench/jobs/launch.py launches a rank on each)
         gpu=exp_param("splade", "encode_devices"),
         nodes=1,
-        mem_mb=per_attempt(16000),
-        runtime=per_attempt(480),
+        mem_mb=planned("encode_sparse", "mem_mb", 16000),
+        runtime=planned("encode_sparse", "runtime", 480),
     params:
         datasets=exp_param("evaluation", "datasets"),
         corpus_of=exp_param("_corpus_of"),

@@ -10,11 +10,13 @@ from pathlib import Path
 from trimbench.cost.architecture import Architecture, architecture
 from trimbench.cost.work import Count, CostContext
 from trimbench.data import sizes
+from trimbench.models import position_limit
 
 
 class PlanContext(CostContext):
-    def __init__(self, config: dict, workdir: Path):
+    def __init__(self, config: dict, workdir: Path, cache_dir: Path | None = None):
         self.config = config
+        self.cache_dir = cache_dir
         self.datasets = config["datasets"]
         self.models = config["models"]
         self.workdir = Path(workdir)
@@ -32,7 +34,7 @@ class PlanContext(CostContext):
 
     def padded_length(self, dataset: str, split: str, column: str, model: str, max_length: int,
                       batch: int) -> tuple[int, str]:
-        max_length = min(max_length, self.max_positions(model))
+        max_length = min(max_length, self.max_length(model))
         length, source = _padded_length(self, dataset, split, column, model, max_length, batch)
         self.length_sources[(dataset, split, column)] = source
         return length, source
@@ -46,8 +48,14 @@ class PlanContext(CostContext):
     def hidden(self, model: str) -> int:
         return self.architecture(model).hidden_size
 
-    def max_positions(self, model: str) -> int:
-        return self.architecture(model).max_position_embeddings
+    def max_length(self, model: str) -> int:
+        arch = self.architecture(model)
+        limit = position_limit({"model_type": arch.model_type, "max_position_embeddings": arch.max_position_embeddings,
+                                **arch.extra})
+        return limit[0] if limit else arch.max_position_embeddings
+
+    def parameters(self, model: str, layers: int | None = None, head: str = "encoder") -> int:
+        return _parameters(self, model, layers, head)
 
     def __hash__(self) -> int:
         return id(self)
@@ -56,6 +64,17 @@ class PlanContext(CostContext):
 @cache
 def _architecture(context: PlanContext, model: str) -> Architecture:
     return architecture(model, context.models[model], context.workdir)
+
+
+@cache
+def _parameters(context: PlanContext, model: str, layers: int | None, head: str) -> int:
+    """Parameters of the model as saved, from the counted parameter bytes (fp32: 4 a parameter) of a
+    one-token forward, extended from one and two blocks to the depth (trimbench.plan.price.step_cost)."""
+    from trimbench.cost.step import Step
+    from trimbench.plan.price import step_cost
+
+    step = Step(context.architecture(model), 1, 1, train=False, layers=layers, head=head)
+    return step_cost(step, context.cache_dir).parameter_bytes // 4
 
 
 def _padded_length(context: PlanContext, dataset: str, split: str, column: str, model: str, max_length: int,

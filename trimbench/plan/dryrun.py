@@ -67,7 +67,7 @@ def dry_run(configfiles: list[Path], config: list[str] = (), workdir: Path = Pat
     result = subprocess.run(command, capture_output=True, text=True, cwd=workdir)
     if result.returncode != 0:
         raise ConfigError(f"the dry run of {' '.join(map(str, configfiles))} failed:\n"
-                          + (result.stderr.strip() or result.stdout.strip())[-4000:])
+                          + (result.stdout.strip() + "\n" + result.stderr.strip())[-4000:])
     jobs = parse(result.stdout)
     total = job_total(result.stdout)
     if total is not None and total != len(jobs):

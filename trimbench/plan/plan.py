@@ -36,10 +36,11 @@ def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str
     """Each GPU -> every job of the run's dry run, priced."""
     config = run_config(configfiles, overrides, workdir)
     jobs, _ = dry_run(configfiles, overrides, workdir, remaining=remaining)
-    context = PlanContext(config, workdir)
+    cache_dir = cache_dir or default_cache()
+    context = PlanContext(config, workdir, cache_dir)
     plans = {}
     for gpu in gpus or [config["plan_gpu"]]:
-        settings = Settings.of(config, gpu, cache_dir or default_cache())
+        settings = Settings.of(config, gpu, cache_dir)
         plans[gpu] = [plan_job(job.rule, job.wildcards, config, context, settings) for job in jobs]
     return plans
 

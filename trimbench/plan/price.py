@@ -154,7 +154,7 @@ def plan_job(rule: str, wildcards: dict, config: dict, context: PlanContext, set
     host = settings.host_base_mb * MB + 3 * plan.parameter_bytes + texts * (
         TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length)
     plan.mem_mb = math.ceil(host * settings.margin / MB)
-    plan.disk_bytes = work.disk_bytes + int(work.saved_weights * plan.parameter_bytes)
+    plan.disk_bytes = work.disk_bytes
     plan.fits = {name: plan.peak_bytes <= gpu.memory_gib * GIB for name, gpu in settings.gpus.items()}
     if not plan.fits.get(settings.gpu.name, True):
         plan.advice = _advice(widest, context, settings)

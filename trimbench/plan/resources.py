@@ -1,0 +1,66 @@
+"""The SLURM ``runtime`` and ``mem_mb`` of a GPU job, from its plan (rules/common.smk ``planned``).
+
+Where a job is queued (a cluster executor) or listed (a dry run), its runtime and host memory are its
+plan's (trimbench.plan.price: counted FLOPs on ``plan_gpu`` x ``plan_margin``), and a job the plan
+flags (it fits no ``plan_gpu``, or outlives ``plan_max_runtime``) is named on the terminal with what to
+change, before anything is queued. A job the plan cannot price (a row count or a model fact no source
+gives) keeps the rule's own request, and the dry run says which and why. A local run queues nothing:
+it keeps the rule's request too (it only bounds ``--resources mem_mb``), and counts nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from trimbench.errors import ConfigError
+from trimbench.plan.context import PlanContext
+from trimbench.plan.price import JobPlan, Settings, plan_job
+
+RESOURCES = ("runtime", "mem_mb")
+
+
+class RulePlanner:
+    """One run's plans, job by job as Snakemake asks for their resources (each job priced once)."""
+
+    def __init__(self, config: dict, workdir: Path, cache_dir: Path | None = None, report=None):
+        self.config = config
+        self.workdir = Path(workdir)
+        self.cache_dir = cache_dir
+        self.report = report or (lambda line: print(line, file=sys.stderr))
+        self._plans: dict[tuple, JobPlan | None] = {}
+        self._context = None
+
+    def resource(self, rule: str, wildcards: dict, kind: str, fallback: int, attempt: int) -> int:
+        """``kind`` (runtime, mem_mb) of the job, scaled by the attempt as its retries ask."""
+        if kind not in RESOURCES:
+            raise ValueError(f"planned resource '{kind}': one of {', '.join(RESOURCES)}")
+        plan = self.plan(rule, wildcards)
+        if plan is None or not plan.priced:
+            return fallback * attempt
+        return (plan.runtime_minutes if kind == "runtime" else plan.mem_mb) * attempt
+
+    def plan(self, rule: str, wildcards: dict) -> JobPlan | None:
+        key = (rule, tuple(sorted(wildcards.items())))
+        if key not in self._plans:
+            self._plans[key] = self._price(rule, dict(wildcards))
+        return self._plans[key]
+
+    def _price(self, rule: str, wildcards: dict) -> JobPlan | None:
+        from trimbench.plan.plan import default_cache
+
+        label = JobPlan(rule, wildcards, None, "").label
+        try:
+            if self._context is None:
+                self._context = PlanContext(self.config, self.workdir, self.cache_dir or default_cache())
+            settings = Settings.of(self.config, cache_dir=self._context.cache_dir)
+            plan = plan_job(rule, wildcards, self.config, self._context, settings)
+        except ConfigError as error:
+            self.report(f"plan: {label} keeps its rule's runtime and mem_mb: {error}")
+            return None
+        if plan.work is not None and plan.unknown:
+            self.report(f"plan: {label} keeps its rule's runtime and mem_mb: it cannot be priced: "
+                        + "; ".join(plan.unknown))
+        for problem in plan.problems:
+            self.report(f"plan: {problem}")
+        return plan
