@@ -167,6 +167,55 @@ def test_every_preset_model_contract_has_the_plans_architecture_or_says_what_it_
     assert "embedding_size" in contracts.plan_architecture_keys(electra)
 
 
+LENGTHS_CONTRACT = (f"id: me/lengths\ntype: dataset\nrevision: {'a' * 40}\nread_from: [x]\n"
+                    "configs: {default: {features: {title: string, text: string, score: float64}, "
+                    "splits: {test: 3}}}\nlengths: {default: {test: {%s: %s}}}\n")
+GOOD_FIGURES = "{mean: 9.5, p50: 9, p90: 14, p99: 20, max: 31, tokenizer: wp, source: all 3 rows of f.jsonl}"
+
+
+@pytest.mark.parametrize("column, figures, message", [
+    ("text", GOOD_FIGURES, None),
+    ("title+text", GOOD_FIGURES, None),
+    ("score", GOOD_FIGURES, r"lengths.default.test.score: not a text feature of config 'default' \(text features: "
+                            r"title, text; or title\+text\)"),
+    ("text", GOOD_FIGURES.replace("p90: 14", "p90: 8"), r"lengths.default.test.text: the figures must be ordered"),
+    ("text", GOOD_FIGURES.replace("mean: 9.5", "mean: 40"), r"lengths.default.test.text: the figures must be ordered"),
+    ("text", GOOD_FIGURES.replace("max: 31", "max: 31.5"), r"max a positive integer"),
+    ("text", GOOD_FIGURES.replace("p50: 9", "p50: 0"), r"mean, p50, p90, p99 are positive numbers"),
+    ("text", GOOD_FIGURES.replace(", source: all 3 rows of f.jsonl", ""), r"its keys are mean, p50, p90, p99, max, "
+                                                                         r"tokenizer, source"),
+    ("text", GOOD_FIGURES.replace("tokenizer: wp", "tokenizer: ''"), r"'tokenizer' and 'source' name what measured"),
+])
+def test_a_contracts_lengths_are_of_a_text_column_ordered_and_sourced(tmp_path, monkeypatch, column, figures, message):
+    monkeypatch.setattr(contracts, "CONTRACT_DIR", tmp_path)
+    contracts.load.cache_clear()
+    (tmp_path / "me--lengths.yaml").write_text(LENGTHS_CONTRACT % (column, figures))
+    try:
+        if message is None:
+            assert contracts.load("me/lengths").lengths("default", "test", column)["p99"] == 20
+        else:
+            with pytest.raises(contracts.ContractError, match=message):
+                contracts.load("me/lengths")
+    finally:
+        contracts.load.cache_clear()
+
+
+@pytest.mark.parametrize("lengths, message", [
+    ("{other: {test: {}}}", r"lengths: no config 'other' \(configs: default\)"),
+    ("{default: {train: {}}}", r"lengths.default: no split 'train' \(splits: test\)"),
+])
+def test_a_contracts_lengths_name_its_own_configs_and_splits(tmp_path, monkeypatch, lengths, message):
+    monkeypatch.setattr(contracts, "CONTRACT_DIR", tmp_path)
+    contracts.load.cache_clear()
+    text = LENGTHS_CONTRACT.replace("lengths: {default: {test: {%s: %s}}}", f"lengths: {lengths}")
+    (tmp_path / "me--lengths.yaml").write_text(text)
+    try:
+        with pytest.raises(contracts.ContractError, match=message):
+            contracts.load("me/lengths")
+    finally:
+        contracts.load.cache_clear()
+
+
 # --- validation against contracts ------------------------------------------------------------------
 
 WRONG = [

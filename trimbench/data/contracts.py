@@ -146,6 +146,12 @@ class Contract:
         files = self.export["files"]
         return {name: {**spec, "files": files[name]} for name, spec in configs.items() if name in files}
 
+    def lengths(self, config: str, split: str, column: str) -> dict | None:
+        """The token lengths recorded for a text column of a config's split (``lengths:``, the cost
+        plan's :mod:`trimbench.cost.lengths`): mean, p50, p90, p99, max, tokenizer, source; None
+        where none are recorded."""
+        return ((self.raw.get("lengths") or {}).get(config) or {}).get(split, {}).get(column)
+
     def files(self, revision: str | None = None) -> set[str]:
         """The data files the contract names at ``revision`` (its configs' and any it lists alone)."""
         named = {path for spec in self.configs(revision).values() for path in (spec.get("files") or {}).values()}
@@ -241,6 +247,7 @@ def _validate(raw, path: Path, repo_id: str) -> None:
         if judged is not None and not (isinstance(judged, dict) and set(judged) <= set(spec["splits"]) and all(
                 isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in judged.values())):
             fail(f"config '{name}': 'judged_queries' maps some of its splits to a positive count of queries")
+    _validate_lengths(raw.get("lengths"), configs, fail)
     export = raw.get("parquet_export")
     if export and not (export.get("revision") and isinstance(export.get("files"), dict)):
         fail("'parquet_export' needs 'revision' and 'files'")
@@ -273,6 +280,50 @@ def _validate_features(features: dict, where: str, fail) -> None:
             fail(f"{where} feature '{feature}': unknown type {spec!r}")
         if text_values(spec) is not None and not (is_text(spec) and text_values(spec)):
             fail(f"{where} feature '{feature}': 'values' lists the values of a text feature")
+
+
+#: a ``lengths:`` column's keys: tokens per text (untruncated) and what measured them on which file
+LENGTH_FIGURES, LENGTH_NOTES = ("mean", "p50", "p90", "p99", "max"), ("tokenizer", "source")
+#: the joined text of a BEIR or Tevatron document (title and text, as the encoders read it)
+JOINED_TEXT = "title+text"
+
+
+def _validate_lengths(lengths, configs: dict, fail) -> None:
+    """``lengths: {config: {split: {column: {mean, p50, p90, p99, max, tokenizer, source}}}}``: of a
+    config's split and its text features (or ``title+text``), figures ordered, with their source."""
+    if lengths is None:
+        return
+    if not isinstance(lengths, dict):
+        fail("'lengths' maps config -> split -> text column -> its figures")
+    for config, splits in lengths.items():
+        if config not in configs:
+            fail(f"lengths: no config '{config}' (configs: {', '.join(configs)})")
+        spec = configs[config]
+        for split, columns in (splits or {}).items():
+            if split not in spec["splits"]:
+                fail(f"lengths.{config}: no split '{split}' (splits: {', '.join(spec['splits'])})")
+            for column, figures in (columns or {}).items():
+                where = f"lengths.{config}.{split}.{column}"
+                parts = column.split("+") if column == JOINED_TEXT else [column]
+                if not all(part in spec["features"] and is_text(spec["features"][part]) for part in parts):
+                    texts = [name for name, feature in spec["features"].items() if is_text(feature)]
+                    fail(f"{where}: not a text feature of config '{config}' (text features: {', '.join(texts)}"
+                         f"{'; or ' + JOINED_TEXT if {'title', 'text'} <= set(texts) else ''})")
+                _validate_length_figures(figures, where, fail)
+
+
+def _validate_length_figures(figures, where: str, fail) -> None:
+    if not isinstance(figures, dict) or set(figures) != set(LENGTH_FIGURES + LENGTH_NOTES):
+        fail(f"{where}: its keys are {', '.join(LENGTH_FIGURES + LENGTH_NOTES)}")
+    numbers = [figures[key] for key in LENGTH_FIGURES]
+    if not all(isinstance(n, int | float) and not isinstance(n, bool) and n > 0 for n in numbers) \
+            or not isinstance(figures["max"], int):
+        fail(f"{where}: mean, p50, p90, p99 are positive numbers of tokens, max a positive integer")
+    mean, p50, p90, p99, top = numbers
+    if not (p50 <= p90 <= p99 <= top and mean <= top):
+        fail(f"{where}: the figures must be ordered, p50 <= p90 <= p99 <= max and mean <= max")
+    if not all(isinstance(figures[key], str) and figures[key].strip() for key in LENGTH_NOTES):
+        fail(f"{where}: 'tokenizer' and 'source' name what measured the lengths on which file")
 
 
 FILE_FORMATS = ("tsv", "csv")

@@ -1,0 +1,172 @@
+"""Token lengths for the cost plan (trimbench/cost/lengths.py): counted as the encoders count them,
+the expected padded length of a batch, and the order of the sources (a copy here, the contract, the
+upper bound)."""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from trimbench.cost import lengths as tl
+from trimbench.cost.lengths import Lengths, measure_lengths, padded_length, text_lengths
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory):
+    """A model folder holding only a hand-made WordPiece tokenizer: a known word is one token, any
+    other word one [UNK]."""
+    from transformers import BertTokenizerFast
+
+    folder = tmp_path_factory.mktemp("model")
+    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
+    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(str(folder))
+    return folder
+
+
+def words(count: int) -> str:
+    return " ".join(WORDS[i % len(WORDS)] for i in range(count))
+
+
+def test_lengths_count_the_special_tokens_and_stop_at_max_length(model_folder):
+    tokenizer = tl.load_tokenizer(model_folder)
+    measured = measure_lengths([words(3), words(1), words(10), "zebra"], tokenizer, 6, "hand-made texts", "wp")
+    assert measured.sample == (5, 3, 6, 3)  # [CLS] ... [SEP]; 10 words cut to 6 tokens; an unknown word is [UNK]
+    assert (measured.mean, measured.max, measured.p50) == (17 / 4, 6, 4.0)
+    assert measured.basis == "measured"
+    assert measured.source == "measured on hand-made texts with wp, truncated at max_length 6"
+    assert measure_lengths([words(10)], tokenizer, None).max == 12
+
+
+def test_a_measured_batch_is_padded_to_the_expected_longest_of_distinct_texts():
+    measured = tl.from_sample([1, 2, 3], "measured on three texts")
+    # batches of two distinct texts: {1,2}, {1,3}, {2,3}, padded to 2, 3, 3
+    assert padded_length(measured, 2) == pytest.approx(8 / 3)
+    assert padded_length(measured, 1) == pytest.approx(2.0)
+    assert padded_length(measured, 3) == padded_length(measured, 50) == 3.0
+    sample = np.random.default_rng(1).integers(2, 300, size=40)
+    measured = tl.from_sample(sample, "measured on random lengths")
+    expected = np.mean([max(c) for c in combinations(sample[:12], 3)])  # brute force on 12 of them
+    assert padded_length(tl.from_sample(sample[:12], "measured on 12"), 3) == pytest.approx(expected)
+    padded = [padded_length(measured, batch) for batch in range(1, 45)]
+    assert all(a < b for a, b in zip(padded[:39], padded[1:40], strict=True))  # rises until the whole sample
+    assert padded[0] == pytest.approx(sample.mean()) and padded[39:] == [float(sample.max())] * 5
+
+
+def test_recorded_quantiles_are_padded_through_a_piecewise_linear_quantile_function():
+    # uniform lengths on [0, 100]: Q(u) = 100 u, whose maximum of b draws has mean 100 b / (b + 1)
+    uniform = Lengths(50, 50, 90, 99, 100, "contract hand-made")
+    for batch in (2, 3, 10, 64):
+        assert padded_length(uniform, batch) == pytest.approx(100 * batch / (batch + 1))
+    assert padded_length(uniform, 1) == 50
+    # a longer lower end: Q through (0, 20) and (0.5, 50) has mean 55, and a pair's maximum 10 + 175 / 3
+    assert padded_length(Lengths(55, 50, 90, 99, 100, "contract lower end"), 2) == pytest.approx(10 + 175 / 3)
+    skewed = Lengths(120, 100, 250, 400, 512, "contract skewed")
+    padded = [padded_length(skewed, batch) for batch in (1, 2, 4, 16, 64, 256, 4096)]
+    assert padded == sorted(padded) and padded[0] == 120 and padded[-1] < 512 and padded[-1] > 505
+
+
+def test_recorded_quantiles_clipped_at_the_jobs_max_length():
+    uniform = Lengths(50, 50, 90, 99, 100, "contract hand-made")
+    cut = tl.truncated(uniform, 50)
+    # min(100 u, 50) has mean 12.5 + 25; its quantiles are clipped exactly
+    assert (cut.mean, cut.p50, cut.p90, cut.p99, cut.max) == (pytest.approx(37.5), 50, 50, 50, 50)
+    assert "clipped at max_length 50" in cut.source and cut.basis == "contract"
+    assert tl.truncated(uniform, 100) is uniform
+
+
+def test_an_upper_bound_pads_every_batch_to_the_bound():
+    bound = tl.upper_bound(128)
+    assert bound.basis == "bound" and bound.source == "upper bound: max_length 128"
+    assert {padded_length(bound, batch) for batch in (1, 7, 512)} == {128.0}
+
+
+@pytest.mark.parametrize("figures, message", [
+    ((10, 9, 8, 20, 30), "p50 <= p90"), ((40, 9, 10, 20, 30), "mean <= max"), ((0, 0, 0, 0, 0), "positive")])
+def test_lengths_out_of_order_or_without_a_named_source_are_refused(figures, message):
+    with pytest.raises(ValueError, match=message):
+        Lengths(*figures, "measured on x")
+    with pytest.raises(ValueError, match="a Lengths' source starts with"):
+        Lengths(10, 9, 10, 20, 30, "somewhere")
+    with pytest.raises(ValueError, match="at least one text"):
+        padded_length(tl.upper_bound(8), 0)
+
+
+STSB = {"source": "hub", "id": "sentence-transformers/stsb", "revision": "ab7a5ac0e35aa22088bdcf23e7fd99b220e53308",
+        "kind": "sts", "score_range": [0, 1], "columns": {}, "splits": {}, "holdout": None, "min_score": None}
+
+
+def test_sources_in_order_a_built_table_a_local_copy_the_contract_the_bound(tmp_path, model_folder):
+    model = {"source": "local", "path": str(model_folder)}
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    rows = [{"sentence1": words(n), "sentence2": words(2), "score": 1.0} for n in (1, 4, 9)]
+    (folder / "test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    local = {**STSB, "source": "local", "path": str(folder), "score_range": [0, 5]}
+
+    measured = text_lengths("stsb", local, "test", "sentence1", 8, "toy", model, tmp_path)
+    assert measured.sample == (3, 6, 8) and measured.basis == "measured"
+    assert f"measured on {folder} (dataset 'stsb' split 'test', read as the jobs read it), all 3 texts, column " \
+           "sentence1 with the tokenizer of model 'toy', truncated at max_length 8" == measured.source
+
+    built = tmp_path / "results" / "data" / "stsb" / "test.parquet"
+    built.parent.mkdir(parents=True)
+    pd.DataFrame({"sentence1": [words(2)] * 4, "sentence2": "x", "score": 0.5}).to_parquet(built)
+    from_table = text_lengths("stsb", local, "test", "sentence1", 8, "toy", model, tmp_path)
+    assert from_table.sample == (4,) * 4
+    assert from_table.source.startswith("measured on results/data/stsb/test.parquet, all 4 texts")
+
+    recorded = text_lengths("stsb", STSB, "test", "sentence1", 16, "toy", model, tmp_path / "elsewhere")
+    assert recorded.basis == "contract" and recorded.max == 16
+    assert recorded.source.startswith("contract reference/hub/sentence-transformers--stsb.yaml (default/test/sentence1")
+    other_revision = {**STSB, "revision": "b" * 40}
+    assert text_lengths("stsb", other_revision, "test", "sentence1", 16).basis == "bound"
+    uncontracted = {**STSB, "id": "someone/sts-without-contract"}
+    assert text_lengths("x", uncontracted, "test", "sentence1", 16) == tl.upper_bound(16)
+
+
+def test_a_model_not_on_this_machine_is_measured_with_the_named_proxy(tmp_path):
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text(json.dumps({"sentence1": "a cat", "sentence2": "b", "score": 1}) + "\n")
+    local = {**STSB, "source": "local", "path": str(folder), "score_range": [0, 5]}
+    hub_model = {"source": "hub", "id": "nobody/not-cached", "revision": "c" * 40}
+    measured = text_lengths("stsb", local, "test", "sentence1", 32, "big", hub_model, tmp_path)
+    assert measured.sample == (4,)  # [CLS] a cat [SEP]
+    assert "all-MiniLM-L6-v2's uncased WordPiece tokenizer" in measured.source
+    assert "a proxy: the tokenizer of model 'big' is not on this machine" in measured.source
+
+
+def test_retrieval_texts_are_queries_or_title_and_text_documents(tmp_path, model_folder):
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [{"_id": "d1", "title": "the cat", "text": words(3)}, {"_id": "d2", "title": "", "text": words(1)}]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in docs))
+    queries = [{"_id": "q1", "text": "cat"}, {"_id": "q2", "text": "a dog ran"}]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in queries))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td1\t1\n")
+    entry = {"source": "local", "path": str(folder), "kind": "retrieval", "splits": {}}
+    model = {"source": "local", "path": str(model_folder)}
+    assert text_lengths("b", entry, "test", tl.DOCUMENT, 64, "toy", model, tmp_path).sample == (7, 3)
+    assert text_lengths("b", entry, "test", tl.QUERY, 64, "toy", model, tmp_path).sample == (5,)  # judged only
+    with pytest.raises(ValueError, match="a retrieval split's texts are 'query' or 'document', not 'text'"):
+        text_lengths("b", entry, "test", "text", 64, "toy", model, tmp_path)
+    scifact = {"source": "hub", "id": "BeIR/scifact", "revision": "984eed826375f18d27936c4a32bf0f8491e3f414",
+               "kind": "retrieval", "splits": {}}
+    assert "(corpus/corpus/title+text" in text_lengths("scifact", scifact, "test", tl.DOCUMENT, 512).source
+    assert text_lengths("scifact", {**scifact, "topics_url": "https://x"}, "test", tl.QUERY, 32).basis == "bound"
+
+
+def test_a_sample_is_seeded_and_bounded(tmp_path):
+    table = tmp_path / "t.parquet"
+    pd.DataFrame({"text": [f"t{i}" for i in range(200_000)]}).to_parquet(table, row_group_size=30_000)
+    rows, total = tl._sampled_parquet(table, ["text"], 500, seed=3)
+    again, _ = tl._sampled_parquet(table, ["text"], 500, seed=3)
+    assert total == 200_000 and len(rows) == 500 and rows == again
+    picked = [int(row["text"][1:]) for row in rows]
+    assert picked == sorted(set(picked)) and picked == tl.sample_indices(200_000, 500, 3)
