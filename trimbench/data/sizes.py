@@ -9,6 +9,7 @@ bound the job's rows from above, and say so.
 from __future__ import annotations
 
 import gzip
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -37,13 +38,28 @@ class Count:
 JUDGED_TOPICS = {
     "qrels.dl19-passage.txt": (43, "TREC DL 2019 overview (arXiv:2003.07820): 43 judged passage queries"),
     "qrels.dl20-passage.txt": (54, "TREC DL 2020 overview (arXiv:2102.07662): 54 judged passage queries"),
+    # MS MARCO passage dev-small: 6,980 queries (the BEIR README's table; Tevatron's dev split)
+    "qrels.msmarco-passage.dev-subset.txt": (6980, "MS MARCO passage dev-small: 6,980 judged queries (BEIR README)"),
 }
 #: entry keys that make a builder keep fewer rows than its source split holds
 FILTER_KEYS = ("min_score", "max_score", "holdout", "max_rows", "builder")
 
 
+def _homedepot(entry: dict, part: str) -> Count:
+    """The Home Depot builder's parts, bounded by its settings (trimbench/data/homedepot.py): ``rows``
+    kept, ``test_fraction`` of them the test part (its queries), the rest the training pairs, the
+    corpus the test part's products and ``distractors`` more; relevance filters keep fewer."""
+    settings = entry["homedepot"]
+    test = math.ceil(settings["test_fraction"] * settings["rows"])
+    n = {"train": settings["rows"] - test, "queries": test, "corpus": test + settings["distractors"]}[part]
+    return Count(n, f"datasets.homedepot settings (rows {settings['rows']}, test_fraction "
+                    f"{settings['test_fraction']}, distractors {settings['distractors']}): an upper bound")
+
+
 def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     """Rows of our ``split`` of a pairs / scored / labelled dataset (a table per split)."""
+    if entry.get("builder") == "homedepot":
+        return _homedepot(entry, "train")
     local = _local_folder(entry, workdir)
     if local is not None:
         path = split_file(local, source_split(entry, split)) or split_file(local, split)
@@ -66,6 +82,8 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
 
 def corpus_rows(name: str, entry: dict, workdir: Path) -> Count:
     """Documents of a retrieval dataset's corpus."""
+    if entry.get("builder") == "homedepot":
+        return _homedepot(entry, "corpus")
     local = _local_folder(entry, workdir)
     if local is not None:
         path = _first(local, "corpus")
@@ -87,6 +105,8 @@ def corpus_rows(name: str, entry: dict, workdir: Path) -> Count:
 def query_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     """Queries of a retrieval split: the judged ones (those a BEIR split scores), or a Tevatron
     split's rows."""
+    if entry.get("builder") == "homedepot":
+        return _homedepot(entry, "queries")
     local = _local_folder(entry, workdir)
     ours = source_split(entry, split)
     if local is not None:

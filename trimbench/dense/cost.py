@@ -22,6 +22,7 @@ from trimbench.cost.work import (
     training_batches,
     training_disk,
 )
+from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.dense.variants import variant_retrieval_settings, variant_train_settings, variants
 
 #: the text columns of a training or evaluation table, by dataset kind (schemas: dataset.kind)
@@ -96,10 +97,10 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
     schedule = (queries.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
     steps = optimizer_steps(*schedule)
     max_length = context.max_length(exp["model"])
-    q_length, q_source = context.padded_length(dataset, split, "query", exp["model"],
+    q_length, q_source = context.padded_length(dataset, split, QUERY, exp["model"],
                                                retrieval["q_max_length"] or max_length, per_device)
     passages = per_device * retrieval["group_size"]
-    p_length, p_source = context.padded_length(dataset, "corpus", "text", exp["model"],
+    p_length, p_source = context.padded_length(dataset, split, DOCUMENT, exp["model"],
                                                retrieval["p_max_length"] or max_length, passages)
     batch, length = one_shape([(per_device, q_length), (passages, p_length)])
     # the longest batch: queries and passages at their maximum lengths
@@ -152,15 +153,15 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
         split = evaluation["split"]
         queries = context.queries(dataset, split)
         counts.append(queries)
-        parts = [("queries", queries, split, "query", retrieval["q_max_length"] or max_length)]
+        parts = [("queries", queries, QUERY, retrieval["q_max_length"] or max_length)]
         if exp["_corpus_of"][dataset] == dataset:
             docs = context.corpus(dataset)
             counts.append(docs)
-            parts.append(("corpus", docs, "corpus", "text", retrieval["p_max_length"] or max_length))
-        for part, count, our_split, column, part_max in parts:
+            parts.append(("corpus", docs, DOCUMENT, retrieval["p_max_length"] or max_length))
+        for part, count, column, part_max in parts:
             if count.n is None:
                 continue
-            length, source = context.padded_length(dataset, our_split, column, exp["model"], part_max, batch)
+            length, source = context.padded_length(dataset, split, column, exp["model"], part_max, batch)
             # each of the devices ranks encodes every devices-th batch (scripts/encode_corpus.py)
             phases.append(Phase(f"encode {dataset} {part}", exp["model"], -(-batches(count.n, batch) // devices),
                                 batch, length, train=False, layers=variant.cut_layers, lengths_source=source,

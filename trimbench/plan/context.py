@@ -4,10 +4,12 @@ row counts (trimbench.data.sizes), token lengths (trimbench.cost.lengths) and mo
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from pathlib import Path
 
 from trimbench.cost.architecture import Architecture, architecture
+from trimbench.cost.lengths import padded_length, text_lengths
 from trimbench.cost.work import Count, CostContext
 from trimbench.data import sizes
 from trimbench.models import position_limit
@@ -77,8 +79,19 @@ def _parameters(context: PlanContext, model: str, layers: int | None, head: str)
     return step_cost(step, context.cache_dir).parameter_bytes // 4
 
 
+@cache
+def _lengths(context: PlanContext, dataset: str, split: str, column: str, model: str, max_length: int):
+    from trimbench.jobs.artifacts import results_root
+
+    return text_lengths(dataset, context.datasets[dataset], split, column, max_length, model=model,
+                        model_entry=context.models.get(model), workdir=context.workdir,
+                        results=results_root(context.config))
+
+
 def _padded_length(context: PlanContext, dataset: str, split: str, column: str, model: str, max_length: int,
                    batch: int) -> tuple[int, str]:
-    """The padded length from the dataset's measured or recorded lengths, else the maximum length as
-    an upper bound (trimbench.cost.lengths)."""
-    return max_length, f"upper bound: max_length {max_length}"
+    """The expected padded length of a batch of ``batch`` texts, from the texts' lengths measured on a
+    copy here, else recorded in the dataset's contract, else the maximum length as an upper bound
+    (trimbench.cost.lengths, which says which)."""
+    lengths = _lengths(context, dataset, split, column, model, max_length)
+    return max(1, math.ceil(padded_length(lengths, batch))), lengths.source
