@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FILES = ("optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json")
 #: the file that marks a saved sentence-transformers model (a plain transformers one: config.json)
 SENTENCE_MODEL_FILE = "modules.json"
+#: checkpoints kept to resume from after a kill, a requeue or a retry (the trainer's save_total_limit):
+#: two, so a newest one cut short by a kill still leaves a complete one
+CHECKPOINTS_KEPT = 2
 
 
 def training_rows(frame: pd.DataFrame, kind: str, max_samples: int | None, seed: int) -> pd.DataFrame:
@@ -91,11 +94,9 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
         seed=train["seed"],
         data_seed=train["seed"],
         logging_steps=train["logging_steps"],
-        # Checkpoints to resume from after a kill, a requeue or a retry; two kept, so a newest one
-        # cut short by a kill still leaves a complete one.
         save_strategy="steps" if train["checkpoint_steps"] else "no",
         save_steps=max(1, train["checkpoint_steps"]),
-        save_total_limit=2,
+        save_total_limit=CHECKPOINTS_KEPT,
         report_to="none",
         dataloader_num_workers=workers,
         dataloader_pin_memory=cuda,

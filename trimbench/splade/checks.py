@@ -28,6 +28,11 @@ def max_length(exp: dict, method: str) -> int:
     return exp["train"]["max_seq_length"] or SEED_MAX_LENGTH[method]
 
 
+def drop_last(train: dict, method: str) -> bool:
+    """Whether an epoch drops its last partial batch: ``train.drop_last``, or the seed's per method."""
+    return SEED_DROP_LAST[method] if train["drop_last"] is None else train["drop_last"]
+
+
 def table_columns(exp: dict) -> list[tuple[str, str]]:
     """(dataset, metric) columns of the seed-layout table."""
     evaluation = exp["evaluation"]

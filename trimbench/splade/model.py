@@ -28,7 +28,7 @@ from torch import nn
 
 from trimbench.distributed import gathered
 from trimbench.models import _transformer_folder, default_device
-from trimbench.splade.checks import SEED_DROP_LAST
+from trimbench.splade.checks import drop_last
 from trimbench.training import fine_tune
 
 log = logging.getLogger(__name__)
@@ -151,8 +151,7 @@ def seed_optimisation(train: dict, method: str) -> dict:
     second-moment correction is ~1 (after a few thousand steps). ``dataloader_drop_last``:
     train_distil.py:207 drops the last partial batch, train_max.py:205 keeps it.
     """
-    drop_last = SEED_DROP_LAST[method] if train["drop_last"] is None else train["drop_last"]
-    return {"adam_epsilon": train["adam_epsilon"], "dataloader_drop_last": drop_last}
+    return {"adam_epsilon": train["adam_epsilon"], "dataloader_drop_last": drop_last(train, method)}
 
 
 def train_splade(model, frame, method: str, lambda_q: float, lambda_d: float, semantics: str, train: dict,

@@ -1,0 +1,138 @@
+"""What a SPLADE job costs (the track face's ``cost``, trimbench.cost.work): ``train_splade`` and
+``encode_sparse`` run the model, through its masked-LM head over every token (SPLADE's weights are
+the max over tokens of log(1 + relu(MLM logits)): naver/splade
+``training_with_sentence_transformers/models.py:24-30`` at eb74d1a). The triplets, the CE scores'
+conversion, the impact indexes, the search, the ensembles and the table run on CPU: None.
+"""
+
+from __future__ import annotations
+
+import math
+
+from trimbench.cost.work import CostContext, Count, Phase, Work, optimizer_steps, training_batches, training_disk
+from trimbench.splade.checks import drop_last, max_length
+
+#: the passages of a training row besides its query: its positive and one negative. The seed's
+#: dataset gives (query, positive, negative) per query (train_max.py:186-198, train_distil.py:178-200
+#: at eb74d1a) and its losses forward each of the three (losses.py:69 and :113), as
+#: sentence-transformers' SparseMultipleNegativesRankingLoss / SparseMarginMSELoss do here.
+PASSAGES_PER_ROW = 2
+#: bytes of a kept term in docs.npz / queries.npz: an int32 impact and its int32 term id (scipy CSR,
+#: trimbench.splade.vectors.quantize), before save_npz's compression; and of a row's int32 pointer
+CSR_TERM_BYTES, CSR_ROW_BYTES = 8, 4
+#: the column names the lengths know a retrieval split's texts by (trimbench.cost.lengths)
+QUERY, DOCUMENT = "query", "document"
+
+
+def job_cost(rule: str, wildcards: dict, exp: dict, context: CostContext) -> Work | None:
+    if rule == "train_splade":
+        return training_work(exp, wildcards["variant"], context)
+    if rule == "encode_sparse":
+        return encoding_work(exp, wildcards["variant"], context)
+    return None
+
+
+def training_split(exp: dict) -> tuple[str, str]:
+    train = exp["train"]
+    return train["dataset"], train["split"]
+
+
+def pool_rows(exp: dict, context: CostContext) -> Count:
+    """splade_triplets' rows: one per training query with a positive and a negative (the seed's
+    train_max.py:168-169), at most the split's queries, then at most ``train.max_samples``. How many
+    keep a negative after the CE filter is known only once the pools are built: an upper bound."""
+    dataset, split = training_split(exp)
+    queries = context.queries(dataset, split)
+    if queries.n is None:
+        return queries
+    bound = Count(queries.n, f"at most the {split} queries of {dataset} ({queries.source}): "
+                             "those with a positive and a negative")
+    return bound.capped(exp["train"]["max_samples"], "train.max_samples")
+
+
+def training_work(exp: dict, variant: str, context: CostContext) -> Work:
+    """One variant's training: each step forwards and back-propagates a batch of queries and their
+    positives and negatives through the MLM head; ``train.devices`` ranks each take their share of
+    every batch (trimbench.training: split_batches), so the steps are the single-device ones."""
+    spec, train = exp["variants"][variant], exp["train"]
+    model, method = spec["model"], spec["method"]
+    dataset, split = training_split(exp)
+    devices = train["devices"]
+    rows = pool_rows(exp, context)
+    if rows.n is None:
+        return Work(devices=devices, unknown=(f"training rows of {dataset} {split}: {rows.source}",))
+    batch, dropped = train["batch_size"], drop_last(train, method)
+    schedule = (rows.n, batch, train["epochs"], train["max_steps"], train["gradient_accumulation"], dropped)
+    steps = optimizer_steps(*schedule)
+    per_device = batch // devices
+    length = max_length(exp, method)
+    # Each batch is tokenised whole before it is split over the ranks, so it is padded to the longest
+    # of all ``batch`` texts of a column (the seed: one max_seq_length for queries and passages,
+    # train_max.py:56).
+    query_tokens, query_source = context.padded_length(dataset, split, QUERY, model, length, batch)
+    passage_tokens, passage_source = context.padded_length(dataset, split, DOCUMENT, model, length, batch)
+    common = dict(model=model, count=training_batches(*schedule), train=True, head="mlm",
+                  precision=train["precision"], gradient_checkpointing=train["gradient_checkpointing"],
+                  max_length=length)
+    phases = (
+        Phase("queries", batch=per_device, length=query_tokens, lengths_source=query_source, **common),
+        Phase("passages (positive and negative)", batch=per_device * PASSAGES_PER_ROW, length=passage_tokens,
+              lengths_source=passage_source, **common),
+    )
+    # the checkpoints' size: trimbench.training keeps CHECKPOINTS_KEPT (imported here: it reads pandas)
+    from trimbench.training import CHECKPOINTS_KEPT
+
+    disk, disk_note = training_disk(context.parameters(model, head="mlm"), steps, train["checkpoint_steps"],
+                                    CHECKPOINTS_KEPT)
+    notes = (
+        f"rows: {rows.source}",
+        f"{steps} optimiser steps: {schedule[0]} rows, batch {batch}, {train['epochs']} epochs"
+        + (", the last partial batch of each dropped" if dropped else ""),
+        "memory: a step holds the queries' activations beside the passages' until its backward; "
+        "the phases are priced apart",
+        disk_note,
+    )
+    return Work(phases=phases, examples=rows.n, optimizer_steps=steps, devices=devices, disk_bytes=disk, notes=notes)
+
+
+def rank_batches(texts: int, batch: int, chunk: int, ranks: int) -> int:
+    """Batches the busiest of ``ranks`` encodes: each chunk's batches are dealt round robin
+    (trimbench.encoding.rank_rows, trimbench.splade.vectors.encode_sparse)."""
+    full, rest = divmod(texts, chunk)
+    per_chunk = [math.ceil(chunk / batch)] * full + ([math.ceil(rest / batch)] if rest else [])
+    return sum(math.ceil(n / ranks) for n in per_chunk)
+
+
+def encoding_work(exp: dict, variant: str, context: CostContext) -> Work:
+    """Sparse vectors of every evaluation corpus (once for the datasets that share it) and of each
+    dataset's queries: forward passes through the MLM head, on ``splade.encode_devices`` ranks."""
+    spec, settings = exp["variants"][variant], exp["splade"]
+    model, trained_length = spec["model"], max_length(exp, spec["method"])
+    split, batch, ranks = exp["evaluation"]["split"], settings["batch_size"], settings["encode_devices"]
+    texts = []  # (label, dataset, split, column, Count, max length, max terms)
+    for dataset in exp["evaluation"]["datasets"]:
+        if exp["_corpus_of"][dataset] == dataset:  # a corpus shared with an earlier dataset is encoded once
+            texts.append((f"{dataset} corpus", dataset, split, DOCUMENT, context.corpus(dataset),
+                          settings["p_max_length"] or trained_length, settings["d_max_terms"]))
+        texts.append((f"{dataset} queries", dataset, split, QUERY, context.queries(dataset, split),
+                      settings["q_max_length"] or trained_length, settings["q_max_terms"]))
+    unknown = tuple(f"{label}: {count.source}" for label, *_, count, _, _ in texts if count.n is None)
+    if unknown:
+        return Work(devices=ranks, unknown=unknown)
+    phases, disk, unbounded = [], 0, []
+    for label, dataset, split_, column, count, length, terms in texts:
+        # Batches of length-sorted texts (longest first in each chunk: trimbench.encoding.length_order)
+        # are padded to about their own texts' length: the mean, the padded length of a batch of one.
+        tokens, source = context.padded_length(dataset, split_, column, model, length, 1)
+        phases.append(Phase(f"encode {label}", model, rank_batches(count.n, batch, settings["encode_chunk"], ranks),
+                            batch, tokens, train=False, head="mlm", lengths_source=source, max_length=length))
+        if terms is None:
+            unbounded.append(label)
+        else:
+            disk += count.n * (terms * CSR_TERM_BYTES + CSR_ROW_BYTES)
+    notes = [f"{label}: {count.n} texts ({count.source})" for label, *_, count, _, _ in texts]
+    notes.append(f"disk: at most {CSR_TERM_BYTES} bytes a kept term (splade.q_max_terms / d_max_terms) + "
+                 f"{CSR_ROW_BYTES} a text" + (f"; unknown for {', '.join(unbounded)}: every term a vector activates "
+                                              "is kept (no max_terms set)" if unbounded else ""))
+    return Work(phases=tuple(phases), examples=sum(count.n for *_, count, _, _ in texts), devices=ranks,
+                disk_bytes=disk, notes=tuple(notes))
