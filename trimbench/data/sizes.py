@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from trimbench.data.columns import split_file
-from trimbench.data.contracts import load, source_split
+from trimbench.data.contracts import load, published_file, source_split
 
 @dataclass(frozen=True)
 class Count:
@@ -66,6 +66,10 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
         if path is not None:
             return _bounded(Count(_lines(path), f"rows of {path}"), entry)
         return Count(None, f"no file for split '{split}' in {local}")
+    if entry.get("source") == "url":
+        return _url_rows(name, entry, split)
+    if entry.get("source") == "word_similarity":
+        return _word_similarity_rows(name, entry, split)
     if entry.get("source") != "hub":
         return Count(None, f"datasets.{name}: a {entry.get('source')} source; its rows are counted when it is built")
     contract = load(entry["id"])
@@ -128,11 +132,47 @@ def query_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
         contract = load(repo)
         if contract is not None and contract.describes(revision):
             for spec in contract.configs(revision).values():
-                n = (spec.get("splits") if tevatron else spec.get("judged_queries") or {}).get(ours)
+                # a BEIR qrels split is named by its file (dev.tsv: the contract's 'validation')
+                named = next((split for split, file in (spec.get("files") or {}).items() if file == f"{ours}.tsv"), ours)
+                n = (spec.get("splits") if tevatron else spec.get("judged_queries") or {}).get(named)
                 if n is not None:
                     return Count(int(n), f"{contract.where}, split '{ours}'")
             return Count(None, f"{contract.where} records no count of the queries of split '{ours}'")
     return Count(None, f"datasets.{name}: no contract records how many queries split '{ours}' judges")
+
+
+def _url_rows(name: str, entry: dict, split: str) -> Count:
+    """A url dataset's split: the rows its file's contract records (reference/files)."""
+    url = (entry.get("urls") or {}).get(split)
+    published = published_file(url) if url else None
+    rows = published.spec.get("rows") if published else None
+    if rows is None:
+        return Count(None, f"datasets.{name}.urls.{split}: no file contract (reference/files) records its rows")
+    return _bounded(Count(int(rows), f"{published.contract.where}, {published.name}"), entry)
+
+
+#: the word-similarity set's split (trimbench.data.tables.word_similarity_split: 70 %, then half each)
+WORD_SIMILARITY_FRACTIONS = {"train": 0.7, "validation": 0.15, "test": 0.15}
+
+
+def _word_similarity_rows(name: str, entry: dict, split: str) -> Count:
+    """The word-similarity set's split: its fraction of the sets' rows their file contracts record,
+    an upper bound (pairs found in two sets are kept once)."""
+    from trimbench.data.tables import word_similarity_files
+
+    files = word_similarity_files(entry)
+    rows = {}
+    for word_set, url in files.items():
+        published = published_file(url)
+        if published is None or published.spec.get("rows") is None:
+            return Count(None, f"datasets.{name}: no file contract (reference/files) records the rows of {word_set}")
+        rows[word_set] = int(published.spec["rows"])
+    if split not in WORD_SIMILARITY_FRACTIONS:
+        return Count(None, f"datasets.{name}: no split '{split}' (its splits: {', '.join(WORD_SIMILARITY_FRACTIONS)})")
+    total = sum(rows.values())
+    return Count(math.ceil(WORD_SIMILARITY_FRACTIONS[split] * total),
+                 f"{WORD_SIMILARITY_FRACTIONS[split]:.0%} of the sets' {total} rows (reference/files: "
+                 f"{', '.join(f'{k} {v}' for k, v in rows.items())}), before de-duplication: an upper bound")
 
 
 def _bounded(count: Count, entry: dict) -> Count:

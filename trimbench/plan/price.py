@@ -14,7 +14,7 @@ from pathlib import Path
 
 from trimbench.cost.gpus import Gpu, find_gpu, gpu_table
 from trimbench.cost.step import Step, StepCost, measure
-from trimbench.cost.work import Phase, Work
+from trimbench.cost.work import Phase, Work, one_shape
 from trimbench.errors import ConfigError
 from trimbench.plan.context import PlanContext
 from trimbench.tracks import track_of
@@ -110,14 +110,27 @@ def step_cost(step: Step, cache_dir: Path | None) -> StepCost:
     """A step's cost, counted on one- and two-block models and extended to its depth: FLOPs and memory
     of an encoder grow by the same amount with each block (the blocks are alike), so two small counts
     give any depth exactly, whatever the cut (benchmarks/plan_accuracy.py checks it on a full count)."""
-    depth = step.layers or step.architecture.num_hidden_layers
-    if depth <= 2:
+    depth = step.architecture.num_hidden_layers if step.layers is None else step.layers
+    if depth in (1, 2):
         return measure(step, cache_dir)
+    # depth 0 (ELECTRA's cut at the embeddings' output) is the same line taken back one block
     one, two = (measure(replace(step, layers=k), cache_dir) for k in (1, 2))
     extra = depth - 1
     return StepCost(flops=one.flops + extra * (two.flops - one.flops),
                     peak_bytes=one.peak_bytes + extra * (two.peak_bytes - one.peak_bytes),
                     parameter_bytes=one.parameter_bytes + extra * (two.parameter_bytes - one.parameter_bytes))
+
+
+def peak_phases(phases: tuple[Phase, ...]) -> list[Phase]:
+    """The steps whose memory bounds a job's peak: each phase at its longest batch (its
+    ``max_length``: a long run meets one), and a training's phases as one step (a query batch and its
+    passages are live together until the one backward: trimbench.cost.work.one_shape)."""
+    longest = [replace(phase, length=phase.max_length or phase.length) for phase in phases]
+    trained = [phase for phase in longest if phase.train]
+    if len(trained) > 1 and len({(p.model, p.layers, p.head, p.precision) for p in trained}) == 1:
+        batch, length = one_shape([(phase.batch, phase.length) for phase in trained])
+        longest = [phase for phase in longest if not phase.train] + [replace(trained[0], batch=batch, length=length)]
+    return longest
 
 
 def _step(phase: Phase, context: PlanContext, batch: int | None = None, checkpointing: bool | None = None) -> Step:
@@ -127,24 +140,35 @@ def _step(phase: Phase, context: PlanContext, batch: int | None = None, checkpoi
 
 
 def plan_job(rule: str, wildcards: dict, config: dict, context: PlanContext, settings: Settings) -> JobPlan:
-    work = job_work(rule, wildcards, config, context)
-    plan = JobPlan(rule, dict(wildcards), work, settings.gpu.name)
-    if work is None:
+    plan = JobPlan(rule, dict(wildcards), None, settings.gpu.name)
+    try:
+        plan.work = job_work(rule, wildcards, config, context)
+        if plan.work is None:
+            return plan
+        return _priced(plan, plan.work, context, settings)
+    except ConfigError as error:  # a model fact no source gives: the job is listed, not priced by a guess
+        plan.work = plan.work or Work()
+        plan.unknown = (*plan.work.unknown, str(error))
         return plan
+
+
+def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings) -> JobPlan:
     plan.unknown = work.unknown
     if not work.on_gpu or work.unknown:
         return plan
     seconds = 0.0
-    widest = None
     for phase in work.phases:
         cost = step_cost(_step(phase, context), settings.cache_dir)
         flops = cost.flops * phase.count * work.devices
         plan.flops += flops
         plan.tokens += phase.tokens * work.devices
         seconds += flops / (settings.gpu.peak(DTYPE_OF_PRECISION[phase.precision]) * 1e12 * settings.mfu)
-        if cost.peak_bytes > plan.peak_bytes:
-            plan.peak_bytes, widest = cost.peak_bytes, phase
         plan.parameter_bytes = max(plan.parameter_bytes, cost.parameter_bytes)
+    widest = None
+    for phase in peak_phases(work.phases):
+        peak = step_cost(_step(phase, context), settings.cache_dir).peak_bytes + work.resident_bytes
+        if peak > plan.peak_bytes:
+            plan.peak_bytes, widest = peak, phase
     plan.gpu_hours = seconds / 3600
     wall_minutes = seconds / work.devices / 60
     plan.runtime_minutes = max(settings.min_runtime, math.ceil(wall_minutes * settings.margin))
