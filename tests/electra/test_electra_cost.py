@@ -41,9 +41,9 @@ def test_a_job_trains_every_cut_and_seed_each_for_its_epochs():
     assert work.optimizer_steps == 48
     training = [p for p in work.phases if p.train]
     assert [(p.layers, p.count) for p in training] == [(0, 16), (1, 16), (2, 16)]
-    # both texts of each pair go through the cut model in a step, padded over the batch of 32
-    assert all(p.batch == 64 and p.head == "encoder" for p in training)
-    assert training[0].length == 44  # (10 + 32 + 14 + 32) / 2
+    # both texts of each pair go through the cut model in a step, each padded over the batch of 32:
+    # 32 x 42 and 32 x 46 tokens held together, the shape of 64 x 45 (tokens and attention kept)
+    assert all((p.batch, p.length, p.head) == (64, 45, "encoder") for p in training)
     assert {p.max_length for p in work.phases} == {512}  # the model's own limit: max_seq_length null
 
 

@@ -45,7 +45,7 @@ def test_training_steps_are_the_seeds_batches_an_epoch_times_epochs():
     assert job_cost("train_splade", {"experiment": "sp", "variant": "max"}, exp, context).optimizer_steps == 48
     distil = job_cost("train_splade", {"experiment": "sp", "variant": "distil"}, exp, context)
     assert distil.optimizer_steps == 45
-    assert [phase.count for phase in distil.phases] == [45, 45]
+    assert [phase.count for phase in distil.phases] == [45]
     assert distil.examples == 1000
 
 
@@ -61,16 +61,16 @@ def test_doubling_epochs_doubles_the_steps_and_max_samples_caps_the_rows():
 def test_a_step_forwards_queries_and_two_passages_a_row_through_the_mlm_head_split_over_devices():
     context = _context()
     work = job_cost("train_splade", {"variant": "max"}, _exp(train={"devices": 2, "precision": "fp16"}), context)
-    queries, passages = work.phases
-    assert work.devices == 2
-    assert (queries.batch, passages.batch) == (32, 64)  # 64 rows a step, half on each device
-    assert all(p.train and p.head == "mlm" and p.precision == "fp16" for p in work.phases)
+    (phase,) = work.phases
+    assert work.devices == 2 and phase.train and phase.head == "mlm" and phase.precision == "fp16"
     # padded over the whole batch of 64 (tokenised before the split), cut at the seed's 300 (splade_max)
-    assert (queries.length, passages.length) == (9 + 64, 100 + 64)
-    assert {p.max_length for p in work.phases} == {300}
     assert ("marco", "train", "query", "enc", 300, 64) in context.padded
+    assert ("marco", "train", "document", "enc", 300, 64) in context.padded
+    # on each device 32 queries of 9 + 64 tokens and 64 passages of 100 + 64, held together: 12,832
+    # tokens, 1,891,872 of attention (sum of batch x length^2): 87 sequences of 148 tokens
+    assert (phase.batch, phase.length, phase.max_length) == (87, 148, 300)
     short = job_cost("train_splade", {"variant": "distil"}, _exp(train={"max_seq_length": 120}), context)
-    assert short.phases[1].length == 120  # 100 + 64 cut at the configured maximum
+    assert short.phases[0].max_length == 120 and ("marco", "train", "document", "enc", 120, 64) in context.padded
 
 
 def test_unknown_training_queries_give_no_phases_and_name_the_split():

@@ -19,19 +19,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from trimbench.cost.work import (
-    FP32_BYTES,
-    CostContext,
-    Count,
-    Phase,
-    Work,
-    batches,
-    optimizer_steps,
-    training_batches,
-    training_disk,
-)
+from trimbench.cost import work
+from trimbench.cost.work import FP32_BYTES, CostContext, Count, Phase, Work
 from trimbench.data.columns import KIND_COLUMNS, NUMERIC_COLUMNS
 from trimbench.electra.checks import model_fine_tunings, objective
+from trimbench.training import CHECKPOINTS_KEPT
 
 #: the two texts of a pair, each forwarded through the model every step (as their columns are named
 #: for kinds sts and pair-class, and the word-similarity sets)
@@ -52,28 +44,31 @@ def _unknown(counts: dict[str, Count]) -> tuple[str, ...]:
     return tuple(f"{label}: {count.source}" for label, count in counts.items() if count.n is None)
 
 
-def _pair_length(context: CostContext, datasets: list[str], split: str, model: str, max_length: int,
-                 batch: int) -> tuple[int, str]:
-    """Tokens a pair's text is padded to on average (each column's batch padded on its own: the mean
-    of the two), the longest of the ``datasets`` where several are trained on together."""
-    best, sources = 0, []
+def _column_lengths(context: CostContext, datasets: list[str], split: str, model: str, max_length: int,
+                    batch: int) -> tuple[list[int], str]:
+    """Tokens each text of a pair is padded to (each column's batch padded on its own), the longer of
+    the ``datasets`` where several are read together."""
+    lengths, sources = [0] * len(PAIR), []
     for dataset in datasets:
-        figures = [context.padded_length(dataset, split, column, model, max_length, batch) for column in PAIR]
-        best = max(best, math.ceil(sum(tokens for tokens, _ in figures) / len(figures)))
-        sources += [f"{dataset} {column}: {source}" for column, (_, source) in zip(PAIR, figures, strict=True)]
-    return best, "; ".join(sources)
+        for at, column in enumerate(PAIR):
+            tokens, source = context.padded_length(dataset, split, column, model, max_length, batch)
+            lengths[at] = max(lengths[at], tokens)
+            sources.append(f"{dataset} {column}: {source}")
+    return lengths, "; ".join(sources)
 
 
 def _pair_training(label: str, model: str, layers: int | None, rows: int, settings: dict, count_of: int,
                    datasets: list[str], max_length: int, context: CostContext, head: str = "encoder") -> tuple:
     """(optimiser steps of one training, its Phase repeated ``count_of`` times): both texts of each
-    pair are forwarded and held until the backward, so a step is 2 x batch sequences."""
+    pair are forwarded and held until the one backward, one step of their combined shape."""
     batch = settings["batch_size"]
     schedule = (rows, batch, settings["epochs"])
-    tokens, source = _pair_length(context, datasets, "train", model, max_length, batch)
-    phase = Phase(label, model, training_batches(*schedule) * count_of, 2 * batch, tokens, train=True, layers=layers,
-                  head=head, precision=settings["precision"], lengths_source=source, max_length=max_length)
-    return optimizer_steps(*schedule), phase
+    lengths, source = _column_lengths(context, datasets, "train", model, max_length, batch)
+    step_batch, step_length = work.one_shape([(batch, tokens) for tokens in lengths])
+    phase = Phase(label, model, work.training_batches(*schedule) * count_of, step_batch, step_length, train=True,
+                  layers=layers, head=head, precision=settings["precision"], lengths_source=source,
+                  max_length=max_length)
+    return work.optimizer_steps(*schedule), phase
 
 
 def _pair_encoding(label: str, model: str, layers: int | None, rows: int, passes: int, batch: int,
@@ -81,8 +76,9 @@ def _pair_encoding(label: str, model: str, layers: int | None, rows: int, passes
     """``passes`` encodings of ``rows`` pairs' texts (both texts of each pair: an upper bound where an
     evaluator encodes a repeated text once), in length-sorted batches (sentence-transformers' encode),
     each padded to about its own texts' length: the mean, the padded length of a batch of one."""
-    tokens, source = _pair_length(context, datasets, split, model, max_length, 1)
-    return Phase(label, model, passes * len(PAIR) * batches(rows, batch), batch, tokens, train=False, layers=layers,
+    lengths, source = _column_lengths(context, datasets, split, model, max_length, 1)
+    mean = math.ceil(sum(lengths) / len(PAIR))
+    return Phase(label, model, passes * len(PAIR) * work.batches(rows, batch), batch, mean, train=False, layers=layers,
                  lengths_source=source, max_length=max_length)
 
 
@@ -141,18 +137,16 @@ def adaptation_work(exp: dict, model: str, context: CostContext) -> Work:
         return Work(unknown=(f"texts of {dataset} {'+'.join(splits)}: {texts.source}",))
     batch = stage["batch_size"]
     schedule = (texts.n, batch, stage["epochs"], -1, stage["gradient_accumulation"])
-    steps = optimizer_steps(*schedule)
+    steps = work.optimizer_steps(*schedule)
     max_length = stage["max_seq_length"] or context.max_length(model)
     # a batch of distinct texts of any text column, padded to its longest (the masking collator):
     # the longest column's padded length
     columns = [c for c in KIND_COLUMNS[context.datasets[dataset]["kind"]] if c not in NUMERIC_COLUMNS]
     tokens, source = max(context.padded_length(dataset, split, column, model, max_length, batch)
                          for split in splits for column in columns)
-    phase = Phase("masked-LM training", model, training_batches(*schedule), batch, tokens, train=True, head="mlm",
+    phase = Phase("masked-LM training", model, work.training_batches(*schedule), batch, tokens, train=True, head="mlm",
                   precision=stage["precision"], lengths_source=source, max_length=max_length)
-    from trimbench.training import CHECKPOINTS_KEPT  # (it reads pandas)
-
-    disk, disk_note = training_disk(context.parameters(model, head="mlm"), steps, stage["checkpoint_steps"],
+    disk, disk_note = work.training_disk(context.parameters(model, head="mlm"), steps, stage["checkpoint_steps"],
                                     CHECKPOINTS_KEPT)
     notes = (f"texts: {texts.source}",
              f"{steps} optimiser steps: {texts.n} texts, batch {batch}, {stage['gradient_accumulation']} batches a "

@@ -9,8 +9,19 @@ from __future__ import annotations
 
 import math
 
-from trimbench.cost.work import CostContext, Count, Phase, Work, optimizer_steps, training_batches, training_disk
+from trimbench.cost.lengths import DOCUMENT, QUERY
+from trimbench.cost.work import (
+    CostContext,
+    Count,
+    Phase,
+    Work,
+    one_shape,
+    optimizer_steps,
+    training_batches,
+    training_disk,
+)
 from trimbench.splade.checks import drop_last, max_length
+from trimbench.training import CHECKPOINTS_KEPT
 
 #: the passages of a training row besides its query: its positive and one negative. The seed's
 #: dataset gives (query, positive, negative) per query (train_max.py:186-198, train_distil.py:178-200
@@ -20,8 +31,6 @@ PASSAGES_PER_ROW = 2
 #: bytes of a kept term in docs.npz / queries.npz: an int32 impact and its int32 term id (scipy CSR,
 #: trimbench.splade.vectors.quantize), before save_npz's compression; and of a row's int32 pointer
 CSR_TERM_BYTES, CSR_ROW_BYTES = 8, 4
-#: the column names the lengths know a retrieval split's texts by (trimbench.cost.lengths)
-QUERY, DOCUMENT = "query", "document"
 
 
 def job_cost(rule: str, wildcards: dict, exp: dict, context: CostContext) -> Work | None:
@@ -51,9 +60,9 @@ def pool_rows(exp: dict, context: CostContext) -> Count:
 
 
 def training_work(exp: dict, variant: str, context: CostContext) -> Work:
-    """One variant's training: each step forwards and back-propagates a batch of queries and their
-    positives and negatives through the MLM head; ``train.devices`` ranks each take their share of
-    every batch (trimbench.training: split_batches), so the steps are the single-device ones."""
+    """One variant's training: each step forwards a batch of queries and their positives and negatives
+    through the MLM head, then one backward; ``train.devices`` ranks each take their share of every
+    batch (trimbench.training: split_batches), so the steps are the single-device ones."""
     spec, train = exp["variants"][variant], exp["train"]
     model, method = spec["model"], spec["method"]
     dataset, split = training_split(exp)
@@ -71,28 +80,22 @@ def training_work(exp: dict, variant: str, context: CostContext) -> Work:
     # train_max.py:56).
     query_tokens, query_source = context.padded_length(dataset, split, QUERY, model, length, batch)
     passage_tokens, passage_source = context.padded_length(dataset, split, DOCUMENT, model, length, batch)
-    common = dict(model=model, count=training_batches(*schedule), train=True, head="mlm",
+    # the queries' and the passages' activations are held together until the step's one backward
+    step_batch, step_length = one_shape([(per_device, query_tokens), (PASSAGES_PER_ROW * per_device, passage_tokens)])
+    phase = Phase("train", model, training_batches(*schedule), step_batch, step_length, train=True, head="mlm",
                   precision=train["precision"], gradient_checkpointing=train["gradient_checkpointing"],
-                  max_length=length)
-    phases = (
-        Phase("queries", batch=per_device, length=query_tokens, lengths_source=query_source, **common),
-        Phase("passages (positive and negative)", batch=per_device * PASSAGES_PER_ROW, length=passage_tokens,
-              lengths_source=passage_source, **common),
-    )
-    # the checkpoints' size: trimbench.training keeps CHECKPOINTS_KEPT (imported here: it reads pandas)
-    from trimbench.training import CHECKPOINTS_KEPT
-
+                  lengths_source=f"queries: {query_source}; passages: {passage_source}", max_length=length)
     disk, disk_note = training_disk(context.parameters(model, head="mlm"), steps, train["checkpoint_steps"],
                                     CHECKPOINTS_KEPT)
     notes = (
         f"rows: {rows.source}",
-        f"{steps} optimiser steps: {schedule[0]} rows, batch {batch}, {train['epochs']} epochs"
+        f"{steps} optimiser steps: {schedule[0]} rows, batch {batch} ({per_device} queries and "
+        f"{PASSAGES_PER_ROW * per_device} passages on each of {devices} device(s)), {train['epochs']} epochs"
         + (", the last partial batch of each dropped" if dropped else ""),
-        "memory: a step holds the queries' activations beside the passages' until its backward; "
-        "the phases are priced apart",
         disk_note,
     )
-    return Work(phases=phases, examples=rows.n, optimizer_steps=steps, devices=devices, disk_bytes=disk, notes=notes)
+    return Work(phases=(phase,), examples=rows.n, optimizer_steps=steps, devices=devices, disk_bytes=disk,
+                notes=notes)
 
 
 def rank_batches(texts: int, batch: int, chunk: int, ranks: int) -> int:
