@@ -143,7 +143,8 @@ def planned(rule, kind, local):
     """A GPU job's SLURM ``runtime`` (minutes) or ``mem_mb``, from its plan (trimbench.plan: counted
     FLOPs on plan_gpu x plan_margin), times the attempt; ``local``, times the attempt, where the plan
     cannot price the job (the dry run says why) and in a local run, which queues nothing and counts
-    nothing (trimbench/plan/resources.py). ``local``: a number, or a function of the wildcards."""
+    nothing (trimbench/plan/resources.py). ``local``: a number, or a function of the wildcards.
+    """
 
     def value(wildcards, attempt):
         fallback = local(wildcards) if callable(local) else local

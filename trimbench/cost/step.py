@@ -38,7 +38,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from trimbench.cost.architecture import Architecture
@@ -241,3 +241,18 @@ def _count(step: Step) -> StepCost:
         peak = tracker.get_tracker_snapshot("peak")[torch.device("cpu")]["Total"]
     return StepCost(flops=float(flop_counter.get_total_flops()), peak_bytes=int(peak),
                     parameter_bytes=int(parameter_bytes))
+
+
+def step_cost(step: Step, cache_dir: Path | None) -> StepCost:
+    """A step's cost, counted on one- and two-block models and extended to its depth: FLOPs and memory
+    of an encoder grow by the same amount with each block (the blocks are alike), so two small counts
+    give any depth exactly, whatever the cut (benchmarks/plan_accuracy.py checks it on a full count)."""
+    depth = step.architecture.num_hidden_layers if step.layers is None else step.layers
+    if depth in (1, 2):
+        return measure(step, cache_dir)
+    # depth 0 (ELECTRA's cut at the embeddings' output) is the same line taken back one block
+    one, two = (measure(replace(step, layers=k), cache_dir) for k in (1, 2))
+    extra = depth - 1
+    return StepCost(flops=one.flops + extra * (two.flops - one.flops),
+                    peak_bytes=one.peak_bytes + extra * (two.peak_bytes - one.peak_bytes),
+                    parameter_bytes=one.parameter_bytes + extra * (two.parameter_bytes - one.parameter_bytes))

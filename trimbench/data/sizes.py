@@ -17,6 +17,7 @@ from pathlib import Path
 from trimbench.data.columns import split_file
 from trimbench.data.contracts import load, published_file, source_split
 
+
 @dataclass(frozen=True)
 class Count:
     """A number of rows (or texts), with where it comes from; ``n`` None: unknown (``source`` says
@@ -74,7 +75,8 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
         return Count(None, f"datasets.{name}: a {entry.get('source')} source; its rows are counted when it is built")
     contract = load(entry["id"])
     if contract is None or not contract.describes(entry.get("revision")):
-        return Count(None, f"datasets.{name}: no contract of {entry['id']} at its revision (reference/hub) records rows")
+        return Count(None, f"datasets.{name}: no contract of {entry['id']} at its revision (reference/hub) "
+                           "records rows")
     configs = contract.configs(entry.get("revision"))
     config = entry.get("config") or ("default" if "default" in configs else next(iter(configs), None))
     ours = source_split(entry, split)
@@ -118,7 +120,9 @@ def query_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
         if qrels.is_file():
             return Count(_judged_queries(qrels), f"judged queries of {qrels}")
         path = split_file(local, ours)
-        return Count(_lines(path), f"rows of {path}") if path else Count(None, f"no qrels or file of '{ours}' in {local}")
+        if path is None:
+            return Count(None, f"no qrels or file of '{ours}' in {local}")
+        return Count(_lines(path), f"rows of {path}")
     if entry.get("qrels_url"):
         name_of_file = entry["qrels_url"].rsplit("/", 1)[-1]
         if name_of_file in JUDGED_TOPICS:
@@ -133,7 +137,8 @@ def query_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
         if contract is not None and contract.describes(revision):
             for spec in contract.configs(revision).values():
                 # a BEIR qrels split is named by its file (dev.tsv: the contract's 'validation')
-                named = next((split for split, file in (spec.get("files") or {}).items() if file == f"{ours}.tsv"), ours)
+                files = spec.get("files") or {}
+                named = next((split for split, file in files.items() if file == f"{ours}.tsv"), ours)
                 n = (spec.get("splits") if tevatron else spec.get("judged_queries") or {}).get(named)
                 if n is not None:
                     return Count(int(n), f"{contract.where}, split '{ours}'")

@@ -12,6 +12,7 @@ negligible beside the encoder), so a step is one pass whatever the method; BERT-
 
 from __future__ import annotations
 
+from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
     Phase,
@@ -22,7 +23,6 @@ from trimbench.cost.work import (
     training_batches,
     training_disk,
 )
-from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.dense.variants import variant_retrieval_settings, variant_train_settings, variants
 
 #: the text columns of a training or evaluation table, by dataset kind (schemas: dataset.kind)

@@ -19,7 +19,7 @@ from trimbench.errors import ConfigError
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m trimbench.plan", description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", help="config files of a run, joined by '+' (several runs: several arguments)")
+    parser.add_argument("runs", nargs="+", help="config files of a run, joined by '+' (several runs: several)")
     parser.add_argument("--gpu", action="append", help="a GPU to plan on (several allowed; default: plan_gpu)")
     parser.add_argument("--config", nargs="*", default=[], help="config entries key=value, as snakemake --config")
     parser.add_argument("--out", type=Path, default=Path("results/plan"), help="folder of the plan's files")

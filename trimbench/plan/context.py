@@ -10,7 +10,7 @@ from pathlib import Path
 
 from trimbench.cost.architecture import Architecture, architecture
 from trimbench.cost.lengths import padded_length, text_lengths
-from trimbench.cost.work import Count, CostContext
+from trimbench.cost.work import CostContext, Count
 from trimbench.data import sizes
 from trimbench.models import position_limit
 
@@ -72,8 +72,7 @@ def _architecture(context: PlanContext, model: str) -> Architecture:
 def _parameters(context: PlanContext, model: str, layers: int | None, head: str) -> int:
     """Parameters of the model as saved, from the counted parameter bytes (fp32: 4 a parameter) of a
     one-token forward, extended from one and two blocks to the depth (trimbench.plan.price.step_cost)."""
-    from trimbench.cost.step import Step
-    from trimbench.plan.price import step_cost
+    from trimbench.cost.step import Step, step_cost
 
     step = Step(context.architecture(model), 1, 1, train=False, layers=layers, head=head)
     return step_cost(step, context.cache_dir).parameter_bytes // 4

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from trimbench.cost.gpus import Gpu, find_gpu, gpu_table
-from trimbench.cost.step import Step, StepCost, measure
+from trimbench.cost.step import Step, step_cost
 from trimbench.cost.work import Phase, Work, one_shape
 from trimbench.errors import ConfigError
 from trimbench.plan.context import PlanContext
@@ -104,21 +104,6 @@ def job_work(rule: str, wildcards: dict, config: dict, context: PlanContext) -> 
         return None
     exp = config["experiments"][name]
     return track_of(exp).cost(rule, wildcards, exp, context)
-
-
-def step_cost(step: Step, cache_dir: Path | None) -> StepCost:
-    """A step's cost, counted on one- and two-block models and extended to its depth: FLOPs and memory
-    of an encoder grow by the same amount with each block (the blocks are alike), so two small counts
-    give any depth exactly, whatever the cut (benchmarks/plan_accuracy.py checks it on a full count)."""
-    depth = step.architecture.num_hidden_layers if step.layers is None else step.layers
-    if depth in (1, 2):
-        return measure(step, cache_dir)
-    # depth 0 (ELECTRA's cut at the embeddings' output) is the same line taken back one block
-    one, two = (measure(replace(step, layers=k), cache_dir) for k in (1, 2))
-    extra = depth - 1
-    return StepCost(flops=one.flops + extra * (two.flops - one.flops),
-                    peak_bytes=one.peak_bytes + extra * (two.peak_bytes - one.peak_bytes),
-                    parameter_bytes=one.parameter_bytes + extra * (two.parameter_bytes - one.parameter_bytes))
 
 
 def peak_phases(phases: tuple[Phase, ...]) -> list[Phase]:
