@@ -123,9 +123,12 @@ def test_failed_job_is_retried_with_more_memory_and_the_run_completes(local_slur
     assert (workdir / f"{TINY_STS}/scores/pretrained.parquet").is_file()
     encodings = [slurm_id for slurm_id, rule in submissions(output).items() if rule == "encode_texts"]
     records = accounting(encodings)
-    # The first attempt failed; the retry asked for twice the memory (mem_mb grows with attempt).
-    assert [(records[i]["State"], records[i]["ReqMem"]) for i in sorted(encodings, key=int)] == [
-        ("FAILED", "4000M"), ("COMPLETED", "8000M")]
+    # The first attempt failed; the retry asked for twice the memory (mem_mb, the job's plan on a
+    # cluster: trimbench/plan/resources.py, grows with the attempt).
+    attempts = [(records[i]["State"], records[i]["ReqMem"]) for i in sorted(encodings, key=int)]
+    assert [state for state, _ in attempts] == ["FAILED", "COMPLETED"]
+    first, retry = (int(memory.rstrip("M")) for _, memory in attempts)
+    assert retry == 2 * first and first >= 4000  # at least plan_host_base_mb
     assert "fails on its first attempt" in output
 
 
