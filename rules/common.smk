@@ -1,5 +1,6 @@
 # The config (read and validated once), wildcard constraints and the helpers every rule file uses.
 # Each track's own helpers sit at the top of its rule file; the track dispatch is rules/targets.smk.
+import os
 import re
 import sys
 from pathlib import Path
@@ -148,7 +149,8 @@ def planned(rule, kind, local):
 
     def value(wildcards, attempt):
         fallback = local(wildcards) if callable(local) else local
-        if workflow.local_exec and not workflow.dryrun:
+        listing_only = os.environ.get(tb_plan_resources.LISTING_ONLY)  # the plan's own dry run prices itself
+        if (workflow.local_exec and not workflow.dryrun) or listing_only:
             return fallback * attempt
         return PLANNER.resource(rule, dict(wildcards.items()), kind, fallback, attempt)
 

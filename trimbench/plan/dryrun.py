@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -64,7 +65,9 @@ def dry_run(configfiles: list[Path], config: list[str] = (), workdir: Path = Pat
                "--configfile", *(str(Path(path).resolve()) for path in configfiles)]
     if config:
         command += ["--config", *config]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=workdir)
+    # the plan prices the jobs itself: the dry run only lists them (rules/common.smk planned)
+    env = {**os.environ, "TRIMBENCH_PLAN_LISTING_ONLY": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, cwd=workdir, env=env)
     if result.returncode != 0:
         raise ConfigError(f"the dry run of {' '.join(map(str, configfiles))} failed:\n"
                           + (result.stdout.strip() + "\n" + result.stderr.strip())[-4000:])

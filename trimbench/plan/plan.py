@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -32,10 +33,11 @@ def run_config(configfiles: list[str], overrides: list[str] = (), workdir: Path 
 
 
 def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str] = (), workdir: Path = Path("."),
-             remaining: bool = False, cache_dir: Path | None = None) -> dict[str, list[JobPlan]]:
-    """Each GPU -> every job of the run's dry run, priced."""
+             remaining: bool = False, cache_dir: Path | None = None, jobs=None) -> dict[str, list[JobPlan]]:
+    """Each GPU -> every job of the run's dry run (``jobs``, when already listed), priced."""
     config = run_config(configfiles, overrides, workdir)
-    jobs, _ = dry_run(configfiles, overrides, workdir, remaining=remaining)
+    if jobs is None:
+        jobs, _ = dry_run(configfiles, overrides, workdir, remaining=remaining)
     cache_dir = cache_dir or default_cache()
     context = PlanContext(config, workdir, cache_dir)
     plans = {}
@@ -43,6 +45,12 @@ def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str
         settings = Settings.of(config, gpu, cache_dir)
         plans[gpu] = [plan_job(job.rule, job.wildcards, config, context, settings) for job in jobs]
     return plans
+
+
+def dry_runs(runs: list[list[str]], overrides: list[str], workdir: Path, remaining: bool = False) -> list[list]:
+    """The jobs of each run's dry run, the dry runs side by side (each a Snakemake process)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return list(pool.map(lambda files: dry_run(files, overrides, workdir, remaining=remaining)[0], runs))
 
 
 def rows(run: str, plans: dict[str, list[JobPlan]]) -> pd.DataFrame:
@@ -90,9 +98,10 @@ def plan_runs(runs: list[list[str]], gpus: list[str] | None, overrides: list[str
     """Plan each run on each GPU; write the tables; return the totals as markdown."""
     out.mkdir(parents=True, exist_ok=True)
     summaries = []
-    for configfiles in runs:
+    listed = dry_runs(runs, overrides, Path("."), remaining)
+    for configfiles, jobs in zip(runs, listed, strict=True):
         name = "+".join(Path(path).stem for path in configfiles)
-        plans = plan_run(configfiles, gpus, overrides, remaining=remaining, cache_dir=cache_dir)
+        plans = plan_run(configfiles, gpus, overrides, remaining=remaining, cache_dir=cache_dir, jobs=jobs)
         table = rows(name, plans)
         table.to_csv(out / f"{name}.csv", index=False)
         summary = totals(table)

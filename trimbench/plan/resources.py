@@ -18,6 +18,9 @@ from trimbench.plan.context import PlanContext
 from trimbench.plan.price import JobPlan, Settings, plan_job
 
 RESOURCES = ("runtime", "mem_mb")
+#: set in the environment of the plan's own dry run (trimbench.plan.dryrun), which only lists the
+#: jobs: the plan prices them itself, once
+LISTING_ONLY = "TRIMBENCH_PLAN_LISTING_ONLY"
 
 
 class RulePlanner:

@@ -1,0 +1,39 @@
+"""The presets' cost cells (README.md, configs/README.md) and docs/costs.md come from their plans, as
+the schema reference comes from the schema: `make plan-presets` writes them, these tests hold them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from trimbench.plan import costs
+
+
+def _figures() -> pd.DataFrame:
+    return pd.read_csv(costs.COSTS_CSV)
+
+
+def test_every_preset_has_its_figures():
+    assert list(_figures()["preset"]) == list(costs.PRESETS)
+
+
+def test_the_readmes_cost_cells_are_the_plans():
+    """Each README's text is what make plan-presets writes from docs/costs.csv: a cell edited by hand
+    (or figures changed without the cells) fails here."""
+    for path, text in costs.readme_cells(_figures()).items():
+        assert path.read_text() == text, f"{path.name}: its cost cells are not docs/costs.csv's; run make plan-presets"
+
+
+def test_every_paper_preset_cell_names_gpu_hours_and_its_plan():
+    cells = costs.cells_of(costs.CONFIGS_README)
+    for preset in costs.PRESETS:
+        (cell,) = [cell for cell in cells if f"costs.md#{preset})" in cell]
+        assert "GPU-h on A100-80GB" in cell and "not estimated" not in cell
+
+
+@pytest.mark.slow
+def test_docs_costs_is_a_fresh_plan_of_every_preset(tmp_path):
+    """docs/costs.csv equals the plan of every preset now (every preset's dry run, a minute or two)."""
+    table, totals = costs.plan_presets(cache_dir=tmp_path)
+    pd.testing.assert_frame_equal(costs.summary(table, totals), _figures(), check_dtype=False)
+    assert costs.COSTS_MD.read_text() == costs.costs_markdown(table, costs.summary(table, totals))

@@ -1,0 +1,190 @@
+"""The presets' cost, from their plans: docs/costs.md (each preset's totals on the README's GPUs, what
+does not fit, what is not priced and why) and the cost cells of README.md and configs/README.md.
+
+    python -m trimbench.plan.costs            # prints what --write would write
+    python -m trimbench.plan.costs --write    # make plan-presets
+
+tests/plan/test_costs.py holds the READMEs' cells to docs/costs.md, and docs/costs.md to a fresh plan
+(marker slow: every preset's dry run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from trimbench.plan.dryrun import REPO
+from trimbench.plan.plan import dry_runs, plan_run, rows, totals
+
+#: the GPUs of the cost cells
+GPUS = ("a100-80gb", "h100-80gb")
+#: each preset (a run: its files) and the README rows that show its cost
+PRESETS = {
+    "2dmse-sts": ["configs/2dmse-sts.yaml"],
+    "2dmse-sts-v2": ["configs/2dmse-sts-v2.yaml"],
+    "2dmse-retrieval": ["configs/2dmse-retrieval.yaml"],
+    "2dmse-retrieval-ablations": ["configs/2dmse-retrieval-ablations.yaml"],
+    "homedepot": ["configs/homedepot.yaml"],
+    "splade": ["configs/splade.yaml"],
+    "splade-1-epoch": ["configs/splade.yaml", "configs/overlays/splade-1-epoch.yaml"],
+    "electra": ["configs/electra.yaml"],
+    "mini": ["configs/mini.yaml"],
+}
+COSTS_MD = REPO / "docs" / "costs.md"
+COSTS_CSV = REPO / "docs" / "costs.csv"
+#: a README row's preset link -> its preset; the cost cell is the row's cost column
+CONFIGS_README = REPO / "configs" / "README.md"
+README = REPO / "README.md"
+#: README's track table shows a track's presets in one row
+README_TRACK_PRESETS = {"2dmse-sts": ["2dmse-sts", "2dmse-sts-v2"],
+                        "2dmse-retrieval": ["2dmse-retrieval", "2dmse-retrieval-ablations"],
+                        "homedepot": ["homedepot"], "splade": ["splade"], "electra": ["electra"]}
+
+
+def plan_presets(cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every preset's jobs on :data:`GPUS` (the plan's table) and its totals."""
+    tables = []
+    runs = [[str(REPO / path) for path in files] for files in PRESETS.values()]
+    # in an empty working directory: a checkout's own results (tables built by a run) would change the
+    # lengths measured, and the figures with them
+    with tempfile.TemporaryDirectory(prefix="trimbench-costs-") as empty:
+        for name, files, jobs in zip(PRESETS, runs, dry_runs(runs, [], Path(empty)), strict=True):
+            plans = plan_run(files, list(GPUS), workdir=Path(empty), cache_dir=cache_dir, jobs=jobs)
+            tables.append(rows(name, plans))
+    table = pd.concat(tables, ignore_index=True)
+    return table, totals(table)
+
+
+def _bounded(table: pd.DataFrame, run: str) -> bool:
+    """Whether any priced job of the run took a length's upper bound (no measured or recorded lengths)."""
+    jobs = table[(table["run"] == run) & table["tflops"].notna()]
+    return bool(jobs["lengths"].str.contains("upper bound", regex=False).any())
+
+
+def summary(table: pd.DataFrame, summary_totals: pd.DataFrame) -> pd.DataFrame:
+    """One row per preset: the cells' figures."""
+    out = []
+    for run in PRESETS:
+        per_gpu = summary_totals[summary_totals["run"] == run].set_index("gpu")
+        first = per_gpu.loc[GPUS[0]]
+        out.append({"preset": run, "jobs": int(first["jobs"]), "gpu_jobs": int(first["gpu_jobs"]),
+                    "unpriced": int(first["unpriced"]), "upper_bound": _bounded(table, run),
+                    **{f"gpu_hours_{gpu}": float(f"{per_gpu.loc[gpu, 'gpu_hours']:.3g}") for gpu in GPUS},
+                    "widest_gib": round(float(first["widest_gib"]), 1), "over_40gb": int(first["over_40gb"]),
+                    "over_80gb": int(first["over_80gb"]), "disk_gb": round(float(first["disk_gb"]), 1)})
+    return pd.DataFrame(out)
+
+
+def _hours(hours: float) -> str:
+    return f"{hours:,.1f}" if hours >= 1 else f"{hours:.2g}"
+
+
+def cell(row: dict, link: str) -> str:
+    """A preset's cost cell: GPU-hours on the README's GPUs (≤ where a length was bounded), the widest
+    job, disk, jobs, and what the plan could not price."""
+    bound = "≤ " if row["upper_bound"] else ""
+    hours = ", ".join(f"{bound}{_hours(row[f'gpu_hours_{gpu}'])} GPU-h on {gpu.upper()}" for gpu in GPUS)
+    fit = (f"{row['over_40gb']} job(s) over 40 GB" if row["over_40gb"] else "every job fits 40 GB")
+    unpriced = f"; {row['unpriced']} job(s) not priced" if row["unpriced"] else ""
+    return (f"{hours}; widest job {row['widest_gib']:.1f} GiB ({fit}); {row['disk_gb']:,.1f} GB written; "
+            f"{row['jobs']} jobs{unpriced} ([plan]({link}#{row['preset']}))")
+
+
+def short_cell(row: dict, link: str) -> str:
+    """The README track table's cell: GPU-hours on the first GPU and the plan's link."""
+    bound = "≤ " if row["upper_bound"] else ""
+    return f"{bound}{_hours(row[f'gpu_hours_{GPUS[0]}'])} GPU-h on {GPUS[0].upper()} ([plan]({link}#{row['preset']}))"
+
+
+def _rewrite_cells(path: Path, rows_of: dict[str, str], column: str, link: str) -> str:
+    """``path``'s markdown table with each row's ``column`` cell from ``rows_of`` (row key -> cell)."""
+    lines = path.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("|") and f" {column} " in line)
+    index = [c.strip() for c in lines[header].strip("|").split("|")].index(column)
+    for i in range(header + 2, len(lines)):
+        if not lines[i].startswith("|"):
+            break
+        cells = lines[i].strip().strip("|").split("|")
+        key = next((key for key in rows_of if f"`{key}.yaml`" in cells[0] or f"`{key}`" == cells[0].strip()
+                    or f"`overlays/{key}.yaml`" in cells[0]), None)
+        if key is not None:
+            cells[index] = f" {rows_of[key]} "
+            lines[i] = "|" + "|".join(cells) + "|"
+    return "\n".join(lines) + "\n"
+
+
+def readme_cells(figures: pd.DataFrame) -> dict[Path, str]:
+    """README.md and configs/README.md with their cost cells from ``figures``."""
+    by_preset = {row["preset"]: row for row in figures.to_dict("records")}
+    configs = _rewrite_cells(CONFIGS_README, {name: cell(row, "../docs/costs.md") for name, row in by_preset.items()},
+                             "cost", "../docs/costs.md")
+    tracks = {track: "<br>".join(f"`{name}`: {short_cell(by_preset[name], 'docs/costs.md')}" for name in names)
+              for track, names in README_TRACK_PRESETS.items()}
+    readme = _rewrite_cells(README, tracks, "cost", "docs/costs.md")
+    return {CONFIGS_README: configs, README: readme}
+
+
+def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame) -> str:
+    lines = ["# What each preset costs", "",
+             "Generated by `make plan-presets` (`python -m trimbench.plan.costs --write`) from the cost plan of each "
+             "preset ([docs/plan.md](plan.md)): every job of its dry run, priced offline on the GPUs below at "
+             "the default `plan_mfu`. \"≤\" marks a total where some job's texts have no measured or recorded "
+             "lengths, so their maximum length was taken (an upper bound). tests/plan/test_costs.py keeps this "
+             "page, the README's cost column and configs/README.md's in step with the plan.", "",
+             figures.to_markdown(index=False), ""]
+    for run in PRESETS:
+        jobs = table[(table["run"] == run) & (table["gpu"] == GPUS[0])]
+        lines += [f"## {run}", "", f"Files: {', '.join(f'`{path}`' for path in PRESETS[run])}.", ""]
+        priced = jobs[jobs["tflops"].notna()]
+        if len(priced):
+            per_rule = priced.groupby("rule").agg(jobs=("job", "count"), gpu_hours=("gpu_hours", "sum"),
+                                                  widest_gib=("peak_gib", "max"), disk_gb=("disk_gb", "sum"))
+            lines += [f"GPU jobs by rule on {GPUS[0]}:", "", per_rule.to_markdown(floatfmt=".1f"), ""]
+        wide = priced[priced["peak_gib"] > 40]
+        if len(wide):
+            lines += ["Jobs over 40 GB:", "", *[f"- {job} ({gib:.1f} GiB)" for job, gib in
+                                                zip(wide["job"], wide["peak_gib"], strict=True)], ""]
+        unpriced = jobs[jobs["unknown"] != ""]
+        if len(unpriced):
+            lines += ["Not priced (what the plan lacks):", "",
+                      *[f"- {reason} ({count} job(s))" for reason, count in
+                        unpriced["unknown"].value_counts().items()], ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="write docs/costs.{md,csv} and the READMEs' cells")
+    args = parser.parse_args(argv)
+    table, summary_totals = plan_presets()
+    figures = summary(table, summary_totals)
+    if not args.write:
+        print(figures.to_markdown(index=False))
+        return
+    COSTS_CSV.write_text(figures.to_csv(index=False))
+    COSTS_MD.write_text(costs_markdown(table, figures))
+    for path, text in readme_cells(figures).items():
+        path.write_text(text)
+    print(f"wrote {COSTS_MD.relative_to(REPO)}, {COSTS_CSV.relative_to(REPO)} and the READMEs' cost cells")
+
+
+if __name__ == "__main__":
+    main()
+
+
+def cells_of(path: Path, column: str = "cost") -> list[str]:
+    """The ``column`` cells of the first table of ``path`` that has one (for the tests)."""
+    lines = path.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("|") and f" {column} " in line)
+    index = [c.strip() for c in lines[header].strip("|").split("|")].index(column)
+    out = []
+    for line in lines[header + 2:]:
+        if not line.startswith("|"):
+            break
+        out.append(line.strip().strip("|").split("|")[index].strip())
+    return out
+
+
