@@ -44,8 +44,10 @@ class Architecture:
     num_hidden_layers: int
     hidden_size: int
     num_attention_heads: int
+    #: the feed-forward width
     intermediate_size: int
     vocab_size: int
+    #: absolute positions: the longest sequence the model takes
     max_position_embeddings: int
     #: ELECTRA's embedding width (its embeddings are projected to hidden_size where they differ); None
     #: for the models that have none

@@ -54,19 +54,19 @@ CLASSIFIER_LABELS = 3
 
 @dataclass(frozen=True)
 class Step:
+    """``batch`` sequences on one device of ``length`` tokens each (after padding); ``layers`` cuts the
+    encoder to its first blocks (ELECTRA's cut, BERT-S; None = all); ``attention`` is the transformer's
+    attention kernels (``train.attention``; flash_attention_2 is counted as sdpa)."""
+
     architecture: Architecture
-    #: sequences on one device
     batch: int
-    #: tokens per sequence (after padding)
     length: int
     train: bool
-    #: the encoder cut to its first ``layers`` blocks (ELECTRA's cut, BERT-S); None = all
     layers: int | None = None
     head: str = "encoder"
     dtype: str = "fp32"
     gradient_checkpointing: bool = False
     optimizer: str = "adamw"
-    #: the transformer's attention kernels (train.attention); flash_attention_2 is counted as sdpa
     attention: str = "sdpa"
 
 
@@ -129,8 +129,9 @@ def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
     return cost
 
 
-def _model(step: Step):
-    """The step's model (fake tensors when called inside FakeTensorMode) and its loss function."""
+def step_model(step: Step):
+    """The step's model and its loss function: fake tensors inside FakeTensorMode, a real (random) model
+    outside it (benchmarks/plan_accuracy.py measures that one on the CPU)."""
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
     from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING, MODEL_MAPPING
@@ -190,37 +191,45 @@ def _peak_tracker():
     return _PeakTracker()
 
 
-def _count(step: Step) -> StepCost:
+def prepared(step: Step, model, loss):
+    """The step's optimiser (None for inference) and a function running one iteration of it: the forward
+    (under autocast for bf16/fp16), and for training the backward and the optimiser's step."""
     import contextlib
 
+    import torch
+
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(step.dtype)
+    body = model["encoder"] if isinstance(model, torch.nn.ModuleDict) else model
+    model.train(step.train)
+    # inference keeps no graph, as under no_grad (which MemTracker's module hooks cannot take where a module
+    # is handed a parameter, DeBERTa's relative embeddings)
+    model.requires_grad_(step.train)
+    if step.gradient_checkpointing:
+        body.activation_checkpointing_enable()  # as the trainer does (transformers/trainer.py:1510)
+    ids = torch.randint(0, step.architecture.vocab_size, (step.batch, step.length))
+    mask = torch.ones(step.batch, step.length, dtype=torch.long)
+    optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
+
+    def iteration():
+        with torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext():
+            value = loss(body(input_ids=ids, attention_mask=mask), mask)
+        if step.train:
+            value.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+    return optimizer, iteration
+
+
+def _count(step: Step) -> StepCost:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
-    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(step.dtype)
     with FakeTensorMode():
-        model, loss = _model(step)
-        body = model["encoder"] if isinstance(model, torch.nn.ModuleDict) else model
-        model.train(step.train)
-        # inference keeps no graph, as under no_grad (which MemTracker's module hooks cannot take where a module
-        # is handed a parameter, DeBERTa's relative embeddings)
-        model.requires_grad_(step.train)
-        if step.gradient_checkpointing:
-            body.activation_checkpointing_enable()  # as the trainer does (transformers/trainer.py:1510)
+        model, loss = step_model(step)
         parameter_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-        ids = torch.randint(0, step.architecture.vocab_size, (step.batch, step.length))
-        mask = torch.ones(step.batch, step.length, dtype=torch.long)
-        optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
-
-        def iteration():
-            precision = torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext()
-            with precision:
-                value = loss(body(input_ids=ids, attention_mask=mask), mask)
-            if step.train:
-                value.backward()
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-
+        optimizer, iteration = prepared(step, model, loss)
         tracker = _peak_tracker()
         tracker.track_external(*(part for part in (model, optimizer) if part is not None))
         # torch counts the GPU's fused attention kernels but not the CPU's (torch/utils/flop_counter.py registers
