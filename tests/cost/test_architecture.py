@@ -115,3 +115,9 @@ def test_a_tiny_model_is_what_the_builder_builds(tmp_path):
     assert (arch.model_type, arch.num_attention_heads, arch.embedding_size) == ("electra", 1, 30)
     deberta = architecture("t", dict(entry, architecture="deberta", architecture_facts={"vocab_size": 30522}), tmp_path)
     assert deberta.model_type == "deberta-v2" and deberta.extra["relative_attention"] is True
+
+
+def test_a_local_folder_without_config_json_is_said(tmp_path):
+    with pytest.raises(ConfigError, match=r"no config.json in its folder \(results/models/splade\).*"
+                                          r"give them in models.s.architecture_facts"):
+        architecture("s", {"source": "local", "path": "results/models/splade", "layers": 2, "dim": 128}, tmp_path)

@@ -93,12 +93,15 @@ def test_electra_embeddings_are_projected_to_the_hidden_width():
     assert cost.flops == 2 * block_flops(8, 64) + 2 * 8 * 64 * 64 * H  # + the E -> H projection, no pooler
 
 
-def test_distilbert_and_deberta_are_counted():
+def test_distilbert_roberta_mpnet_and_deberta_are_counted():
     distil = dataclasses.replace(TINY, model_type="distilbert")
     assert measure(Step(distil, 8, 64, train=False, head="mlm")).flops > 0
     deberta = dataclasses.replace(TINY, model_type="deberta-v2", extra={"relative_attention": True,
                                                                          "pos_att_type": "p2c|c2p",
                                                                          "position_buckets": 256})
+    for padded in ("roberta", "mpnet"):  # positions counted from the padding index + 1: 514 for 512 tokens
+        arch = dataclasses.replace(TINY, model_type=padded, max_position_embeddings=514)
+        assert measure(Step(arch, 2, 512, train=False)).flops > 0
     plain = dataclasses.replace(TINY, model_type="deberta-v2")
     # disentangled attention: the content-to-position and position-to-content terms cost more
     assert measure(Step(deberta, 8, 64, train=False)).flops > measure(Step(plain, 8, 64, train=False)).flops
@@ -115,7 +118,9 @@ def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatc
 @pytest.mark.parametrize("change, named", [
     ({"head": "pooler"}, "head 'pooler'"),
     ({"dtype": "fp8"}, "dtype 'fp8'"),
-    ({"length": 513}, "length 513 beyond the model's max_position_embeddings 512"),
+    ({"length": 513}, "length 513 beyond the model's 512 tokens (max_position_embeddings 512)"),
+    ({"length": 513, "architecture": dataclasses.replace(TINY, model_type="roberta", max_position_embeddings=514)},
+     "length 513 beyond the model's 512 tokens (max_position_embeddings 514 less 2: roberta counts positions"),
     ({"layers": 3}, "layers 3 (1 to the model's 2)"),
     ({"batch": 0}, "batch 0"),
 ])

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from trimbench.cost.architecture import Architecture
 from trimbench.errors import ConfigError
+from trimbench.models import position_limit
 
 HEADS = ("encoder", "mlm", "classifier")
 DTYPES = ("fp32", "bf16", "fp16")
@@ -90,9 +91,10 @@ def check(step: Step) -> None:
             problems.append(f"{name} '{value}' (one of {', '.join(allowed)})")
     if step.batch < 1 or step.length < 1:
         problems.append(f"batch {step.batch} x length {step.length} (both at least 1)")
-    if step.length > arch.max_position_embeddings:
-        problems.append(f"length {step.length} beyond the model's max_position_embeddings "
-                        f"{arch.max_position_embeddings}")
+    limit = position_limit({**arch.extra, "model_type": arch.model_type,
+                            "max_position_embeddings": arch.max_position_embeddings})
+    if limit is not None and step.length > limit[0]:
+        problems.append(f"length {step.length} beyond the model's {limit[0]} tokens ({limit[1]})")
     if step.layers is not None and not 1 <= step.layers <= arch.num_hidden_layers:
         problems.append(f"layers {step.layers} (1 to the model's {arch.num_hidden_layers})")
     if problems:
