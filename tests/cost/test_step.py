@@ -60,6 +60,16 @@ def test_training_holds_weights_gradients_and_adamw_states():
     assert train.peak_bytes >= 4 * train.parameter_bytes  # fp32 weights, gradients, exp_avg, exp_avg_sq
 
 
+def test_adamw_states_are_alive_through_the_steady_steps_peak():
+    # More vocabulary: more embedding weights, the same activations. At the peak (the forward's end) a
+    # steady step holds each weight and AdamW's two states of it (not yet its gradient): 3 bytes per
+    # weight byte; the first step, before AdamW has states, only 1.
+    small = measure(Step(TINY, 32, 128, train=True))
+    large = measure(Step(dataclasses.replace(TINY, vocab_size=V + 20000), 32, 128, train=True))
+    assert (large.peak_bytes - small.peak_bytes) / (large.parameter_bytes - small.parameter_bytes) == \
+        pytest.approx(3, abs=0.2)
+
+
 def test_parameter_bytes_are_the_real_models():
     import torch
     from transformers import BertConfig, BertModel
