@@ -118,9 +118,13 @@ def test_distilbert_roberta_mpnet_and_deberta_are_counted():
 
 
 def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatch):
+    monkeypatch.setattr(step_module, "_COUNTED", {})
     counted = measure(Step(TINY, 8, 64, train=False), cache_dir=tmp_path)
+    monkeypatch.setattr(step_module, "_COUNTED", {})  # a new process: only the files remain
     monkeypatch.setattr(step_module, "_count", lambda step: StepCost(0.0, 0, 0))
-    assert measure(Step(TINY, 8, 64, train=False), cache_dir=tmp_path) == counted
+    # the same shape read from elsewhere (a contract rather than a config.json) is the same step
+    elsewhere = dataclasses.replace(TINY, source="contract reference/hub/x.yaml")
+    assert measure(Step(elsewhere, 8, 64, train=False), cache_dir=tmp_path) == counted
     assert measure(Step(TINY, 8, 64, train=False, layers=1), cache_dir=tmp_path) == StepCost(0.0, 0, 0)
     assert len(list(tmp_path.glob("*.json"))) == 2
 

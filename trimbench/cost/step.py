@@ -103,26 +103,37 @@ def check(step: Step) -> None:
 
 
 def cache_key(step: Step) -> str:
-    """Every field of the step and the library versions the count depends on, as canonical JSON."""
+    """Every field of the step that shapes the count (not where the architecture's facts were read) and the
+    library versions the count depends on, as canonical JSON."""
     import torch
     import transformers
 
-    return json.dumps({"step": asdict(step), "torch": torch.__version__, "transformers": transformers.__version__},
+    fields = asdict(step)
+    del fields["architecture"]["source"]
+    return json.dumps({"step": fields, "torch": torch.__version__, "transformers": transformers.__version__},
                       sort_keys=True, default=str)
 
 
+#: the steps counted in this process, by cache key
+_COUNTED: dict[str, StepCost] = {}
+
+
 def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
-    """FLOPs and peak device memory of ``step`` (cached in ``cache_dir`` where given)."""
+    """FLOPs and peak device memory of ``step``: counted once per process, and once for all where
+    ``cache_dir`` is given (a JSON file per step)."""
     check(step)
+    key = cache_key(step)
+    if key in _COUNTED:
+        return _COUNTED[key]
     path = None
     if cache_dir is not None:
-        key = cache_key(step)
         path = Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
         if path.is_file():
             cached = json.loads(path.read_text())
             if cached.get("key") == key:
-                return StepCost(**cached["cost"])
-    cost = _count(step)
+                _COUNTED[key] = StepCost(**cached["cost"])
+                return _COUNTED[key]
+    cost = _COUNTED[key] = _count(step)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
