@@ -28,8 +28,9 @@ The heads: ``encoder`` (the base model, mean-pooled: dense embeddings), ``mlm`` 
 and SPLADE's pooling over the vocabulary logits of every token), ``classifier`` (a linear layer on the
 pooled embedding: ELECTRA's fine-tuning on a cut encoder, negligible beside it).
 
-Results are cached as JSON (``cache_dir``), keyed by every field of the step and the torch and
-transformers versions, so a plan of many jobs of one shape counts it once.
+Results are kept for the process and, with ``cache_dir``, as JSON, keyed by every field of the step
+(not where its facts were read) and the torch and transformers versions, so a plan of many jobs of
+one shape counts it once.
 """
 
 from __future__ import annotations
