@@ -137,6 +137,8 @@ def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatc
      "length 513 beyond the model's 512 tokens (max_position_embeddings 514 less 2: roberta counts positions"),
     ({"layers": 3}, "layers 3 (1 to the model's 2)"),
     ({"batch": 0}, "batch 0"),
+    ({"head": "mlm", "architecture": dataclasses.replace(TINY, model_type="clip_text_model")},
+     "transformers has no masked-LM model of type 'clip_text_model'"),
 ])
 def test_a_step_that_cannot_be_counted_names_its_field(change, named):
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):

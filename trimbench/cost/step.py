@@ -50,7 +50,7 @@ from trimbench.models import position_limit
 HEADS = ("encoder", "mlm", "classifier")
 DTYPES = ("fp32", "bf16", "fp16")
 OPTIMIZERS = ("adamw",)
-ATTENTIONS = ("sdpa", "eager")
+ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
 #: labels of the classifier head (SICK's three; a regression's one changes nothing measurable)
 CLASSIFIER_LABELS = 3
 
@@ -161,7 +161,10 @@ def step_model(step: Step):
     from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING, MODEL_MAPPING
 
     config = AutoConfig.for_model(step.architecture.model_type, **step.architecture.config_kwargs(step.layers))
-    model_class = (MODEL_FOR_MASKED_LM_MAPPING if step.head == "mlm" else MODEL_MAPPING)[type(config)]
+    model_class = (MODEL_FOR_MASKED_LM_MAPPING if step.head == "mlm" else MODEL_MAPPING).get(type(config), None)
+    if model_class is None:
+        raise ConfigError(f"transformers has no {'masked-LM ' if step.head == 'mlm' else ''}model of type "
+                          f"'{step.architecture.model_type}' ({step.architecture.source or 'no source'})")
     if step.attention == "eager" or not model_class._supports_sdpa:
         config._attn_implementation = "eager"
     else:
