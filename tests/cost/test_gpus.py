@@ -1,0 +1,43 @@
+"""trimbench.cost.gpus: the GPU table, a user's own GPUs and the errors naming what is known."""
+
+from __future__ import annotations
+
+import pytest
+
+from trimbench.cost.gpus import DTYPES, GPUS, find_gpu, gpu_table
+from trimbench.errors import ConfigError
+
+
+def test_every_gpu_has_its_source_and_dense_figures():
+    assert set(GPUS) == {"a100-40gb", "a100-80gb", "h100-80gb", "l40s-48gb", "v100-32gb", "a10-24gb", "rtx4090-24gb"}
+    for gpu in GPUS.values():
+        assert gpu.source and set(gpu.peak_tflops) <= set(DTYPES) and "fp32" in gpu.peak_tflops
+        # a tensor-core dtype is never slower than fp32 on the CUDA cores
+        assert all(value >= gpu.peak_tflops["fp32"] for value in gpu.peak_tflops.values())
+
+
+def test_an_unknown_gpu_lists_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown GPU 'a100'; known: a10-24gb, a100-40gb, a100-80gb, h100-80gb"):
+        find_gpu("a100")
+
+
+def test_a_dtype_without_a_datasheet_figure_is_an_error():
+    with pytest.raises(ConfigError, match="GPU 'v100-32gb' has no bf16 peak"):
+        find_gpu("v100-32gb").peak("bf16")
+    assert find_gpu("h100-80gb").peak("bf16") == 989.5
+
+
+def test_a_users_gpu_joins_the_table():
+    table = gpu_table({"mi250x": {"memory_gib": 64, "peak_tflops": {"fp32": 47.9, "bf16": 191.5}, "source": "AMD"}})
+    assert find_gpu("mi250x", table).peak("bf16") == 191.5
+    assert "a100-80gb" in table and "mi250x" not in GPUS
+
+
+@pytest.mark.parametrize("spec, named", [
+    ({"peak_tflops": {"fp32": 1}}, "GPU 'mine' needs memory_gib and peak_tflops"),
+    ({"memory_gib": 8, "peak_tflops": {"fp64": 1}}, "unknown key.*fp64"),
+    ({"memory_gib": 8, "peak_tflops": {"fp32": 1}, "tdp": 300}, "unknown key.*tdp"),
+])
+def test_a_malformed_users_gpu_is_named(spec, named):
+    with pytest.raises(ConfigError, match=named):
+        gpu_table({"mine": spec})
