@@ -149,7 +149,9 @@ def planned(rule, kind, local):
 
     def value(wildcards, attempt):
         fallback = local(wildcards) if callable(local) else local
-        listing_only = os.environ.get(tb_plan_resources.LISTING_ONLY)  # the plan's own dry run prices itself
+        listing_only = os.environ.get(
+            tb_plan_resources.LISTING_ONLY
+        )  # the plan's own dry run prices itself
         if (workflow.local_exec and not workflow.dryrun) or listing_only:
             return fallback * attempt
         return PLANNER.resource(rule, dict(wildcards.items()), kind, fallback, attempt)
