@@ -55,8 +55,13 @@ def test_hub_retrieval_counts_come_from_the_corpus_and_qrels_contracts(tmp_path)
                "splits": {}, "kind": "retrieval"}
     assert corpus_rows("scifact", scifact, tmp_path).n == 5183
     assert query_rows("scifact", scifact, "test", tmp_path).n == 300
-    # the train split's judged queries are recorded nowhere: unknown, not guessed
-    assert query_rows("scifact", scifact, "train", tmp_path).n is None
+    assert query_rows("scifact", scifact, "train", tmp_path).n == 809
+    # nfcorpus' train split's judged queries are recorded nowhere: unknown, not guessed
+    nfcorpus = {"source": "hub", "id": "BeIR/nfcorpus", "splits": {}, "kind": "retrieval"}
+    assert query_rows("nfcorpus", nfcorpus, "train", tmp_path).n is None
+    # BEIR's dev.tsv is the contract's split 'validation'
+    msmarco = {"source": "hub", "id": "BeIR/msmarco", "splits": {}, "kind": "retrieval"}
+    assert query_rows("msmarco", msmarco, "dev", tmp_path).n == 6980
     dl19 = {"source": "hub", "id": "BeIR/msmarco", "splits": {"test": "dev"}, "kind": "retrieval",
             "qrels_url": "https://example.org/topics-and-qrels/qrels.dl19-passage.txt"}
     assert query_rows("trec-dl-2019", dl19, "test", tmp_path).n == JUDGED_TOPICS["qrels.dl19-passage.txt"][0] == 43

@@ -9,6 +9,7 @@ bound the job's rows from above, and say so.
 from __future__ import annotations
 
 import gzip
+import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from trimbench.data.columns import split_file
 from trimbench.data.contracts import load, published_file, source_split
+from trimbench.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ def _homedepot(entry: dict, part: str) -> Count:
 
 def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     """Rows of our ``split`` of a pairs / scored / labelled dataset (a table per split)."""
+    if entry.get("source") == "gensim":
+        return _embedded(lambda key: len(_embedded_split(name, key, split)), entry)
     if entry.get("builder") == "homedepot":
         return _homedepot(entry, "train")
     local = _local_folder(entry, workdir)
@@ -88,6 +92,8 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
 
 def corpus_rows(name: str, entry: dict, workdir: Path) -> Count:
     """Documents of a retrieval dataset's corpus."""
+    if entry.get("source") == "gensim":
+        return _embedded(lambda key: len(_embedded_retrieval(name, key, None).corpus), entry)
     if entry.get("builder") == "homedepot":
         return _homedepot(entry, "corpus")
     local = _local_folder(entry, workdir)
@@ -111,6 +117,8 @@ def corpus_rows(name: str, entry: dict, workdir: Path) -> Count:
 def query_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     """Queries of a retrieval split: the judged ones (those a BEIR split scores), or a Tevatron
     split's rows."""
+    if entry.get("source") == "gensim":
+        return _embedded(lambda key: int(_embedded_retrieval(name, key, split).qrels["query_id"].nunique()), entry)
     if entry.get("builder") == "homedepot":
         return _homedepot(entry, "queries")
     local = _local_folder(entry, workdir)
@@ -178,6 +186,35 @@ def _word_similarity_rows(name: str, entry: dict, split: str) -> Count:
     return Count(math.ceil(WORD_SIMILARITY_FRACTIONS[split] * total),
                  f"{WORD_SIMILARITY_FRACTIONS[split]:.0%} of the sets' {total} rows (reference/files: "
                  f"{', '.join(f'{k} {v}' for k, v in rows.items())}), before de-duplication: an upper bound")
+
+
+_EMBEDDED = "built in memory from the data gensim's wheel embeds (as the job builds it)"
+
+
+def _embedded(count, entry: dict) -> Count:
+    try:
+        return Count(count(json.dumps(entry, sort_keys=True)), _EMBEDDED)
+    except DataError as error:  # a split the builder does not make
+        return Count(None, str(error))
+
+
+@lru_cache(maxsize=64)
+def _embedded_split(name: str, entry: str, split: str):
+    """An embedded (gensim) dataset's split, built as its job builds it: small and local, so counted
+    exactly before any job."""
+    from trimbench.data.tables import load_split
+
+    return load_split(name, json.loads(entry), split)
+
+
+@lru_cache(maxsize=64)
+def _embedded_retrieval(name: str, entry: str, split: str | None):
+    from trimbench.data.beir import load_retrieval
+    from trimbench.data.lee import GENSIM_SPLITS
+
+    entry = json.loads(entry)
+    # every split of an embedded retrieval set searches one corpus: its first split's
+    return load_retrieval(name, entry, split or next(iter(GENSIM_SPLITS[entry["builder"]])))
 
 
 def _bounded(count: Count, entry: dict) -> Count:

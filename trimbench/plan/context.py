@@ -65,7 +65,13 @@ class PlanContext(CostContext):
 
 @cache
 def _architecture(context: PlanContext, model: str) -> Architecture:
-    return architecture(model, context.models[model], context.workdir)
+    entry = context.models[model]
+    facts = entry.get("architecture_facts") or {}
+    if entry["source"] == "tiny" and "vocab_size" not in facts:
+        # a tiny model's vocabulary is the registry model's it is built with (trimbench.models.build_tiny_model)
+        vocabulary = _architecture(context, entry["vocab_from"]).vocab_size
+        entry = {**entry, "architecture_facts": {**facts, "vocab_size": vocabulary}}
+    return architecture(model, entry, context.workdir)
 
 
 @cache
