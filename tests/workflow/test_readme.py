@@ -33,8 +33,8 @@ def readme_commands() -> list[str]:
         for block in re.findall(r"^ *```bash\n(.*?)^ *```", text, flags=re.MULTILINE | re.DOTALL):
             for command in re.sub(r"\\\n\s*", " ", block).splitlines():
                 words = shlex.split(command, comments=True)
-                if words and " ".join(words) not in commands:
-                    commands.append(" ".join(words))
+                if words and shlex.join(words) not in commands:
+                    commands.append(shlex.join(words))
     return commands
 
 
@@ -69,13 +69,15 @@ def checked(command: str) -> tuple[list[str], list[str]]:
     if words[:2] == ["python", "-m"]:  # it needs its inputs: the options it is given must be its own
         return [*words[:3], "--help"], [word for word in words if word.startswith("--")]
     if words[0] == "make":
-        (target,) = words[1:]
+        # make's variables (CONFIG=..., GPU=...) go with the target to the dry run
+        variables = [word for word in words[1:] if "=" in word]
+        (target,) = [word for word in words[1:] if "=" not in word]
         recipe = re.search(rf"^{re.escape(target)}:.*\n((?:\t.*\n)*)", (REPO / "Makefile").read_text(),
                            flags=re.MULTILINE)
         assert recipe, f"no target {target} in the Makefile"
         # `make -n` still runs recipe lines that call $(MAKE) (the demo's, which `make demo` runs
         # in full anyway): there, the target's presence is what is checked.
-        return (["make", "-n", target] if "$(MAKE)" not in recipe.group(1) else ["true"]), []
+        return (["make", "-n", target, *variables] if "$(MAKE)" not in recipe.group(1) else ["true"]), []
     if words[0].startswith("cluster/") and words[0].endswith(".sh"):
         return ["bash", "-n", words[0]], []
     raise AssertionError(f"README command {command!r}: no rule in tests/workflow/test_readme.py checks this form")
