@@ -75,7 +75,7 @@ mini: env
 	echo "make mini: results/report.html ready; wall time $$(( $$(date +%s) - start )) s"
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
-BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput
+BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput padded_length
 
 bench: env
 	@for name in $(BENCHMARKS); do echo "== benchmarks/$$name.py"; $(BIN)/python benchmarks/$$name.py || exit 1; done

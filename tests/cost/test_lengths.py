@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy.integrate import quad
 
 from trimbench.cost import lengths as tl
 from trimbench.cost.lengths import Lengths, measure_lengths, padded_length, text_lengths
@@ -60,26 +62,53 @@ def test_a_measured_batch_is_padded_to_the_expected_longest_of_distinct_texts():
     assert padded[0] == pytest.approx(sample.mean()) and padded[39:] == [float(sample.max())] * 5
 
 
-def test_recorded_quantiles_are_padded_through_a_piecewise_linear_quantile_function():
-    # uniform lengths on [0, 100]: Q(u) = 100 u, whose maximum of b draws has mean 100 b / (b + 1)
-    uniform = Lengths(50, 50, 90, 99, 100, "contract hand-made")
-    for batch in (2, 3, 10, 64):
-        assert padded_length(uniform, batch) == pytest.approx(100 * batch / (batch + 1))
-    assert padded_length(uniform, 1) == 50
-    # a longer lower end: Q through (0, 20) and (0.5, 50) has mean 55, and a pair's maximum 10 + 175 / 3
-    assert padded_length(Lengths(55, 50, 90, 99, 100, "contract lower end"), 2) == pytest.approx(10 + 175 / 3)
+def exponential_tail(u: float) -> float:
+    """A quantile function of the approximation's shape: linear from 0 to 10 below the median, then
+    an exponential tail (linear in ln(1 - u)), capped at 141 (u > 1 - 1e-6 only)."""
+    return 20 * u if u < 0.5 else min(10 + 10 * math.log(0.5 / (1 - u)), 141)
+
+
+#: its figures: mean 2.5 + 10 (the tail's mean above the median is 10 + 10 x 0.5)
+TAIL = Lengths(12.5, 10, 10 + 10 * math.log(5), 10 + 10 * math.log(50), 141, "contract exponential tail")
+
+
+def expected_longest(quantile, batch: int, cap: float = math.inf) -> float:
+    """E[min(longest of ``batch`` draws, cap)] by quadrature, apart from the code under test."""
+    def integrand(u: float) -> float:
+        return min(quantile(u), cap) * batch * u ** (batch - 1)
+
+    return sum(quad(integrand, a, b, limit=200)[0] for a, b in ((0, 0.5), (0.5, 0.99), (0.99, 1)))
+
+
+def test_recorded_figures_are_padded_through_an_exponential_tail_quantile_function():
+    for batch in (2, 8, 64, 512):
+        assert padded_length(TAIL, batch) == pytest.approx(expected_longest(exponential_tail, batch), rel=1e-3)
+    assert padded_length(TAIL, 1) == 12.5
+    # the lower end is where the mean puts it: Q = 50 above the median and mean 40 make it 10 + 80 u below
+    flat = Lengths(40, 50, 50, 50, 50, "contract lower end")
+    assert padded_length(flat, 2) == pytest.approx(expected_longest(lambda u: 10 + 80 * u if u < 0.5 else 50, 2),
+                                                   rel=1e-4)
+    # the max caps the tail, and so the mean the lower end is fitted to: here Q = 4 + 12 u below the median
+    def capped(u: float) -> float:
+        return 4 + 12 * u if u < 0.5 else min(exponential_tail(u), 55)
+
+    mean = expected_longest(capped, 1)
+    assert padded_length(Lengths(mean, TAIL.p50, TAIL.p90, TAIL.p99, 55, "contract capped"), 2) == \
+        pytest.approx(expected_longest(capped, 2), rel=1e-4)
     skewed = Lengths(120, 100, 250, 400, 512, "contract skewed")
     padded = [padded_length(skewed, batch) for batch in (1, 2, 4, 16, 64, 256, 4096)]
-    assert padded == sorted(padded) and padded[0] == 120 and padded[-1] < 512 and padded[-1] > 505
+    assert padded == sorted(padded) and padded[0] == 120 and 500 < padded[-1] <= 512
 
 
-def test_recorded_quantiles_clipped_at_the_jobs_max_length():
-    uniform = Lengths(50, 50, 90, 99, 100, "contract hand-made")
-    cut = tl.truncated(uniform, 50)
-    # min(100 u, 50) has mean 12.5 + 25; its quantiles are clipped exactly
-    assert (cut.mean, cut.p50, cut.p90, cut.p99, cut.max) == (pytest.approx(37.5), 50, 50, 50, 50)
-    assert "clipped at max_length 50" in cut.source and cut.basis == "contract"
-    assert tl.truncated(uniform, 100) is uniform
+def test_recorded_figures_clipped_at_the_jobs_max_length():
+    cut = tl.truncated(TAIL, 20)
+    # the quantiles are clipped exactly; the mean and every batch's longest are those of min(Q, 20)
+    assert (cut.p50, cut.p90, cut.p99, cut.max) == (10, 20, 20, 20)
+    assert cut.mean == pytest.approx(expected_longest(exponential_tail, 1, 20), rel=1e-4)
+    for batch in (2, 16):
+        assert padded_length(cut, batch) == pytest.approx(expected_longest(exponential_tail, batch, 20), rel=1e-3)
+    assert "clipped at max_length 20" in cut.source and cut.basis == "contract"
+    assert tl.truncated(TAIL, 141) is TAIL
 
 
 def test_an_upper_bound_pads_every_batch_to_the_bound():
