@@ -17,6 +17,7 @@ from scipy.integrate import quad
 
 from trimbench.cost import lengths as tl
 from trimbench.cost.lengths import Lengths, measure_lengths, padded_length, text_lengths
+from trimbench.data.beir import load_retrieval
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
 
@@ -251,3 +252,14 @@ def test_recorded_figures_are_measured_again_from_the_file_their_source_names(tm
 def test_every_contracts_lengths_are_what_its_file_measures(shared_data):
     lines = tl.check_recorded(shared_data)
     assert lines and all(": holds: " in line for line in lines), "\n".join(lines)
+
+
+def test_gensims_shipped_data_is_a_copy_on_this_machine(model_folder):
+    entry = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval", "heldout_fraction": 0.2,
+             "pairs_per_article": 6, "seed": 42, "splits": {}}
+    model = {"source": "local", "path": str(model_folder)}
+    queries = len(load_retrieval("lee", entry, "heldout").queries)
+    measured = text_lengths("lee", entry, "heldout", tl.QUERY, 16, "toy", model)
+    assert measured.basis == "measured" and len(measured.sample) == queries and measured.max == 16
+    assert measured.source.startswith("measured on gensim's test data (dataset 'lee' split 'heldout', builder "
+                                      f"lee_ict), all {queries} texts, column query with the tokenizer of model 'toy'")

@@ -4,8 +4,8 @@ text, so a step's tokens are ``batch x`` :func:`padded_length`, not ``batch x ma
 Where the lengths come from, in this order (:func:`text_lengths`; :attr:`Lengths.source` says which):
 
 1. **measured** on a copy on this machine (a table ``prepare_data`` / ``prepare_retrieval`` already
-   built under ``results/data``, or a ``local`` dataset, as a run on ``local_copies`` makes its hub
-   entries), a seeded sample of at most :data:`SAMPLE_LIMIT` texts, tokenised by the job's model's
+   built under ``results/data``, a ``local`` dataset, as a run on ``local_copies`` makes its hub
+   entries, or gensim's shipped data), a seeded sample of at most :data:`SAMPLE_LIMIT` texts, tokenised by the job's model's
    tokenizer when its folder is on disk (a local or packaged model, a hub model in the local cache),
    else by :data:`PROXY_TOKENIZER` (all-MiniLM-L6-v2's WordPiece, bert-base-uncased's vocabulary;
    the tokenizer tiny models are built with), named as a proxy;
@@ -297,6 +297,8 @@ def local_texts(dataset: str, entry: dict, split: str, column: str, workdir: Pat
         wanted = ["title", "text"] if column == DOCUMENT else ["text"] if retrieval else [column]
         rows, total = _sampled_parquet(built, wanted, limit, seed)
         return _texts_of(rows, "text" if column == QUERY else column), _described(built, workdir, len(rows), total)
+    if entry["source"] == "gensim":  # gensim's shipped test data (the embedded default): small, on disk
+        return _gensim_texts(dataset, entry, split, column, limit, seed)
     if entry["source"] != "local" or not _readable_offline(entry, workdir):
         return None
     if retrieval and column == DOCUMENT:
@@ -307,6 +309,22 @@ def local_texts(dataset: str, entry: dict, split: str, column: str, workdir: Pat
         sample, total = [texts[i] for i in sample_indices(len(texts), limit, seed)], len(texts)
     where = f"{entry['path']} (dataset '{dataset}' split '{split}', read as the jobs read it)"
     return sample, _described(where, workdir, len(sample), total)
+
+
+def _gensim_texts(dataset: str, entry: dict, split: str, column: str, limit: int, seed: int) -> tuple[list[str], str]:
+    if entry["kind"] == "retrieval":
+        from trimbench.data.beir import load_retrieval
+        from trimbench.data.io import doc_texts
+
+        loaded = load_retrieval(dataset, entry, split)
+        texts = doc_texts(loaded.corpus) if column == DOCUMENT else loaded.queries["text"].tolist()
+    else:
+        from trimbench.data.tables import load_split
+
+        texts = load_split(dataset, entry, split)[column].tolist()
+    sample = [texts[i] for i in sample_indices(len(texts), limit, seed)]
+    where = f"gensim's test data (dataset '{dataset}' split '{split}', builder {entry['builder']})"
+    return sample, _described(where, Path("."), len(sample), len(texts))
 
 
 def _local_column(dataset: str, entry: dict, split: str, column: str, workdir: Path) -> list[str]:
