@@ -263,3 +263,23 @@ def test_gensims_shipped_data_is_a_copy_on_this_machine(model_folder):
     assert measured.basis == "measured" and len(measured.sample) == queries and measured.max == 16
     assert measured.source.startswith("measured on gensim's test data (dataset 'lee' split 'heldout', builder "
                                       f"lee_ict), all {queries} texts, column query with the tokenizer of model 'toy'")
+
+
+def test_a_fetched_hub_model_or_a_tiny_models_vocabulary_is_the_models_own_tokenizer(tmp_path, model_folder):
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text(json.dumps({"sentence1": "a zebra", "sentence2": "b", "score": 1}) + "\n")
+    local = {**STSB, "source": "local", "path": str(folder), "score_range": [0, 5]}
+    hub_model = {"source": "hub", "id": "nobody/not-cached", "revision": "c" * 40}
+    fetched = tmp_path / "results" / "models" / "big"
+    fetched.parent.mkdir(parents=True)
+    fetched.symlink_to(model_folder)
+    measured = text_lengths("stsb", local, "test", "sentence1", 32, "big", hub_model, tmp_path)
+    assert measured.sample == (4,) and "with the tokenizer of model 'big'" in measured.source
+    registry = {"toy": {"source": "local", "path": str(model_folder)},
+                "tiny": {"source": "tiny", "vocab_from": "toy", "layers": 2, "dim": 8}}
+    tiny = text_lengths("stsb", local, "test", "sentence1", 32, "tiny", registry["tiny"], tmp_path / "x",
+                        registry=registry)
+    assert "with the tokenizer of model 'tiny'" in tiny.source
+    assert "a proxy" in text_lengths("stsb", local, "test", "sentence1", 32, "tiny", registry["tiny"], tmp_path / "x",
+                                     ).source

@@ -5,10 +5,10 @@ Where the lengths come from, in this order (:func:`text_lengths`; :attr:`Lengths
 
 1. **measured** on a copy on this machine (a table ``prepare_data`` / ``prepare_retrieval`` already
    built under ``results/data``, a ``local`` dataset, as a run on ``local_copies`` makes its hub
-   entries, or gensim's shipped data), a seeded sample of at most :data:`SAMPLE_LIMIT` texts, tokenised by the job's model's
-   tokenizer when its folder is on disk (a local or packaged model, a hub model in the local cache),
-   else by :data:`PROXY_TOKENIZER` (all-MiniLM-L6-v2's WordPiece, bert-base-uncased's vocabulary;
-   the tokenizer tiny models are built with), named as a proxy;
+   entries, or gensim's shipped data), a seeded sample of at most :data:`SAMPLE_LIMIT` texts,
+   tokenised by the job's model's tokenizer when its folder is on disk (a local or packaged model, a
+   hub model in the local cache), else by :data:`PROXY_TOKENIZER` (all-MiniLM-L6-v2's WordPiece,
+   bert-base-uncased's vocabulary; the tokenizer tiny models are built with), named as a proxy;
 2. the **contract**'s recorded quantiles (``lengths:`` of ``reference/hub/<id>.yaml``, measured by
    ``python -m trimbench.cost.lengths --measure``, untruncated), clipped at the job's maximum length;
 3. an **upper bound**: every text ``max_length`` tokens long.
@@ -414,19 +414,27 @@ def _described(where: Path | str, workdir: Path, taken: int, total: int) -> str:
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt")
 
 
-def model_tokenizer_folder(model_entry: dict | None, workdir: Path) -> Path | None:
+def model_tokenizer_folder(model: str | None, model_entry: dict | None, workdir: Path, results: str = RESULTS_ROOT,
+                           registry: dict | None = None) -> Path | None:
     """The folder of the model's own tokenizer where it is on this machine: a local or packaged
-    model's folder, a hub model's snapshot in the local cache; None otherwise (tiny models are built
-    by a rule)."""
+    model's folder, the folder ``fetch_model`` wrote (``<results>/models/<model>``: a fetched hub
+    model, a built tiny one), a hub model's snapshot in the local cache, or for a tiny model not yet
+    built that of the registry model it takes its vocabulary from (``vocab_from``, given
+    ``registry``); None otherwise."""
     if model_entry is None:
         return None
-    folder = local_folder(model_entry, workdir) if model_entry["source"] in ("local", "package") else None
-    if folder is None and model_entry["source"] == "hub":
+    candidates = [local_folder(model_entry, workdir)] if model_entry["source"] in ("local", "package") else []
+    if model is not None:
+        candidates.append(workdir / results / "models" / model)
+    if model_entry["source"] == "hub":
         config = _cached_hub_config(model_entry)
-        folder = config.parent if config is not None else None
-    if folder is not None and any((folder / name).is_file() for name in _TOKENIZER_FILES):
-        return folder
-    return None
+        candidates.append(config.parent if config is not None else None)
+    found = next((folder for folder in candidates
+                  if folder is not None and any((folder / name).is_file() for name in _TOKENIZER_FILES)), None)
+    vocabulary = model_entry.get("vocab_from") if model_entry["source"] == "tiny" else None
+    if found is None and vocabulary and registry and vocabulary in registry:
+        return model_tokenizer_folder(vocabulary, registry[vocabulary], workdir, results, registry)
+    return found
 
 
 @functools.cache
@@ -453,26 +461,27 @@ def proxy_name() -> str:
 
 def text_lengths(dataset: str, entry: dict, split: str, column: str, max_length: int, model: str | None = None,
                  model_entry: dict | None = None, workdir: Path | str = ".", results: str = RESULTS_ROOT,
-                 limit: int = SAMPLE_LIMIT, seed: int = SAMPLE_SEED) -> Lengths:
+                 limit: int = SAMPLE_LIMIT, seed: int = SAMPLE_SEED, registry: dict | None = None) -> Lengths:
     """The lengths of ``column``'s texts of a registry dataset's ``split`` (``entry`` as the run sees
     it: with ``local_copies`` set, its local copy) for a job of registry model ``model``
     (``model_entry``) truncating at ``max_length``: measured on a copy here, else the contract's,
     else the upper bound. ``column``: a text column of the dataset's kind (``sentence1``, ``anchor``,
-    ...) or, for kind retrieval, :data:`QUERY` or :data:`DOCUMENT`. Remembered for the session (a plan
-    asks once per job, many jobs read one split)."""
-    frozen = [json.dumps(value, sort_keys=True, default=str) for value in (entry, model_entry)]
-    return _text_lengths(dataset, frozen[0], split, column, max_length, model, frozen[1], str(Path(workdir).resolve()),
-                         results, limit, seed)
+    ...) or, for kind retrieval, :data:`QUERY` or :data:`DOCUMENT`. ``registry``: the config's models,
+    for a tiny model's ``vocab_from``. Remembered for the session (a plan asks once per job, many jobs
+    read one split)."""
+    workdir = Path(workdir).resolve()
+    own = model_tokenizer_folder(model, model_entry, workdir, results, registry)
+    return _text_lengths(dataset, json.dumps(entry, sort_keys=True, default=str), split, column, max_length, model,
+                         own, workdir, results, limit, seed)
 
 
 @functools.lru_cache(maxsize=1024)
 def _text_lengths(dataset: str, entry_json: str, split: str, column: str, max_length: int, model: str | None,
-                  model_json: str, workdir_name: str, results: str, limit: int, seed: int) -> Lengths:
-    entry, model_entry, workdir = json.loads(entry_json), json.loads(model_json), Path(workdir_name)
+                  own: Path | None, workdir: Path, results: str, limit: int, seed: int) -> Lengths:
+    entry = json.loads(entry_json)
     found = local_texts(dataset, entry, split, column, workdir, results, limit, seed)
     if found is not None:
         texts, origin = found
-        own = model_tokenizer_folder(model_entry, workdir)
         folder = own or proxy_tokenizer_folder()
         if folder is not None:
             name = (f"the tokenizer of model '{model}'" if own else
