@@ -158,9 +158,9 @@ def _quantile_grid(lengths: Lengths):
     :func:`_grid`) that above the median is linear in ln(1 - u), an exponential tail, through p50,
     p90 and p99 and on beyond p99 with the p90-p99 slope, capped at the recorded max; below the
     median linear from a lower end chosen so that Q's mean is the recorded mean (clamped to [0, p50]).
-    Against the exact padded length of the files the contracts were measured on (108 cells: each
-    column, maximum lengths 32 .. 512, batches 1 .. 64) it is off by -7.8 % .. +2.7 %, 1.0 % on
-    average; a Q linear up to (1, max), tried first, by -5.2 % .. +21.2 %, 3.1 % on average
+    Against the exact padded length of the files the contracts were measured on (140 cells: each
+    column, maximum lengths 32 .. 512, batches 1 .. 64) it is off by -7.8 % .. +2.7 %, 0.9 % on
+    average; a Q linear up to (1, max), tried first, by -5.2 % .. +21.2 %, 2.6 % on average
     (benchmarks/padded_length.py)."""
     import numpy as np
 
