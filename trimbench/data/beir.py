@@ -136,7 +136,7 @@ def _tevatron_files(entry: dict, workdir: Path) -> Iterator[Callable[[str, bool]
                                     if corpus else source.download(entry["id"], entry.get("revision"), name))
 
 
-def _json_lines(path: Path) -> Iterator[dict]:
+def json_lines(path: Path) -> Iterator[dict]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
         for line in handle:
@@ -152,7 +152,7 @@ def _tevatron(entry: dict, split: str, workdir: Path, trec_queries: bool) -> Ret
     chunks, rows = [], {"doc_id": [], "title": [], "text": []}
     queries, qrels, negatives = [], [], []
     with _tevatron_files(entry, workdir) as path_of:
-        for doc in _json_lines(path_of("corpus.jsonl.gz", True)):
+        for doc in json_lines(path_of("corpus.jsonl.gz", True)):
             rows["doc_id"].append(str(doc["docid"]))
             rows["title"].append((doc.get("title") or "").strip())
             rows["text"].append((doc.get("text") or "").strip())
@@ -160,7 +160,7 @@ def _tevatron(entry: dict, split: str, workdir: Path, trec_queries: bool) -> Ret
                 chunks.append(pd.DataFrame(rows))
                 rows = {key: [] for key in rows}
         if not trec_queries:
-            for group in _json_lines(path_of(f"{split}.jsonl.gz", False)):
+            for group in json_lines(path_of(f"{split}.jsonl.gz", False)):
                 query_id = str(group["query_id"])
                 queries.append((query_id, group["query"].strip()))
                 qrels += [(query_id, str(p["docid"]), 1) for p in group.get("positive_passages") or []]
