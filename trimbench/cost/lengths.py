@@ -192,7 +192,8 @@ def truncated(lengths: Lengths, max_length: int) -> Lengths:
     if lengths.max <= max_length:
         return lengths
     mean = _expected_max(_quantile_grid(lengths), 1, max_length)
-    return Lengths(min(mean, lengths.mean), min(lengths.p50, max_length), min(lengths.p90, max_length),
+    # (clipped at max_length too: the integral may pass it by a rounding error)
+    return Lengths(min(mean, lengths.mean, max_length), min(lengths.p50, max_length), min(lengths.p90, max_length),
                    min(lengths.p99, max_length), max_length,
                    f"{lengths.source}; clipped at max_length {max_length}, the mean from the approximated "
                    "quantile function", untruncated=lengths)

@@ -90,7 +90,7 @@ def _lengths(context: PlanContext, dataset: str, split: str, column: str, model:
 
     return text_lengths(dataset, context.datasets[dataset], split, column, max_length, model=model,
                         model_entry=context.models.get(model), workdir=context.workdir,
-                        results=results_root(context.config))
+                        results=results_root(context.config), registry=context.models)
 
 
 def _padded_length(context: PlanContext, dataset: str, split: str, column: str, model: str, max_length: int,
