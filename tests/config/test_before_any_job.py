@@ -240,3 +240,14 @@ def test_an_overlay_alone_names_its_base_preset(tmp_path, monkeypatch):
         tb_schema.load_config([overlay, base])
     exp = tb_config.prepare({**tb_schema.load_config([str(REPO / base), overlay]), "smoke": True}, REPO)
     assert exp["experiments"]["splade"]["train"]["epochs"] == 1
+
+
+def test_an_unknown_plan_gpu_is_refused_listing_the_known(default):
+    """The GPU the cluster's requests are priced on (docs/plan.md): a typo is one error, before any job."""
+    message = refused({**default, "plan_gpu": "a100"})
+    assert "plan_gpu" in message and "'a100'" in message and "a100-80gb" in message and "h100-80gb" in message
+    # a GPU of the user's own is known once given, with its fields
+    mine = {"memory_gib": 48, "peak_tflops": {"bf16": 200}, "source": "our site"}
+    assert tb_config.prepare({**default, "plan_gpu": "ours", "plan_gpus": {"ours": mine}}, REPO)["plan_gpu"] == "ours"
+    message = refused({**default, "plan_gpu": "ours", "plan_gpus": {"ours": {**mine, "peak": 1}}})
+    assert "ours" in message and "peak" in message

@@ -15,6 +15,7 @@ from pathlib import Path
 from trimbench.checks import unknown_name
 from trimbench.config import local, smoke
 from trimbench.config.schema import check_lengths, load_config, validate_schema
+from trimbench.cost.gpus import find_gpu, gpu_table
 from trimbench.data import column_checks, contracts, dataset_checks, model_checks
 from trimbench.errors import ConfigError
 from trimbench.jobs.artifacts import RESULTS_ROOT, SMOKE_RESULTS_ROOT
@@ -191,9 +192,19 @@ def prepare(config: dict, workdir: str | Path = ".") -> dict:
         track_of(exp).check_experiment(name, exp, config, workdir)
     check_source_columns(config, workdir)
     check_bm25(config)
+    check_plan_gpu(config)
     for name, lines in local_records.items():
         config["experiments"][name]["_local_copies"] = list(dict.fromkeys(lines))
     return canonical(config)
+
+
+def check_plan_gpu(config: dict) -> None:
+    """The cost plan's GPU (plan_gpu, among the known and plan_gpus') and the user's GPUs' fields:
+    a typo is one error listing the known GPUs, before any job (the cluster's requests are priced on it)."""
+    try:
+        find_gpu(config["plan_gpu"], gpu_table(config["plan_gpus"]))
+    except ConfigError as error:
+        raise ConfigError(f"config key plan_gpu / plan_gpus: {error}") from None
 
 
 def corpus_per_split(entry: dict) -> bool:

@@ -33,8 +33,10 @@ def run_config(configfiles: list[str], overrides: list[str] = (), workdir: Path 
 
 
 def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str] = (), workdir: Path = Path("."),
-             remaining: bool = False, cache_dir: Path | None = None, jobs=None) -> dict[str, list[JobPlan]]:
-    """Each GPU -> every job of the run's dry run (``jobs``, when already listed), priced."""
+             remaining: bool = False, cache_dir: Path | None = None, jobs=None,
+             lengths: dict | None = None) -> dict[str, list[JobPlan]]:
+    """Each GPU -> every job of the run's dry run (``jobs``, when already listed), priced; ``lengths``,
+    when given, gets where each (dataset, split, column)'s lengths came from."""
     config = run_config(configfiles, overrides, workdir)
     if jobs is None:
         jobs, _ = dry_run(configfiles, overrides, workdir, remaining=remaining)
@@ -44,6 +46,8 @@ def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str
     for gpu in gpus or [config["plan_gpu"]]:
         settings = Settings.of(config, gpu, cache_dir)
         plans[gpu] = [plan_job(job.rule, job.wildcards, config, context, settings) for job in jobs]
+    if lengths is not None:
+        lengths.update(context.length_sources)
     return plans
 
 
@@ -101,11 +105,13 @@ def plan_runs(runs: list[list[str]], gpus: list[str] | None, overrides: list[str
     listed = dry_runs(runs, overrides, Path("."), remaining)
     for configfiles, jobs in zip(runs, listed, strict=True):
         name = "+".join(Path(path).stem for path in configfiles)
-        plans = plan_run(configfiles, gpus, overrides, remaining=remaining, cache_dir=cache_dir, jobs=jobs)
+        lengths: dict = {}
+        plans = plan_run(configfiles, gpus, overrides, remaining=remaining, cache_dir=cache_dir, jobs=jobs,
+                         lengths=lengths)
         table = rows(name, plans)
         table.to_csv(out / f"{name}.csv", index=False)
         summary = totals(table)
-        (out / f"{name}.md").write_text(_markdown(name, table, summary, plans))
+        (out / f"{name}.md").write_text(_markdown(name, table, summary, plans, lengths))
         summaries.append(summary)
     summary = pd.concat(summaries, ignore_index=True)
     summary.to_csv(out / "summary.csv", index=False)
@@ -114,7 +120,7 @@ def plan_runs(runs: list[list[str]], gpus: list[str] | None, overrides: list[str
     return text
 
 
-def _markdown(name: str, table: pd.DataFrame, summary: pd.DataFrame, plans: dict) -> str:
+def _markdown(name: str, table: pd.DataFrame, summary: pd.DataFrame, plans: dict, lengths: dict) -> str:
     lines = [f"# Plan of {name}", "", summary.to_markdown(index=False, floatfmt=".3g"), ""]
     problems = [line for jobs in plans.values() for job in jobs for line in job.problems]
     if problems:
@@ -123,7 +129,10 @@ def _markdown(name: str, table: pd.DataFrame, summary: pd.DataFrame, plans: dict
              "runtime_min", "mem_mb", "disk_gb", "unknown"]
     lines += ["## Jobs", "", table[table["examples"].notna() | (table["unknown"] != "")][shown]
               .to_markdown(index=False, floatfmt=".3g"), ""]
-    lengths = table.loc[table["lengths"] != "", ["job", "lengths"]].drop_duplicates("lengths")
-    if len(lengths):
-        lines += ["## Where the lengths come from", "", lengths.to_markdown(index=False), ""]
+    if lengths:
+        used = pd.DataFrame([{"dataset": dataset, "split": split, "column": column, "lengths": source}
+                             for (dataset, split, column), source in sorted(lengths.items())])
+        lines += ["## Where each dataset's lengths come from", "",
+                  "Measured on a copy here, recorded in its contract, or the job's maximum length (an upper bound):",
+                  "", used.to_markdown(index=False), ""]
     return "\n".join(lines)

@@ -188,11 +188,3 @@ def _advice(phase: Phase, context: PlanContext, settings: Settings) -> str:
         if cost.peak_bytes <= memory:
             return f"fits with gradient_checkpointing: true ({cost.peak_bytes / GIB:.1f} GiB)"
     return "does not fit even at a sixteenth of its batch: a GPU with more memory"
-
-
-def check_settings(config: dict) -> None:
-    """The plan keys' problems as one ConfigError before any job (an unknown GPU lists the known)."""
-    try:
-        Settings.of(config)
-    except ConfigError as error:
-        raise ConfigError(f"config key plan_gpu / plan_gpus: {error}") from None
