@@ -38,7 +38,7 @@ test-slow: env
 
 # The fast loop: the tests that run no workflow and no model over a real benchmark (realdata).
 test-fast: env
-	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow and not realdata"
+	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow and not realdata and not slow"
 
 # configs/mini.yaml in full: every track family at laptop scale on real data (docs/configuration.md,
 # "Local copies"). MINI_DATA is the local copies' folder, ../shared/data when it exists beside the

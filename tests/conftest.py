@@ -29,6 +29,16 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A test's dry run lists its jobs without pricing them (the cost plan's own dry run does the same:
+# trimbench/plan/resources.py); the plan's tests (tests/plan) and the cluster's runs price them, and
+# CI's make dry-run prices every preset's.
+PLAN_LISTING_ONLY = "TRIMBENCH_PLAN_LISTING_ONLY"
+os.environ.setdefault(PLAN_LISTING_ONLY, "1")
+
+
+def priced_env() -> dict[str, str]:
+    """The environment of a run whose GPU jobs ask for their planned resources (a cluster's, a dry run's)."""
+    return {key: value for key, value in os.environ.items() if key != PLAN_LISTING_ONLY}
 
 
 def minilm_folder() -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, experiment_dir, run_snakemake
+from conftest import REPO, SNAKEMAKE, experiment_dir, priced_env, run_snakemake
 
 TINY_STS = experiment_dir("", "tiny-sts")
 
@@ -33,7 +33,8 @@ def local_slurm(tmp_path_factory) -> dict:
     """The cluster up, and the environment in which `--profile slurm` finds the cluster profile
     (installed by the README's `make slurm-profile` into a temporary XDG_CONFIG_HOME)."""
     config_home = tmp_path_factory.mktemp("config-home")
-    environment = {**os.environ, "XDG_CONFIG_HOME": str(config_home)}
+    # the cluster's jobs ask SLURM for their planned runtime and memory (trimbench/plan/resources.py)
+    environment = {**priced_env(), "XDG_CONFIG_HOME": str(config_home)}
     subprocess.run(["make", "-s", "-C", str(REPO), "slurm-profile"], env=environment, check=True, timeout=60)
     if os.geteuid() != 0:
         pytest.skip("the local SLURM cluster (cluster/start-local-slurm.sh) needs root")

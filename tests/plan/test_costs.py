@@ -32,6 +32,7 @@ def test_every_paper_preset_cell_names_gpu_hours_and_its_plan():
 
 
 @pytest.mark.slow
+@pytest.mark.workflow
 def test_docs_costs_is_a_fresh_plan_of_every_preset(tmp_path):
     """docs/costs.csv equals the plan of every preset now (every preset's dry run, a minute or two)."""
     table, totals = costs.plan_presets(cache_dir=tmp_path)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SNAKEMAKE
+from conftest import REPO, SNAKEMAKE, priced_env
 
 from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
@@ -168,6 +168,6 @@ def test_the_plan_lists_every_job_of_the_dry_run(tmp_path):
 @pytest.mark.workflow
 def test_the_dry_run_names_a_job_planned_over_the_partitions_limit():
     result = subprocess.run([*SNAKEMAKE, "-n", "--forceall", "--config", "plan_max_runtime=1"], cwd=REPO,
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True, check=True, env=priced_env())
     output = result.stdout + result.stderr
     assert "plan: train_model[" in output and "over plan_max_runtime" in output, output[-3000:]

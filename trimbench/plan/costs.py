@@ -151,7 +151,7 @@ def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame) -> str:
         if len(unpriced):
             lines += ["Not priced (what the plan lacks):", "",
                       *[f"- {reason} ({count} job(s))" for reason, count in
-                        unpriced["unknown"].value_counts().items()], ""]
+                        sorted(unpriced["unknown"].value_counts().items(), key=lambda item: (-item[1], item[0]))], ""]
     return "\n".join(lines)
 
 
