@@ -15,6 +15,7 @@ from __future__ import annotations
 from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
+    Count,
     Phase,
     Work,
     batches,
@@ -24,6 +25,7 @@ from trimbench.cost.work import (
     training_disk,
 )
 from trimbench.dense.variants import variant_retrieval_settings, variant_train_settings, variants
+from trimbench.training import CHECKPOINTS_KEPT
 
 #: the text columns of a training or evaluation table, by dataset kind (schemas: dataset.kind)
 TEXT_COLUMNS = {"sts": ("sentence1", "sentence2"), "pair-class": ("sentence1", "sentence2"),
@@ -41,10 +43,6 @@ def job_cost(rule: str, wildcards: dict, exp: dict, context: CostContext) -> Wor
     return price(wildcards, exp, context) if price else None
 
 
-#: checkpoints the trainer keeps at once (trimbench/training.py: save_total_limit=2)
-CHECKPOINTS_KEPT = 2
-
-
 def _variant(exp: dict, name: str):
     return next(v for v in variants(exp, exp["_depth"]) if v.name == name)
 
@@ -57,32 +55,19 @@ def _train_pairs(wildcards: dict, exp: dict, context: CostContext) -> Work:
     variant = _variant(exp, wildcards["variant"])
     train = variant_train_settings(exp, variant.method)
     dataset, split = train["dataset"], train["split"]
+
+    def shape(per_device: int) -> tuple[list, list, str]:
+        inputs, longest, sources = [], [], []
+        for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
+            length, source = context.padded_length(dataset, split, column, exp["model"], train["max_seq_length"],
+                                                   per_device)
+            inputs.append((per_device, length))
+            longest.append((per_device, train["max_seq_length"]))
+            sources.append(f"{column}: {source}")
+        return inputs, longest, "; ".join(sources)
+
     rows = context.rows(dataset, split).capped(train["max_samples"], "train.max_samples")
-    if rows.n is None:
-        return Work(unknown=_unknown(rows), devices=train["devices"])
-    per_device = train["batch_size"] // train["devices"]
-    schedule = (rows.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
-    steps = optimizer_steps(*schedule)
-    inputs, sources = [], []
-    for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
-        length, source = context.padded_length(dataset, split, column, exp["model"], train["max_seq_length"],
-                                               per_device)
-        inputs.append((per_device, length))
-        sources.append(f"{column}: {source}")
-    batch, length = one_shape(inputs)
-    phase = Phase("train", exp["model"], training_batches(*schedule), batch, length, train=True,
-                  layers=variant.cut_layers, precision=train["precision"],
-                  gradient_checkpointing=train["gradient_checkpointing"], lengths_source="; ".join(sources),
-                  max_length=train["max_seq_length"])
-    return _training(exp, variant, phase, rows.n, steps, train, f"rows: {rows.source}", context)
-
-
-def _training(exp: dict, variant, phase: Phase, examples: int, steps: int, train: dict, source: str,
-              context: CostContext) -> Work:
-    parameters = context.parameters(exp["model"], variant.cut_layers)
-    disk, disk_note = training_disk(parameters, steps, train["checkpoint_steps"], CHECKPOINTS_KEPT)
-    return Work((phase,), examples=examples, optimizer_steps=steps, devices=train["devices"], disk_bytes=disk,
-                notes=(source, disk_note))
+    return _training(exp, variant, train, rows, shape, f"rows: {rows.source}", context)
 
 
 def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
@@ -90,28 +75,40 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
     train = variant_train_settings(exp, variant.method)
     retrieval = variant_retrieval_settings(exp, variant.method)
     dataset, split = train["dataset"], train["split"]
+    q_max = retrieval["q_max_length"] or context.max_length(exp["model"])
+    p_max = retrieval["p_max_length"] or context.max_length(exp["model"])
+
+    def shape(per_device: int) -> tuple[list, list, str]:
+        passages = per_device * retrieval["group_size"]
+        q_length, q_source = context.padded_length(dataset, split, QUERY, exp["model"], q_max, per_device)
+        p_length, p_source = context.padded_length(dataset, split, DOCUMENT, exp["model"], p_max, passages)
+        return ([(per_device, q_length), (passages, p_length)], [(per_device, q_max), (passages, p_max)],
+                f"queries: {q_source}; passages: {p_source}")
+
     queries = context.queries(dataset, split).capped(train["max_samples"], "train.max_samples")
-    if queries.n is None:
-        return Work(unknown=_unknown(queries), devices=train["devices"])
+    return _training(exp, variant, train, queries, shape,
+                     f"queries: {queries.source}; {retrieval['group_size']} passages a query", context)
+
+
+def _training(exp: dict, variant, train: dict, rows: Count, shape, source: str, context: CostContext) -> Work:
+    """A training's one phase: its steps (the trainer's schedule over ``rows``), each its inputs
+    (``shape(sequences a device)`` -> the inputs at their padded and at their longest lengths, and
+    where the lengths came from) through the encoder as one step (one_shape), and what it writes."""
+    if rows.n is None:
+        return Work(unknown=_unknown(rows), devices=train["devices"])
     per_device = train["batch_size"] // train["devices"]
-    schedule = (queries.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
+    schedule = (rows.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
     steps = optimizer_steps(*schedule)
-    max_length = context.max_length(exp["model"])
-    q_length, q_source = context.padded_length(dataset, split, QUERY, exp["model"],
-                                               retrieval["q_max_length"] or max_length, per_device)
-    passages = per_device * retrieval["group_size"]
-    p_length, p_source = context.padded_length(dataset, split, DOCUMENT, exp["model"],
-                                               retrieval["p_max_length"] or max_length, passages)
-    batch, length = one_shape([(per_device, q_length), (passages, p_length)])
-    # the longest batch: queries and passages at their maximum lengths
-    _, longest = one_shape([(per_device, retrieval["q_max_length"] or max_length),
-                            (passages, retrieval["p_max_length"] or max_length)])
+    inputs, longest, lengths_source = shape(per_device)
+    batch, length = one_shape(inputs)
     phase = Phase("train", exp["model"], training_batches(*schedule), batch, length, train=True,
                   layers=variant.cut_layers, precision=train["precision"],
-                  gradient_checkpointing=train["gradient_checkpointing"],
-                  lengths_source=f"queries: {q_source}; passages: {p_source}", max_length=longest)
-    return _training(exp, variant, phase, queries.n, steps, train,
-                     f"queries: {queries.source}; {retrieval['group_size']} passages a query", context)
+                  gradient_checkpointing=train["gradient_checkpointing"], lengths_source=lengths_source,
+                  max_length=one_shape(longest)[1])
+    parameters = context.parameters(exp["model"], variant.cut_layers)
+    disk, disk_note = training_disk(parameters, steps, train["checkpoint_steps"], CHECKPOINTS_KEPT)
+    return Work((phase,), examples=rows.n, optimizer_steps=steps, devices=train["devices"], disk_bytes=disk,
+                notes=(source, disk_note))
 
 
 def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:

@@ -1,0 +1,119 @@
+"""The dense tracks' job costs (trimbench.dense.cost) on hand-made experiments and a fake context:
+the counts are worked out by hand in each test."""
+
+from __future__ import annotations
+
+from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, TableContext, experiment
+
+from trimbench.cost.work import FP32_BYTES
+from trimbench.dense.cost import job_cost
+
+DATASETS = {"pairs": {"source": "local", "path": "pairs", "kind": "pairs"},
+            "sts": {"source": "local", "path": "sts", "kind": "sts"},
+            "marco": {"source": "local", "path": "marco", "kind": "retrieval"},
+            "beir": {"source": "local", "path": "beir", "kind": "retrieval"}}
+MODELS = {"enc": {"source": "tiny", "layers": 4, "dim": 32}}
+
+
+def _sts(**train) -> dict:
+    exp = experiment({"datasets": DATASETS, "models": MODELS, "experiments": {"x": {
+        "track": "2dmse-sts", "model": "enc", "methods": ["full", "separate", "2dmse"],
+        "grid": {"layers": [2, 4], "dims": [8, 32]},
+        "train": {"dataset": "pairs", "epochs": 2, "batch_size": 32, "max_seq_length": 64, **train},
+        "evaluation": {"datasets": ["sts"], "split": "test", "batch_size": 16}}}}, "x")
+    exp["_depth"] = 4
+    return exp
+
+
+def _retrieval(**retrieval) -> dict:
+    exp = experiment({"datasets": DATASETS, "models": MODELS, "experiments": {"r": {
+        "track": "2dmse-retrieval", "model": "enc", "methods": ["full", "separate"],
+        "grid": {"layers": [2, 4], "dims": [8, 32]},
+        "train": {"dataset": "marco", "split": "train", "epochs": 1, "batch_size": 8, "devices": 2},
+        "evaluation": {"datasets": ["marco", "beir"], "split": "test", "batch_size": 10},
+        "retrieval": {"group_size": 4, "q_max_length": 16, "p_max_length": 64, "separate_cells": [[2, 8]],
+                      **retrieval}}}}, "r")
+    exp["_depth"], exp["_corpus_of"] = 4, {"marco": "marco", "beir": "beir"}
+    return exp
+
+
+def _context(**tables) -> TableContext:
+    counts = {"rows": {("pairs", "train"): 100, ("sts", "test"): 30},
+              "queries": {("marco", "train"): 40, ("marco", "test"): 7, ("beir", "test"): 5},
+              "corpora": {"marco": 1000, "beir": 95}}
+    counts.update(tables)
+    return TableContext(DATASETS, MODELS, base_lengths={"anchor": 10, "positive": 20, "sentence1": 5, "sentence2": 5,
+                                                        "query": 4, "document": 40},
+                        depths={"enc": 4}, max_lengths={"enc": 128}, **counts)
+
+
+def test_a_pair_training_is_its_epochs_batches_with_both_texts_a_step():
+    work = job_cost("train_model", {"variant": "full"}, _sts(), context := _context())
+    # 100 rows, batch 32: 4 batches an epoch (the last partial), 2 epochs
+    assert work.optimizer_steps == 8 and work.examples == 100
+    (phase,) = work.phases
+    assert phase.count == 8 and phase.train and phase.layers is None
+    # anchors padded to 10 + 32, positives to 20 + 32: one step whose tokens (3008) and attention
+    # (32 x 42^2 + 32 x 52^2) are theirs: 47.5 tokens a text (rounded up), 63 texts
+    assert (phase.batch, phase.length) == (63, 48)
+    assert phase.max_length == 64
+    assert ("pairs", "train", "anchor", "enc", 64, 32) in context.padded
+    # the saved model: embeddings and four blocks in fp32
+    assert work.disk_bytes == (EMBEDDING_PARAMETERS + 4 * BLOCK_PARAMETERS) * FP32_BYTES
+
+
+def test_bert_s_trains_a_cut_model_and_writes_only_its_blocks():
+    work = job_cost("train_model", {"variant": "separate-L2"}, _sts(), _context())
+    (phase,) = work.phases
+    assert phase.layers == 2
+    assert work.disk_bytes == (EMBEDDING_PARAMETERS + 2 * BLOCK_PARAMETERS) * FP32_BYTES
+
+
+def test_doubling_epochs_doubles_the_steps_and_max_samples_caps_the_rows():
+    assert job_cost("train_model", {"variant": "full"}, _sts(epochs=4), _context()).optimizer_steps == 16
+    capped = job_cost("train_model", {"variant": "full"}, _sts(max_samples=64), _context())
+    assert capped.examples == 64 and capped.optimizer_steps == 4
+
+
+def test_unknown_rows_price_nothing_and_say_which():
+    work = job_cost("train_model", {"variant": "full"}, _sts(), _context(rows={}))
+    assert work.phases == () and "pairs train" in work.unknown[0]
+
+
+def test_a_group_training_splits_its_queries_over_the_devices_each_with_its_passages():
+    work = job_cost("train_retriever", {"variant": "full"}, _retrieval(), context := _context())
+    # 40 queries, batch 8: 5 steps; each device 4 queries and 4 x 4 passages
+    assert work.optimizer_steps == 5 and work.devices == 2
+    (phase,) = work.phases
+    assert phase.count == 5
+    assert ("marco", "train", "query", "enc", 16, 4) in context.padded
+    assert ("marco", "train", "document", "enc", 64, 16) in context.padded
+    # the longest step: queries at 16 tokens, passages at 64
+    assert 16 < phase.max_length <= 64
+
+
+def test_a_corpus_is_encoded_once_its_queries_per_dataset_its_batches_shared_by_the_devices():
+    exp = _retrieval(encode_devices=2)
+    work = job_cost("encode_corpus", {"variant": "full"}, exp, _context())
+    labels = {phase.label: phase for phase in work.phases}
+    assert set(labels) == {"encode marco queries", "encode marco corpus", "encode beir queries", "encode beir corpus"}
+    # 1000 passages in batches of 10: 100 batches, 50 a device
+    assert labels["encode marco corpus"].count == 50 and not labels["encode marco corpus"].train
+    assert labels["encode beir corpus"].count == 5  # 10 batches (the last partial), 5 a device
+    assert work.examples == 1000 + 7 + 95 + 5
+    # every grid layer at the widest dim, float16
+    assert work.disk_bytes == (1000 + 7 + 95 + 5) * 2 * 32 * 2
+    shared = dict(exp, _corpus_of={"marco": "marco", "beir": "marco"})
+    again = job_cost("encode_corpus", {"variant": "full"}, shared, _context())
+    assert "encode beir corpus" not in {phase.label for phase in again.phases}
+
+
+def test_a_bert_s_cell_encodes_at_its_cut_and_its_one_dim():
+    work = job_cost("encode_corpus", {"variant": "separate-L2-d8"}, _retrieval(), _context())
+    assert {phase.layers for phase in work.phases} == {2}
+    assert work.disk_bytes == (1000 + 7 + 95 + 5) * 1 * 8 * 2
+
+
+def test_cpu_jobs_are_not_priced():
+    assert job_cost("retrieval_scores", {"variant": "full"}, _retrieval(), _context()) is None
+    assert job_cost("grid_table", {}, _sts(), _context()) is None
