@@ -279,6 +279,38 @@ def _count(step: Step) -> StepCost:
                     parameter_bytes=int(parameter_bytes))
 
 
+def counted_steps(step: Step) -> list[Step]:
+    """The steps :func:`step_cost` counts for ``step``: itself, or its one- and two-block models."""
+    depth = step.architecture.num_hidden_layers if step.layers is None else step.layers
+    return [step] if depth in (1, 2) else [replace(step, layers=1), replace(step, layers=2)]
+
+
+def count_all(steps: list[Step], cache_dir: Path | None, workers: int = 1) -> int:
+    """Count each of ``steps`` not counted yet, ``workers`` processes side by side (a plan's many shapes
+    on every core); returns how many were counted. The counts land where :func:`measure` keeps them."""
+    todo, seen = [], set()
+    for step in steps:
+        key = cache_key(step)
+        if key in seen or key in _COUNTED:
+            continue
+        seen.add(key)
+        path = Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json" if cache_dir else None
+        if path is None or not path.is_file():
+            todo.append(step)
+    if workers <= 1 or len(todo) < 2:
+        for step in todo:
+            measure(step, cache_dir)
+        return len(todo)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawned, not forked: each worker imports torch afresh (a forked torch may hold its parent's threads' locks)
+    with ProcessPoolExecutor(min(workers, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        for step, cost in zip(todo, pool.map(measure, todo, [cache_dir] * len(todo), chunksize=4), strict=True):
+            _COUNTED[cache_key(step)] = cost
+    return len(todo)
+
+
 def step_cost(step: Step, cache_dir: Path | None) -> StepCost:
     """A step's cost, counted on one- and two-block models and extended to its depth: FLOPs and memory
     of an encoder grow by the same amount with each block (the blocks are alike), so two small counts

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from trimbench.plan.dryrun import REPO
-from trimbench.plan.plan import dry_runs, plan_run, rows, totals
+from trimbench.plan.plan import plan_many, rows, totals
 
 #: the GPUs of the cost cells
 GPUS = ("a100-80gb", "h100-80gb")
@@ -46,14 +46,12 @@ README_TRACK_PRESETS = {"2dmse-sts": ["2dmse-sts", "2dmse-sts-v2"],
 
 def plan_presets(cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every preset's jobs on :data:`GPUS` (the plan's table) and its totals."""
-    tables = []
     runs = [[str(REPO / path) for path in files] for files in PRESETS.values()]
     # in an empty working directory: a checkout's own results (tables built by a run) would change the
     # lengths measured, and the figures with them
     with tempfile.TemporaryDirectory(prefix="trimbench-costs-") as empty:
-        for name, files, jobs in zip(PRESETS, runs, dry_runs(runs, [], Path(empty)), strict=True):
-            plans = plan_run(files, list(GPUS), workdir=Path(empty), cache_dir=cache_dir, jobs=jobs)
-            tables.append(rows(name, plans))
+        planned = plan_many(runs, list(GPUS), workdir=Path(empty), cache_dir=cache_dir)
+    tables = [rows(name, plans) for name, (_, plans, _) in zip(PRESETS, planned, strict=True)]
     table = pd.concat(tables, ignore_index=True)
     return table, totals(table)
 

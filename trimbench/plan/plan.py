@@ -10,9 +10,10 @@ import pandas as pd
 
 from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
+from trimbench.cost.step import count_all
 from trimbench.plan.context import PlanContext
 from trimbench.plan.dryrun import dry_run
-from trimbench.plan.price import GIB, JobPlan, Settings, plan_job
+from trimbench.plan.price import GIB, JobPlan, Settings, plan_job, steps_to_count
 
 GB = 10**9
 #: the plan's table, a row per job and GPU
@@ -33,22 +34,33 @@ def run_config(configfiles: list[str], overrides: list[str] = (), workdir: Path 
 
 
 def plan_run(configfiles: list[str], gpus: list[str] | None, overrides: list[str] = (), workdir: Path = Path("."),
-             remaining: bool = False, cache_dir: Path | None = None, jobs=None,
-             lengths: dict | None = None) -> dict[str, list[JobPlan]]:
-    """Each GPU -> every job of the run's dry run (``jobs``, when already listed), priced; ``lengths``,
-    when given, gets where each (dataset, split, column)'s lengths came from."""
-    config = run_config(configfiles, overrides, workdir)
-    if jobs is None:
-        jobs, _ = dry_run(configfiles, overrides, workdir, remaining=remaining)
-    cache_dir = cache_dir or default_cache()
-    context = PlanContext(config, workdir, cache_dir)
-    plans = {}
-    for gpu in gpus or [config["plan_gpu"]]:
-        settings = Settings.of(config, gpu, cache_dir)
-        plans[gpu] = [plan_job(job.rule, job.wildcards, config, context, settings) for job in jobs]
-    if lengths is not None:
-        lengths.update(context.length_sources)
+             remaining: bool = False, cache_dir: Path | None = None) -> dict[str, list[JobPlan]]:
+    """Each GPU -> every job of the run's dry run, priced."""
+    ((_, plans, _),) = plan_many([configfiles], gpus, overrides, workdir, remaining, cache_dir)
     return plans
+
+
+def plan_many(runs: list[list[str]], gpus: list[str] | None, overrides: list[str] = (), workdir: Path = Path("."),
+              remaining: bool = False, cache_dir: Path | None = None) -> list[tuple[str, dict, dict]]:
+    """Each run's name, its plans (each GPU -> every job of its dry run, priced) and where each (dataset,
+    split, column)'s lengths came from. The dry runs run side by side, then every step not yet counted
+    is counted on every core, then each job is priced."""
+    cache_dir = cache_dir or default_cache()
+    listed = dry_runs(runs, list(overrides), workdir, remaining)
+    prepared = []
+    for configfiles, jobs in zip(runs, listed, strict=True):
+        config = run_config(configfiles, overrides, workdir)
+        prepared.append((configfiles, config, PlanContext(config, workdir, cache_dir), jobs))
+    count_all([step for _, config, context, jobs in prepared for step in steps_to_count(jobs, config, context)],
+              cache_dir, workers=os.cpu_count() or 1)
+    out = []
+    for configfiles, config, context, jobs in prepared:
+        plans = {}
+        for gpu in gpus or [config["plan_gpu"]]:
+            settings = Settings.of(config, gpu, cache_dir)
+            plans[gpu] = [plan_job(job.rule, job.wildcards, config, context, settings) for job in jobs]
+        out.append(("+".join(Path(path).stem for path in configfiles), plans, dict(context.length_sources)))
+    return out
 
 
 def dry_runs(runs: list[list[str]], overrides: list[str], workdir: Path, remaining: bool = False) -> list[list]:
@@ -102,12 +114,7 @@ def plan_runs(runs: list[list[str]], gpus: list[str] | None, overrides: list[str
     """Plan each run on each GPU; write the tables; return the totals as markdown."""
     out.mkdir(parents=True, exist_ok=True)
     summaries = []
-    listed = dry_runs(runs, overrides, Path("."), remaining)
-    for configfiles, jobs in zip(runs, listed, strict=True):
-        name = "+".join(Path(path).stem for path in configfiles)
-        lengths: dict = {}
-        plans = plan_run(configfiles, gpus, overrides, remaining=remaining, cache_dir=cache_dir, jobs=jobs,
-                         lengths=lengths)
+    for name, plans, lengths in plan_many(runs, gpus, overrides, Path("."), remaining, cache_dir):
         table = rows(name, plans)
         table.to_csv(out / f"{name}.csv", index=False)
         summary = totals(table)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from trimbench.cost.gpus import Gpu, find_gpu, gpu_table
-from trimbench.cost.step import Step, step_cost
+from trimbench.cost.step import Step, counted_steps, step_cost
 from trimbench.cost.work import Phase, Work, one_shape
 from trimbench.errors import ConfigError
 from trimbench.plan.context import PlanContext
@@ -104,6 +104,22 @@ def job_work(rule: str, wildcards: dict, config: dict, context: PlanContext) -> 
         return None
     exp = config["experiments"][name]
     return track_of(exp).cost(rule, wildcards, exp, context)
+
+
+def steps_to_count(jobs, config: dict, context: PlanContext) -> list[Step]:
+    """Every step pricing ``jobs`` counts (what makes a job fit aside), so that they can be counted side
+    by side first (trimbench.cost.step.count_all)."""
+    steps = []
+    for job in jobs:
+        try:
+            work = job_work(job.rule, job.wildcards, config, context)
+            if work is None or work.unknown:
+                continue
+            for phase in (*work.phases, *peak_phases(work.phases)):
+                steps += counted_steps(_step(phase, context))
+        except ConfigError:  # priced as unknown by plan_job
+            continue
+    return steps
 
 
 def peak_phases(phases: tuple[Phase, ...]) -> list[Phase]:
