@@ -87,7 +87,7 @@ plan-presets: env
 	$(BIN)/python -m trimbench.plan.costs --write docs/costs.md
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
-BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput plan_accuracy padded_length
+BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput plan_accuracy padded_length plan_calibration
 
 bench: env
 	@for name in $(BENCHMARKS); do echo "== benchmarks/$$name.py"; $(BIN)/python benchmarks/$$name.py || exit 1; done

@@ -34,6 +34,11 @@ TEXT_COLUMNS = {"sts": ("sentence1", "sentence2"), "pair-class": ("sentence1", "
 #: (scripts/encode_texts.py, scripts/encode_corpus.py)
 TEXT_EMBEDDING_BYTES = 4
 CORPUS_EMBEDDING_BYTES = 2
+#: the batch an encoding's length is padded at: trimbench.encoding.encode_layers batches texts longest
+#: first (as SentenceTransformer.encode), so each batch is padded to about its own texts' length: the
+#: mean, the padded length of a batch of one (as the SPLADE and ELECTRA encodings count it), not the
+#: longest of a random batch's draws
+SORTED_BATCH = 1
 
 
 def job_cost(rule: str, wildcards: dict, exp: dict, context: CostContext) -> Work | None:
@@ -124,7 +129,7 @@ def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
             continue
         for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
             length, source = context.padded_length(dataset, evaluation["split"], column, exp["model"], max_length,
-                                                   batch)
+                                                   SORTED_BATCH)
             phases.append(Phase(f"encode {dataset} {column}", exp["model"], batches(rows.n, batch), batch, length,
                                 train=False, layers=variant.cut_layers, lengths_source=source,
                                 max_length=max_length))
@@ -158,7 +163,7 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
         for part, count, column, part_max in parts:
             if count.n is None:
                 continue
-            length, source = context.padded_length(dataset, split, column, exp["model"], part_max, batch)
+            length, source = context.padded_length(dataset, split, column, exp["model"], part_max, SORTED_BATCH)
             # each of the devices ranks encodes every devices-th batch (scripts/encode_corpus.py)
             phases.append(Phase(f"encode {dataset} {part}", exp["model"], -(-batches(count.n, batch) // devices),
                                 batch, length, train=False, layers=variant.cut_layers, lengths_source=source,

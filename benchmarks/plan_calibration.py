@@ -1,0 +1,251 @@
+"""The cost plan against a real run: configs/mini.yaml's plan on this CPU against its jobs' times.
+
+The plan (trimbench.plan) prices a GPU job as its counted FLOPs / (the device's peak x plan_mfu). Here
+the device is this CPU: its fp32 FLOP rate is measured the way the jobs compute (torch, fp32, the
+GPU rules' one thread a job: ``threads: 1`` or ``train.devices x (1 + dataloader_workers)`` = 1 in the
+mini preset; trimbench.jobs.run sets torch's threads to the rule's), given to the plan as a user GPU
+``cpu`` (config ``plan_gpus``) with ``plan_mfu`` 1.0, and configs/mini.yaml on the local copies
+(``local_copies``, as ``make mini``) is planned on it and then run for real. For every GPU job the
+plan priced it prints the predicted seconds (GPU-hours x 3600 / devices, without ``plan_margin`` or
+``plan_min_runtime``) against the measured ones, their ratio (predicted / measured: the model FLOPs
+utilisation the job reached against the measured rate, its start-up included), the ratios'
+spread, and the least-squares line measured = overhead + predicted / utilisation over the jobs: the
+fixed seconds a job pays whatever its FLOPs (model load, data read, the evaluator) and the
+utilisation of its FLOPs.
+
+Measured seconds are each job's own ``rule <name> done in <s> s`` line in its log (trimbench.jobs.run
+times ``main(job)``: the job's work, model loading included, without Snakemake's scheduling or the
+interpreter's start; the run is warm, as ``make mini``). Snakemake's per-output records
+(``.snakemake/metadata``: start and end of the job as Snakemake saw them) are printed beside them.
+
+    make splade-tiny                                         # the mini's SPLADE start (once)
+    python benchmarks/plan_calibration.py                     # a new run in a scratch directory (~5-30 min)
+    python benchmarks/plan_calibration.py --run-dir DIR --reuse   # the jobs of a finished run in DIR
+    python benchmarks/plan_calibration.py --plan-only         # the FLOP rate and the plan, no run
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _shared
+
+REPO = Path(__file__).resolve().parent.parent
+MINI = REPO / "configs" / "mini.yaml"
+SPLADE_TINY = Path("results") / "models" / "splade-tiny-msmarco"
+#: the local copies make mini reads (../shared/data beside the checkout)
+SHARED_DATA = REPO.parent / "shared" / "data"
+#: the line trimbench.jobs.run logs at a job's end
+DONE = re.compile(r"rule (\w+) done in ([0-9.]+) s")
+#: the square matmul that stands for the CPU's peak, and the linear layer of the mini's jobs: MiniLM's
+#: feed-forward (384 -> 1536) over a training batch of mini-sts (32 x 64 tokens)
+MATMUL_SIZE = 2048
+LINEAR_SHAPE = (32 * 64, 384, 1536)
+
+
+def flop_rate(threads: int, repeats: int) -> dict[str, float]:
+    """TFLOP/s of this CPU in fp32 at ``threads`` torch threads: a large square matmul, and a
+    MiniLM-sized linear layer's forward and backward (three matmuls of 2 x tokens x in x out each)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    n = MATMUL_SIZE
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    matmul = best_rate(lambda: torch.mm(a, b), 2 * n**3, repeats)
+    tokens, width, hidden = LINEAR_SHAPE
+    layer = torch.nn.Linear(width, hidden)
+    x = torch.randn(tokens, width, requires_grad=True)
+
+    def step():
+        layer.zero_grad(set_to_none=True)
+        x.grad = None
+        layer(x).sum().backward()
+
+    step()
+    linear = best_rate(step, 3 * 2 * tokens * width * hidden, repeats)
+    return {"matmul": matmul, "linear": linear}
+
+
+def best_rate(run, flops: float, repeats: int) -> float:
+    return flops / _shared.best_time(run, repeats) / 1e12
+
+
+def ram_gib() -> float:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+
+
+def calibration_config(folder: Path, tflops: float) -> Path:
+    """A config file beside configs/mini.yaml: this CPU as the plan's device (its measured rate its
+    peak, so plan_mfu 1.0)."""
+    import yaml
+
+    path = folder / "plan-calibration.yaml"
+    path.write_text(yaml.safe_dump({
+        "plan_gpu": "cpu", "plan_mfu": 1.0,
+        "plan_gpus": {"cpu": {"memory_gib": round(ram_gib(), 1), "peak_tflops": {"fp32": tflops},
+                              "source": "measured by benchmarks/plan_calibration.py"}}}))
+    return path
+
+
+def prepare_run_dir(run_dir: Path) -> None:
+    """The mini's SPLADE start in the run's directory: the checkout's (make splade-tiny)."""
+    model = run_dir / SPLADE_TINY
+    if not model.exists():
+        source = REPO / SPLADE_TINY
+        if not (source / "config.json").is_file():
+            sys.exit(f"{source} is missing: run `make splade-tiny` first (configs/mini.yaml's local copies)")
+        model.parent.mkdir(parents=True, exist_ok=True)
+        model.symlink_to(source)
+
+
+def run_mini(run_dir: Path, configfiles: list[Path], overrides: list[str]) -> float:
+    """configs/mini.yaml run for real in ``run_dir``, as make mini runs it (the warm interpreter, every
+    core); its wall seconds."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "trimbench.jobs.warm", "--snakefile", str(REPO / "Snakefile"),
+               "--directory", str(run_dir), "--profile", str(REPO / "profiles" / "default"),
+               "--configfile", *map(str, configfiles), "--config", *overrides]
+    result = subprocess.run(command, cwd=run_dir, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"the mini run failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def metadata_records(run_dir: Path) -> dict[str, dict]:
+    """Snakemake's record of each output (.snakemake/metadata: the output's path, base64 url-safe, cut
+    into folders named "@<part>" when long: snakemake/persistence/file.py, _record_path) -> the record
+    (rule, starttime: when the job was marked incomplete; endtime: the output's mtime; log)."""
+    records = {}
+    root = run_dir / ".snakemake" / "metadata"
+    for path in root.rglob("*"):
+        if path.is_file():
+            name = "".join(part.removeprefix("@") for part in path.relative_to(root).parts)
+            try:
+                output = base64.urlsafe_b64decode(name).decode()
+                records[output] = json.loads(path.read_text())
+            except (ValueError, UnicodeDecodeError):
+                continue
+    return records
+
+
+def job_seconds(run_dir: Path, jobs) -> dict[tuple, tuple[float | None, float | None]]:
+    """(rule, wildcards) of each dry-run job -> (seconds its log's 'done in' line gives, seconds between
+    Snakemake's start and end records of its first output)."""
+    records = metadata_records(run_dir)
+    out = {}
+    for job in jobs:
+        record = next((records[o] for o in job.outputs if o in records), None)
+        logged = wall = None
+        if record is not None:
+            if record.get("starttime") and record.get("endtime"):
+                wall = record["endtime"] - record["starttime"]
+            for log in record.get("log") or []:
+                path = run_dir / log
+                found = DONE.findall(path.read_text()) if path.is_file() else []
+                if found:
+                    logged = float(found[-1][1])
+        out[key(job.rule, job.wildcards)] = (logged, wall)
+    return out
+
+
+def key(rule: str, wildcards: dict) -> tuple:
+    return rule, tuple(sorted(wildcards.items()))
+
+
+def least_squares(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """(intercept, slope) of ys = intercept + slope x xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return my - slope * mx, slope
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run-dir", type=Path, default=None,
+                        help="the mini run's working directory (default: a new one in the temp dir)")
+    parser.add_argument("--reuse", action="store_true", help="take the jobs of the finished run in --run-dir")
+    parser.add_argument("--plan-only", action="store_true", help="measure the rate and plan; run nothing")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA, help="the local copies (make mini's MINI_DATA)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads a GPU job uses (the rules' threads)")
+    parser.add_argument("--repeats", type=int, default=10, help="timings of each FLOP-rate kernel (the best counts)")
+    parser.add_argument("--tflops", type=float, default=None,
+                        help="the CPU's fp32 TFLOP/s for the plan instead of the measured (one from a quiet machine)")
+    args = parser.parse_args()
+    if not args.data.is_dir():
+        sys.exit(f"the local copies are not at {args.data} (--data): the plan measures their lengths")
+    run_dir = (args.run_dir or Path(tempfile.mkdtemp(prefix="trimbench-plan-calibration-"))).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    prepare_run_dir(run_dir)
+
+    rates = flop_rate(args.threads, args.repeats)
+    # the plan's peak: the faster kernel's best run, the rate this core was seen to sustain (on a
+    # shared machine a slower best is another process's time slice, not the kernel's)
+    peak = args.tflops or max(rates.values())
+    print(f"fp32 at {args.threads} thread(s), best of {args.repeats}: {MATMUL_SIZE}^2 matmul "
+          f"{rates['matmul'] * 1e3:.1f} GFLOP/s; MiniLM's feed-forward ({LINEAR_SHAPE[0]} tokens x "
+          f"{LINEAR_SHAPE[1]} -> {LINEAR_SHAPE[2]}, forward + backward) {rates['linear'] * 1e3:.1f} GFLOP/s; "
+          f"the plan's peak {peak * 1e3:.1f} GFLOP/s" + (" (--tflops)" if args.tflops else ""))
+    configfiles = [MINI, calibration_config(run_dir, peak)]
+    overrides = [f"local_copies={args.data.resolve()}"]
+
+    from trimbench.plan.dryrun import dry_run
+    from trimbench.plan.plan import plan_run
+
+    started = time.perf_counter()
+    priced = [job for job in plan_run(configfiles, ["cpu"], overrides, workdir=run_dir)["cpu"] if job.priced]
+    print(f"plan: {len(priced)} GPU jobs priced in {time.perf_counter() - started:.0f} s")
+    if args.plan_only:
+        for job in priced:
+            print(f"  {job.label}: {job.gpu_hours * 3600 / job.work.devices:.1f} s predicted")
+        return
+    if not args.reuse:
+        load = os.getloadavg()[0]
+        wall = run_mini(run_dir, configfiles, overrides)
+        print(f"mini run in {run_dir}: {wall:.0f} s wall (load average {load:.1f} before, "
+              f"{os.getloadavg()[0]:.1f} after)")
+    jobs, _ = dry_run(configfiles, overrides, run_dir)
+    seconds = job_seconds(run_dir, jobs)
+
+    rows = []
+    print("\n| job | predicted s | measured s (log) | Snakemake's s | predicted / measured |")
+    print("|---|---|---|---|---|")
+    for job in priced:
+        predicted = job.gpu_hours * 3600 / job.work.devices
+        logged, wall = seconds.get(key(job.rule, job.wildcards), (None, None))
+        ratio = predicted / logged if logged else None
+        if ratio is not None:
+            rows.append((job.label, predicted, logged, ratio))
+        print(f"| {job.label} | {predicted:.1f} | {_fmt(logged)} | {_fmt(wall)} | "
+              + (f"{ratio:.3f} |" if ratio is not None else "not measured |"))
+    if not rows:
+        sys.exit("no priced job has a 'done in' line in its log: is the run finished?")
+    ratios = [row[3] for row in rows]
+    geometric = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    print(f"\npredicted / measured over {len(rows)} jobs: median {statistics.median(ratios):.3f}, "
+          f"min {min(ratios):.3f}, max {max(ratios):.3f}, geometric mean {geometric:.3f}")
+    print(f"totals: predicted {sum(r[1] for r in rows):.0f} s, measured {sum(r[2] for r in rows):.0f} s")
+    if len(rows) > 2:
+        overhead, slope = least_squares([r[1] for r in rows], [r[2] for r in rows])
+        print(f"least squares, measured = {overhead:.1f} s + predicted x {slope:.2f}: a job's fixed "
+              f"{overhead:.1f} s (model load, data, evaluator) and its FLOPs at {1 / slope:.0%} of the measured rate")
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+if __name__ == "__main__":
+    main()
