@@ -9,17 +9,20 @@ mini preset; trimbench.jobs.run sets torch's threads to the rule's), given to th
 plan priced it prints the predicted seconds (GPU-hours x 3600 / devices, without ``plan_margin`` or
 ``plan_min_runtime``) against the measured ones, their ratio (predicted / measured: the model FLOPs
 utilisation the job reached against the measured rate, its start-up included), the ratios'
-spread, and the least-squares line measured = overhead + predicted / utilisation over the jobs: the
-fixed seconds a job pays whatever its FLOPs (model load, data read, the evaluator) and the
-utilisation of its FLOPs.
+spread, and the least-squares line measured = overhead + predicted / utilisation over the jobs priced
+within 2x of the median ratio (one further off has a count wrong, not a rate): the fixed seconds a
+job pays whatever its FLOPs (model load, data read, the evaluator) and the utilisation of its FLOPs.
 
 Measured seconds are each job's own ``rule <name> done in <s> s`` line in its log (trimbench.jobs.run
 times ``main(job)``: the job's work, model loading included, without Snakemake's scheduling or the
-interpreter's start; the run is warm, as ``make mini``). Snakemake's per-output records
-(``.snakemake/metadata``: start and end of the job as Snakemake saw them) are printed beside them.
+interpreter's start; the run is warm, as ``make mini``), and its process's CPU seconds, sampled from
+/proc while it runs (:class:`CpuSampler`): on a shared machine the wall time grows with the other
+processes, the CPU time hardly. Snakemake's per-output records (``.snakemake/metadata``: start and end
+of the job as Snakemake saw them) are printed beside them.
 
     make splade-tiny                                         # the mini's SPLADE start (once)
-    python benchmarks/plan_calibration.py                     # a new run in a scratch directory (~5-30 min)
+    python benchmarks/plan_calibration.py                     # a new run in a scratch directory (the whole mini)
+    python benchmarks/plan_calibration.py --one-job-per-rule  # of each GPU rule its cheapest job and what it needs
     python benchmarks/plan_calibration.py --run-dir DIR --reuse   # the jobs of a finished run in DIR
     python benchmarks/plan_calibration.py --plan-only         # the FLOP rate and the plan, no run
 """
@@ -36,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -46,6 +50,8 @@ MINI = REPO / "configs" / "mini.yaml"
 SPLADE_TINY = Path("results") / "models" / "splade-tiny-msmarco"
 #: the local copies make mini reads (../shared/data beside the checkout)
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: each job's sampled CPU seconds, by its log's path (CpuSampler), in the run's directory
+CPU_FILE = "job-cpu.json"
 #: the line trimbench.jobs.run logs at a job's end
 DONE = re.compile(r"rule (\w+) done in ([0-9.]+) s")
 #: the square matmul that stands for the CPU's peak, and the linear layer of the mini's jobs: MiniLM's
@@ -110,17 +116,66 @@ def prepare_run_dir(run_dir: Path) -> None:
         model.symlink_to(source)
 
 
-def run_mini(run_dir: Path, configfiles: list[Path], overrides: list[str]) -> float:
+def run_mini(run_dir: Path, configfiles: list[Path], overrides: list[str], targets: list[str]) -> float:
     """configs/mini.yaml run for real in ``run_dir``, as make mini runs it (the warm interpreter, every
-    core); its wall seconds."""
+    core; ``targets``: only those outputs and what they need), each job's CPU seconds sampled meanwhile
+    (:class:`CpuSampler`, written to ``run_dir``/job-cpu.json); its wall seconds."""
     start = time.perf_counter()
     command = [sys.executable, "-m", "trimbench.jobs.warm", "--snakefile", str(REPO / "Snakefile"),
                "--directory", str(run_dir), "--profile", str(REPO / "profiles" / "default"),
-               "--configfile", *map(str, configfiles), "--config", *overrides]
-    result = subprocess.run(command, cwd=run_dir, capture_output=True, text=True)
+               *targets, "--configfile", *map(str, configfiles), "--config", *overrides]
+    sampler = CpuSampler(run_dir)
+    sampler.start()
+    try:
+        result = subprocess.run(command, cwd=run_dir, capture_output=True, text=True)
+    finally:
+        sampler.stop()
     if result.returncode != 0:
         sys.exit(f"the mini run failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return time.perf_counter() - start
+
+
+class CpuSampler(threading.Thread):
+    """The CPU seconds (user + system) of each job's process while the run goes: its log names its PID
+    (trimbench.jobs.run: "rule <name> started (pid N"); /proc/N/stat is read every ``interval`` seconds
+    until the job logs its end, and the last reading kept (short of the truth by at most an interval).
+    Unlike wall time it does not grow with the other processes sharing the cores."""
+
+    STARTED = re.compile(r"rule \w+ started \(pid (\d+)")
+
+    def __init__(self, run_dir: Path, interval: float = 0.5):
+        super().__init__(daemon=True)
+        self.run_dir, self.interval = run_dir, interval
+        self.path = run_dir / CPU_FILE
+        earlier = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        # an earlier run's finished jobs (a job stopped before its end runs again)
+        self.seconds: dict[str, float] = {name: cpu for name, cpu in earlier.items()
+                                          if DONE.search((run_dir / name).read_text(errors="replace"))}
+        self.done: set[str] = set(self.seconds)
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self._halt.wait(self.interval):
+            for log in (self.run_dir / "results" / "logs").rglob("*.log"):
+                name = str(log.relative_to(self.run_dir))
+                if name in self.done:
+                    continue
+                text = log.read_text(errors="replace")
+                pids = self.STARTED.findall(text)  # the last: a log appended to by a job run again
+                if pids:
+                    try:
+                        fields = Path(f"/proc/{pids[-1]}/stat").read_text().rsplit(")", 1)[1].split()
+                        self.seconds[name] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+                    except (OSError, IndexError):
+                        pass
+                if DONE.search(text):
+                    self.done.add(name)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+        self.path.write_text(json.dumps(self.seconds, indent=1, sort_keys=True))
 
 
 def metadata_records(run_dir: Path) -> dict[str, dict]:
@@ -140,23 +195,25 @@ def metadata_records(run_dir: Path) -> dict[str, dict]:
     return records
 
 
-def job_seconds(run_dir: Path, jobs) -> dict[tuple, tuple[float | None, float | None]]:
-    """(rule, wildcards) of each dry-run job -> (seconds its log's 'done in' line gives, seconds between
-    Snakemake's start and end records of its first output)."""
+def job_seconds(run_dir: Path, jobs) -> dict[tuple, dict[str, float | None]]:
+    """(rule, wildcards) of each dry-run job -> its seconds: ``log``, its log's 'done in' line; ``cpu``,
+    its process's sampled CPU time (CpuSampler); ``snakemake``, between Snakemake's start and end
+    records of its first output."""
     records = metadata_records(run_dir)
+    cpu = json.loads((run_dir / CPU_FILE).read_text()) if (run_dir / CPU_FILE).is_file() else {}
     out = {}
     for job in jobs:
         record = next((records[o] for o in job.outputs if o in records), None)
-        logged = wall = None
+        seconds = {"log": None, "cpu": None, "snakemake": None}
         if record is not None:
             if record.get("starttime") and record.get("endtime"):
-                wall = record["endtime"] - record["starttime"]
+                seconds["snakemake"] = record["endtime"] - record["starttime"]
             for log in record.get("log") or []:
                 path = run_dir / log
                 found = DONE.findall(path.read_text()) if path.is_file() else []
                 if found:
-                    logged = float(found[-1][1])
-        out[key(job.rule, job.wildcards)] = (logged, wall)
+                    seconds["log"], seconds["cpu"] = float(found[-1][1]), cpu.get(log)
+        out[key(job.rule, job.wildcards)] = seconds
     return out
 
 
@@ -178,6 +235,8 @@ def main() -> None:
                         help="the mini run's working directory (default: a new one in the temp dir)")
     parser.add_argument("--reuse", action="store_true", help="take the jobs of the finished run in --run-dir")
     parser.add_argument("--plan-only", action="store_true", help="measure the rate and plan; run nothing")
+    parser.add_argument("--one-job-per-rule", action="store_true",
+                        help="run, of each GPU rule, only its job the plan predicts cheapest (and what it needs)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="the local copies (make mini's MINI_DATA)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads a GPU job uses (the rules' threads)")
     parser.add_argument("--repeats", type=int, default=10, help="timings of each FLOP-rate kernel (the best counts)")
@@ -209,38 +268,65 @@ def main() -> None:
     print(f"plan: {len(priced)} GPU jobs priced in {time.perf_counter() - started:.0f} s")
     if args.plan_only:
         for job in priced:
-            print(f"  {job.label}: {job.gpu_hours * 3600 / job.work.devices:.1f} s predicted")
+            print(f"  {job.label}: {predicted_seconds(job):.1f} s predicted")
         return
+    targets = []
+    if args.one_job_per_rule:
+        cheapest = {}
+        for job in sorted(priced, key=predicted_seconds):  # of equals the first listed (a pretrained variant)
+            cheapest.setdefault(job.rule, job)
+        wanted = {key(job.rule, job.wildcards) for job in cheapest.values()}
+        targets = [job.outputs[0] for job in dry_run(configfiles, overrides, run_dir)[0]
+                   if key(job.rule, job.wildcards) in wanted]
     if not args.reuse:
         load = os.getloadavg()[0]
-        wall = run_mini(run_dir, configfiles, overrides)
-        print(f"mini run in {run_dir}: {wall:.0f} s wall (load average {load:.1f} before, "
-              f"{os.getloadavg()[0]:.1f} after)")
-    jobs, _ = dry_run(configfiles, overrides, run_dir)
-    seconds = job_seconds(run_dir, jobs)
+        wall = run_mini(run_dir, configfiles, overrides, targets)
+        print(f"mini run in {run_dir}{' (one job per GPU rule)' if targets else ''}: {wall:.0f} s wall "
+              f"(load average {load:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores)")
+    seconds = job_seconds(run_dir, dry_run(configfiles, overrides, run_dir)[0])
 
     rows = []
-    print("\n| job | predicted s | measured s (log) | Snakemake's s | predicted / measured |")
-    print("|---|---|---|---|---|")
+    print("\n| job | predicted s | wall s (log) | CPU s | Snakemake's s | predicted / wall | predicted / CPU |")
+    print("|---|---|---|---|---|---|---|")
     for job in priced:
-        predicted = job.gpu_hours * 3600 / job.work.devices
-        logged, wall = seconds.get(key(job.rule, job.wildcards), (None, None))
-        ratio = predicted / logged if logged else None
-        if ratio is not None:
-            rows.append((job.label, predicted, logged, ratio))
-        print(f"| {job.label} | {predicted:.1f} | {_fmt(logged)} | {_fmt(wall)} | "
-              + (f"{ratio:.3f} |" if ratio is not None else "not measured |"))
+        predicted = predicted_seconds(job)
+        measured = seconds.get(key(job.rule, job.wildcards), {})
+        wall, cpu = measured.get("log"), measured.get("cpu")
+        if wall:
+            rows.append((job.label, predicted, wall, cpu))
+        print(f"| {job.label} | {predicted:.1f} | {_fmt(wall)} | {_fmt(cpu)} | {_fmt(measured.get('snakemake'))} | "
+              f"{_ratio(predicted, wall)} | {_ratio(predicted, cpu)} |")
     if not rows:
         sys.exit("no priced job has a 'done in' line in its log: is the run finished?")
-    ratios = [row[3] for row in rows]
-    geometric = math.exp(statistics.fmean(math.log(r) for r in ratios))
-    print(f"\npredicted / measured over {len(rows)} jobs: median {statistics.median(ratios):.3f}, "
-          f"min {min(ratios):.3f}, max {max(ratios):.3f}, geometric mean {geometric:.3f}")
-    print(f"totals: predicted {sum(r[1] for r in rows):.0f} s, measured {sum(r[2] for r in rows):.0f} s")
-    if len(rows) > 2:
-        overhead, slope = least_squares([r[1] for r in rows], [r[2] for r in rows])
-        print(f"least squares, measured = {overhead:.1f} s + predicted x {slope:.2f}: a job's fixed "
-              f"{overhead:.1f} s (model load, data, evaluator) and its FLOPs at {1 / slope:.0%} of the measured rate")
+    print()
+    for at, what in ((2, "wall"), (3, "CPU")):
+        measured = [(row[1], row[at]) for row in rows if row[at]]
+        if not measured:
+            continue
+        ratios = [p / m for p, m in measured]
+        geometric = math.exp(statistics.fmean(math.log(r) for r in ratios))
+        print(f"predicted / {what} over {len(ratios)} jobs: median {statistics.median(ratios):.3f}, min "
+              f"{min(ratios):.3f}, max {max(ratios):.3f}, geometric mean {geometric:.3f}; totals predicted "
+              f"{sum(p for p, _ in measured):.0f} s, {what} {sum(m for _, m in measured):.0f} s")
+        # the line over the jobs priced within 2x of the median: a job off by more has a count wrong (its
+        # steps, its work), not a rate, and would only drag the line
+        median = statistics.median(ratios)
+        kept = [(p, m) for p, m in measured if 0.5 < p / m / median < 2]
+        if len(kept) > 2:
+            overhead, slope = least_squares(*zip(*kept, strict=True))
+            print(f"  least squares over the {len(kept)} jobs within 2x of the median, {what} = {overhead:.1f} s + "
+                  f"predicted x {slope:.2f}: a job's fixed {overhead:.1f} s (model load, data, evaluator), its FLOPs "
+                  f"at {1 / slope:.0%} of the measured rate")
+
+
+def predicted_seconds(job) -> float:
+    """The plan's seconds of a job on one device: its GPU-hours (FLOPs / peak / plan_mfu) over its devices,
+    without plan_margin or plan_min_runtime."""
+    return job.gpu_hours * 3600 / job.work.devices
+
+
+def _ratio(predicted: float, measured: float | None) -> str:
+    return f"{predicted / measured:.3f}" if measured else "not measured"
 
 
 def _fmt(value: float | None) -> str:
