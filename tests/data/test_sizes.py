@@ -23,11 +23,20 @@ def test_a_local_split_is_counted_in_its_file(tmp_path):
     assert missing.n is None and "validation" in missing.source
 
 
-def test_a_filtering_builder_makes_the_count_an_upper_bound(tmp_path):
-    _jsonl(tmp_path / "train.jsonl", [{"anchor": "a", "positive": "b"}] * 3)
-    entry = {"source": "local", "path": str(tmp_path), "splits": {}, "kind": "pairs", "min_score": 0.8}
+def test_a_filtering_builder_counts_a_local_copys_kept_rows_and_bounds_a_hubs(tmp_path):
+    """benchmarks/plan_calibration.py found STS-B's 5,749 rows priced where min_score kept 1,406."""
+    scores = [5.0, 4.5, 3.0, 1.0, 4.0]
+    _jsonl(tmp_path / "train.jsonl", [{"sentence1": f"a{i}", "sentence2": f"b{i}", "score": score}
+                                      for i, score in enumerate(scores)])
+    entry = {"source": "local", "path": str(tmp_path), "splits": {}, "kind": "pairs", "min_score": 0.8,
+             "score_range": [0, 5], "columns": {"anchor": "sentence1", "positive": "sentence2"}}
     count = split_rows("pairs", entry, "train", tmp_path)
-    assert count.n == 3 and "upper bound" in count.source and "min_score" in count.source
+    # scores 4.0, 4.5 and 5.0 of 5: at least 0.8 of the scale
+    assert count.n == 3 and "min_score" in count.source
+    hub = {"source": "hub", "id": "sentence-transformers/stsb", "revision": "ab7a5ac0e35aa22088bdcf23e7fd99b220e53308",
+           "splits": {}, "kind": "pairs", "min_score": 0.8}
+    bounded = split_rows("stsb-pairs", hub, "train", tmp_path)
+    assert bounded.n == 5749 and "upper bound" in bounded.source
 
 
 def test_a_hub_split_is_read_from_its_contract_and_a_missing_count_says_so(tmp_path):

@@ -68,9 +68,13 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     local = _local_folder(entry, workdir)
     if local is not None:
         path = split_file(local, source_split(entry, split)) or split_file(local, split)
-        if path is not None:
-            return _bounded(Count(_lines(path), f"rows of {path}"), entry)
-        return Count(None, f"no file for split '{split}' in {local}")
+        if path is None:
+            return Count(None, f"no file for split '{split}' in {local}")
+        if any(entry.get(key) is not None for key in FILTER_KEYS):
+            # a local copy is here: its rows counted after the builder's filter, as the job keeps them
+            kept = _built_rows(name, json.dumps(entry, sort_keys=True), split, str(workdir))
+            return Count(kept, f"rows of {path} the builder keeps ({_filters(entry)})")
+        return Count(_lines(path), f"rows of {path}")
     if entry.get("source") == "url":
         return _url_rows(name, entry, split)
     if entry.get("source") == "word_similarity":
@@ -217,11 +221,21 @@ def _embedded_retrieval(name: str, entry: str, split: str | None):
     return load_retrieval(name, entry, split or next(iter(GENSIM_SPLITS[entry["builder"]])))
 
 
+def _filters(entry: dict) -> str:
+    return ", ".join(key for key in FILTER_KEYS if entry.get(key) is not None)
+
+
 def _bounded(count: Count, entry: dict) -> Count:
-    filters = [key for key in FILTER_KEYS if entry.get(key) is not None]
-    if not filters or count.n is None:
+    if not _filters(entry) or count.n is None:
         return count
-    return Count(count.n, f"{count.source}; before {', '.join(filters)}: an upper bound")
+    return Count(count.n, f"{count.source}; before {_filters(entry)}: an upper bound")
+
+
+@lru_cache(maxsize=64)
+def _built_rows(name: str, entry: str, split: str, workdir: str) -> int:
+    from trimbench.data.tables import load_split
+
+    return len(load_split(name, json.loads(entry), split, workdir))
 
 
 def _local_folder(entry: dict, workdir: Path) -> Path | None:
