@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO, SNAKEMAKE
 
 from trimbench.jobs.artifacts import PRODUCERS, producer
+from trimbench.plan.dryrun import job_total, parse
 
 #: the tests share this module's dry runs (a module fixture): under pytest-xdist, all on one worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -24,24 +25,15 @@ DRY_RUNS = {"default": [REPO / "config.yaml"],
 
 
 def planned_jobs(tmp_path, configs) -> list[tuple[str, list[str], list[str]]]:
-    """(rule, inputs, outputs) of every job of the dry run of ``configs`` in an empty directory."""
+    """(rule, inputs, outputs) of every job of the dry run of ``configs`` in an empty directory (read
+    as the cost plan reads a dry run: trimbench.plan.dryrun)."""
     result = subprocess.run([*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
                              "--configfile", *map(str, configs), "-n"], cwd=REPO, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    jobs = []
-    for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", result.stdout):
-        rule = re.match(r"(?:local)?rule (\w+):\n", block)
-        if rule:
-            jobs.append((rule.group(1), _listed(block, "input"), _listed(block, "output")))
-    assert jobs, result.stdout[-3000:]
+    jobs = [(job.rule, list(job.inputs), list(job.outputs)) for job in parse(result.stdout)]
+    assert jobs and len(jobs) == job_total(result.stdout), result.stdout[-3000:]
     return jobs
-
-
-def _listed(block: str, field: str) -> list[str]:
-    """The files of a job's ``field`` (input, output) in its dry-run block."""
-    listed = re.search(rf"^    {field}: (.*)$", block, flags=re.MULTILINE)
-    return listed.group(1).split(", ") if listed else []
 
 
 @pytest.fixture(scope="module")

@@ -102,11 +102,16 @@ def short_cell(row: dict, link: str) -> str:
     return f"{bound}{_hours(row[f'gpu_hours_{GPUS[0]}'])} GPU-h on {GPUS[0].upper()} ([plan]({link}#{row['preset']}))"
 
 
+def _table_column(lines: list[str], column: str) -> tuple[int, int]:
+    """The header line of the first markdown table with ``column``, and that column's index."""
+    header = next(i for i, line in enumerate(lines) if line.startswith("|") and f" {column} " in line)
+    return header, [c.strip() for c in lines[header].strip("|").split("|")].index(column)
+
+
 def _rewrite_cells(path: Path, rows_of: dict[str, str], column: str, link: str) -> str:
     """``path``'s markdown table with each row's ``column`` cell from ``rows_of`` (row key -> cell)."""
     lines = path.read_text().splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("|") and f" {column} " in line)
-    index = [c.strip() for c in lines[header].strip("|").split("|")].index(column)
+    header, index = _table_column(lines, column)
     for i in range(header + 2, len(lines)):
         if not lines[i].startswith("|"):
             break
@@ -178,15 +183,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"wrote {COSTS_MD.relative_to(REPO)}, {COSTS_CSV.relative_to(REPO)} and the READMEs' cost cells")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def cells_of(path: Path, column: str = "cost") -> list[str]:
     """The ``column`` cells of the first table of ``path`` that has one (for the tests)."""
     lines = path.read_text().splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("|") and f" {column} " in line)
-    index = [c.strip() for c in lines[header].strip("|").split("|")].index(column)
+    header, index = _table_column(lines, column)
     out = []
     for line in lines[header + 2:]:
         if not line.startswith("|"):
@@ -195,3 +195,5 @@ def cells_of(path: Path, column: str = "cost") -> list[str]:
     return out
 
 
+if __name__ == "__main__":
+    main()
