@@ -1,6 +1,5 @@
 # The config (read and validated once), wildcard constraints and the helpers every rule file uses.
 # Each track's own helpers sit at the top of its rule file; the track dispatch is rules/targets.smk.
-import os
 import re
 import sys
 from pathlib import Path
@@ -140,7 +139,7 @@ def exp_param(*keys):
 PLANNER = tb_plan_resources.RulePlanner(CONFIG, Path.cwd())
 
 
-def planned(rule, kind, local):
+def planned(rule_name, kind, local):
     """A GPU job's SLURM ``runtime`` (minutes) or ``mem_mb``, from its plan (trimbench.plan: counted
     FLOPs on plan_gpu x plan_margin), times the attempt; ``local``, times the attempt, where the plan
     cannot price the job (the dry run says why) and in a local run, which queues nothing and counts
@@ -149,12 +148,10 @@ def planned(rule, kind, local):
 
     def value(wildcards, attempt):
         fallback = local(wildcards) if callable(local) else local
-        listing_only = os.environ.get(
-            tb_plan_resources.LISTING_ONLY
-        )  # the plan's own dry run prices itself
-        if (workflow.local_exec and not workflow.dryrun) or listing_only:
-            return fallback * attempt
-        return PLANNER.resource(rule, dict(wildcards.items()), kind, fallback, attempt)
+        queued = not workflow.local_exec or workflow.dryrun
+        return PLANNER.resource(
+            rule_name, dict(wildcards.items()), kind, fallback, attempt, queued=queued
+        )
 
     return value
 

@@ -29,10 +29,11 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from trimbench.plan.dryrun import LISTING_ONLY as PLAN_LISTING_ONLY  # noqa: E402 (after the environment)
+
 # A test's dry run lists its jobs without pricing them (the cost plan's own dry run does the same:
 # trimbench/plan/resources.py); the plan's tests (tests/plan) and the cluster's runs price them, and
 # CI's make dry-run prices every preset's.
-PLAN_LISTING_ONLY = "TRIMBENCH_PLAN_LISTING_ONLY"
 os.environ.setdefault(PLAN_LISTING_ONLY, "1")
 
 

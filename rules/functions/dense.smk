@@ -88,16 +88,11 @@ def eval_tables(wildcards):
 
 
 def passage_layer(wildcards):
-    """Fixed-doc models score passages from the last layer (BERT-S models are cut: their own)."""
-    exp, v = experiment(wildcards), variant(wildcards)
-    fixed = exp["retrieval"]["passage_to_last_layer"] and v.method != "separate"
-    return exp["_depth"] if fixed else None
+    return tb_variants.passage_layer(experiment(wildcards), variant(wildcards))
 
 
 def encoded_layers(wildcards):
-    layers = list(variant(wildcards).eval_layers)
-    extra = passage_layer(wildcards)
-    return sorted(set(layers + ([extra] if extra else [])))
+    return tb_variants.encoded_layers(experiment(wildcards), variant(wildcards))
 
 
 def variant_dims(wildcards):

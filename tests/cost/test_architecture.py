@@ -117,6 +117,27 @@ def test_a_tiny_model_is_what_the_builder_builds(tmp_path):
     assert deberta.model_type == "deberta-v2" and deberta.extra["relative_attention"] is True
 
 
+@pytest.mark.parametrize("kind", ["bert", "electra"])
+def test_a_tiny_models_facts_are_the_config_its_builder_writes(tmp_path, kind):
+    """Read against what build_tiny_model really writes (its config.json), not against the helpers both
+    share: a default of the builder's that the facts miss fails here."""
+    import json
+
+    from conftest import minilm_folder
+
+    from trimbench.models import build_tiny_model
+
+    entry = {"source": "tiny", "layers": 2, "dim": 32, "architecture": kind, "attention_heads": 4}
+    build_tiny_model(entry, minilm_folder(), tmp_path / "built")
+    written = json.loads((tmp_path / "built" / "config.json").read_text())
+    arch = architecture("t", dict(entry, architecture_facts={"vocab_size": written["vocab_size"]}), tmp_path)
+    assert {key: getattr(arch, key) for key in ("model_type", "num_hidden_layers", "hidden_size", "num_attention_heads",
+                                                "intermediate_size", "max_position_embeddings")} == {
+        key: written[key] for key in ("model_type", "num_hidden_layers", "hidden_size", "num_attention_heads",
+                                      "intermediate_size", "max_position_embeddings")}
+    assert arch.embedding_size == written.get("embedding_size")
+
+
 def test_a_local_folder_without_config_json_is_said(tmp_path):
     with pytest.raises(ConfigError, match=r"no config.json in its folder \(results/models/splade\).*"
                                           r"give them in models.s.architecture_facts"):

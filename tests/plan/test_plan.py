@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SNAKEMAKE, priced_env
+from conftest import PLAN_LISTING_ONLY, REPO, SNAKEMAKE, priced_env
 
 from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
@@ -139,6 +139,7 @@ def test_an_unknown_gpu_lists_the_known(config):
 
 
 def test_slurm_gets_the_plan_times_the_attempt_and_the_rule_where_it_cannot_be_priced(monkeypatch, config, cache):
+    monkeypatch.delenv(PLAN_LISTING_ONLY)  # a cluster's run, not a test's own listing
     reported = []
     planner = RulePlanner(config, REPO, cache, report=reported.append)
     monkeypatch.setattr(price, "job_work", lambda *args: _work())
@@ -148,6 +149,10 @@ def test_slurm_gets_the_plan_times_the_attempt_and_the_rule_where_it_cannot_be_p
     monkeypatch.setattr(price, "job_work", lambda *args: Work(unknown=("no count of y",)))
     assert planner.resource("train_model", {"experiment": "y"}, "mem_mb", 8000, 2) == 16000
     assert any("train_model[experiment=y] keeps its rule's" in line and "no count of y" in line for line in reported)
+    # a local run, and the plan's own listing dry run, keep the rule's request without pricing
+    assert planner.resource("train_model", {"experiment": "z"}, "runtime", 240, 1, queued=False) == 240
+    monkeypatch.setenv(PLAN_LISTING_ONLY, "1")
+    assert planner.resource("train_model", {"experiment": "z"}, "runtime", 240, 2) == 480
 
 
 @pytest.mark.workflow

@@ -63,12 +63,12 @@ def test_a_step_forwards_queries_and_two_passages_a_row_through_the_mlm_head_spl
     work = job_cost("train_splade", {"variant": "max"}, _exp(train={"devices": 2, "precision": "fp16"}), context)
     (phase,) = work.phases
     assert work.devices == 2 and phase.train and phase.head == "mlm" and phase.precision == "fp16"
-    # padded over the whole batch of 64 (tokenised before the split), cut at the seed's 300 (splade_max)
-    assert ("marco", "train", "query", "enc", 300, 64) in context.padded
-    assert ("marco", "train", "document", "enc", 300, 64) in context.padded
-    # on each device 32 queries of 9 + 64 tokens and 64 passages of 100 + 64, held together: 12,832
-    # tokens, 1,891,872 of attention (sum of batch x length^2): 87 sequences of 148 tokens
-    assert (phase.batch, phase.length, phase.max_length) == (87, 148, 300)
+    # padded over each device's 32 rows (each rank collates its share), cut at the seed's 300 (splade_max)
+    assert ("marco", "train", "query", "enc", 300, 32) in context.padded
+    assert ("marco", "train", "document", "enc", 300, 32) in context.padded
+    # on each device 32 queries of 9 + 32 tokens and 64 passages of 100 + 32, held together: 9,760
+    # tokens, 1,168,928 of attention (sum of batch x length^2): 81 sequences of 120 tokens
+    assert (phase.batch, phase.length, phase.max_length) == (81, 120, 300)
     short = job_cost("train_splade", {"variant": "distil"}, _exp(train={"max_seq_length": 120}), context)
     assert short.phases[0].max_length == 120 and ("marco", "train", "document", "enc", 120, 64) in context.padded
 

@@ -20,11 +20,11 @@ RUN_TOGETHER = [("2dmse-sts.yaml", "2dmse-sts-v2.yaml", "electra.yaml"),
 #: real copies (the same DAG, the same code), so it runs only where that one skips
 MINI_RUN_ELSEWHERE = pytest.mark.skipif(
     SHARED_DATA.is_dir(), reason="tests/workflow/test_mini.py runs configs/mini.yaml capped on the local copies")
+#: stand-in rows a split in the runs of several presets (the default, 48, is what a user's smoke run makes)
+SMOKE_ROWS = 16
 PRESET_RUNS = RUN_TOGETHER + [pytest.param((p,), marks=MINI_RUN_ELSEWHERE if p == "mini.yaml" else ())
                               for p in PRESETS if not any(p in group for group in RUN_TOGETHER)]
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
-#: stand-in rows a split in the runs of several presets (the default, 48, is what a user's smoke run makes)
-SMOKE_ROWS = 16
 TRACK_FIGURES = {"2dmse-sts": ["grid_layers.*.png"], "2dmse-retrieval": ["grid_layers.*.png"],
                  "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"], "splade": []}
 
@@ -33,7 +33,6 @@ TRACK_FIGURES = {"2dmse-sts": ["grid_layers.*.png"], "2dmse-retrieval": ["grid_l
 def test_preset_smoke_mode_end_to_end(presets, tmp_path):
     files = [REPO / "configs" / preset for preset in presets]
     experiments = {name: exp for file in files for name, exp in yaml.safe_load(file.read_text())["experiments"].items()}
-    files = list(files)
     # Only the presets' experiments: the embedded default's are tested on their own.
     if presets in RUN_TOGETHER:
         # SMOKE_ROWS stand-in rows a split, not 48: the same DAG and code, a third of the texts to

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trimbench.checks import resolve_path
 from trimbench.data import contracts
 from trimbench.errors import DataError
 from trimbench.jobs.artifacts import RESULTS_ROOT
@@ -338,7 +339,7 @@ def _local_documents(entry: dict, workdir: Path, limit: int, seed: int) -> tuple
     """A seeded sample of a local BEIR or Tevatron folder's documents, joined as the jobs join them
     (:func:`trimbench.data.io.doc_texts`), and their count: two passes over the file's lines, only the
     sampled ones parsed (a local MS MARCO corpus is 8.8M lines, never all in memory)."""
-    folder = _resolved(entry["path"], workdir)
+    folder = resolve_path(entry["path"], workdir)
     names = ("corpus.jsonl.gz", "corpus.jsonl") if entry.get("format") == "tevatron" else ("corpus.jsonl",)
     path = next((folder / name for name in names if (folder / name).is_file()), None)
     if path is None:
@@ -364,7 +365,7 @@ def _local_queries(dataset: str, entry: dict, split: str, workdir: Path) -> list
 
     from trimbench.data import beir
 
-    folder, source_split = _resolved(entry["path"], workdir), entry["splits"].get(split, split)
+    folder, source_split = resolve_path(entry["path"], workdir), entry["splits"].get(split, split)
     tevatron = entry.get("format") == "tevatron"
     if tevatron and not (entry.get("topics") and entry.get("qrels")):
         name = next((f"{source_split}{suffix}" for suffix in (".jsonl.gz", ".jsonl")
@@ -392,14 +393,9 @@ def _readable_offline(entry: dict, workdir: Path) -> bool:
     """Whether a local entry's TREC topics / qrels are files here (else the reader would download them)."""
     for key in ("topics", "qrels"):
         path = entry.get(key)
-        if entry.get(f"{key}_url") and not (path and _resolved(path, workdir).is_file()):
+        if entry.get(f"{key}_url") and not (path and resolve_path(path, workdir).is_file()):
             return False
     return True
-
-
-def _resolved(path: str | Path, workdir: Path) -> Path:
-    path = Path(path).expanduser()
-    return path if path.is_absolute() else workdir / path
 
 
 def _described(where: Path | str, workdir: Path, taken: int, total: int) -> str:

@@ -120,6 +120,11 @@ def cache_key(step: Step) -> str:
 _COUNTED: dict[str, StepCost] = {}
 
 
+def _cache_path(key: str, cache_dir: Path) -> Path:
+    """The JSON file a counted step is kept in (named by its key's hash)."""
+    return Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+
+
 def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
     """FLOPs and peak device memory of ``step``: counted once per process, and once for all where
     ``cache_dir`` is given (a JSON file per step)."""
@@ -129,7 +134,7 @@ def measure(step: Step, cache_dir: Path | None = None) -> StepCost:
         return _COUNTED[key]
     path = None
     if cache_dir is not None:
-        path = Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+        path = _cache_path(key, cache_dir)
         if path.is_file():
             cached = json.loads(path.read_text())
             if cached.get("key") == key:
@@ -294,7 +299,7 @@ def count_all(steps: list[Step], cache_dir: Path | None, workers: int = 1) -> in
         if key in seen or key in _COUNTED:
             continue
         seen.add(key)
-        path = Path(cache_dir) / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json" if cache_dir else None
+        path = _cache_path(key, cache_dir) if cache_dir else None
         if path is None or not path.is_file():
             todo.append(step)
     if workers <= 1 or len(todo) < 2:
@@ -315,12 +320,12 @@ def step_cost(step: Step, cache_dir: Path | None) -> StepCost:
     """A step's cost, counted on one- and two-block models and extended to its depth: FLOPs and memory
     of an encoder grow by the same amount with each block (the blocks are alike), so two small counts
     give any depth exactly, whatever the cut (benchmarks/plan_accuracy.py checks it on a full count)."""
-    depth = step.architecture.num_hidden_layers if step.layers is None else step.layers
-    if depth in (1, 2):
+    counted = counted_steps(step)
+    if len(counted) == 1:
         return measure(step, cache_dir)
     # depth 0 (ELECTRA's cut at the embeddings' output) is the same line taken back one block
-    one, two = (measure(replace(step, layers=k), cache_dir) for k in (1, 2))
-    extra = depth - 1
+    one, two = (measure(each, cache_dir) for each in counted)
+    extra = (step.architecture.num_hidden_layers if step.layers is None else step.layers) - 1
     return StepCost(flops=one.flops + extra * (two.flops - one.flops),
                     peak_bytes=one.peak_bytes + extra * (two.peak_bytes - one.peak_bytes),
                     parameter_bytes=one.parameter_bytes + extra * (two.parameter_bytes - one.parameter_bytes))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from trimbench.data.columns import KIND_COLUMNS, NUMERIC_COLUMNS
+from trimbench.data.columns import text_columns
 from trimbench.data.sizes import Count
 
 
@@ -130,6 +130,14 @@ def training_disk(parameters: int, steps: int, checkpoint_steps: int, kept: int)
            "bytes (the model and AdamW's moments), removed at its end" if checkpoints else ""))
 
 
+def rank_batches(texts: int, batch: int, chunk: int, ranks: int) -> int:
+    """Batches the busiest of ``ranks`` encodes: each chunk's batches are dealt round robin
+    (trimbench.encoding.rank_rows: trimbench.dense.search's and trimbench.splade.vectors' encodings)."""
+    full, rest = divmod(texts, chunk)
+    per_chunk = [math.ceil(chunk / batch)] * full + ([math.ceil(rest / batch)] if rest else [])
+    return sum(math.ceil(n / ranks) for n in per_chunk)
+
+
 def batches(rows: int, batch: int) -> int:
     """Forward batches of an encoding over ``rows`` texts."""
     return math.ceil(rows / batch) if rows else 0
@@ -190,7 +198,7 @@ class CostContext:
         """Distinct texts of the text columns of ``dataset``'s ``splits`` (ELECTRA's domain adaptation
         reads each once). This default is an upper bound, duplicates counted: rows x text columns of
         each split; a plan that can count them on a copy overrides it."""
-        columns = [c for c in KIND_COLUMNS[self.datasets[dataset]["kind"]] if c not in NUMERIC_COLUMNS]
+        columns = text_columns(self.datasets[dataset]["kind"])
         counts = [self.rows(dataset, split) for split in splits]
         unknown = [count.source for count in counts if count.n is None]
         if unknown:

@@ -18,6 +18,12 @@ KIND_COLUMNS = {
 }
 #: columns a kind uses as numbers (the rest are text)
 NUMERIC_COLUMNS = ("score", "label")
+
+
+def text_columns(kind: str) -> tuple[str, ...]:
+    """The text columns of a dataset kind's table (:data:`KIND_COLUMNS` less the numbers)."""
+    return tuple(column for column in KIND_COLUMNS[kind] if column not in NUMERIC_COLUMNS)
+
 #: the columns each gensim builder makes (trimbench.data.lee; kind triplets adds lee_ict's ``negative``)
 GENSIM_COLUMNS = {"lee_ict": ("anchor", "positive", "article_id"),
                   "lee_similarity": ("sentence1", "sentence2", "score"),

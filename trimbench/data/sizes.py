@@ -241,7 +241,7 @@ def _built_rows(name: str, entry: str, split: str, workdir: str) -> int:
 def _local_folder(entry: dict, workdir: Path) -> Path | None:
     if entry.get("source") != "local" or not entry.get("path"):
         return None
-    folder = Path(entry["path"])
+    folder = Path(entry["path"]).expanduser()  # as the builders read it (trimbench.data.tables)
     folder = folder if folder.is_absolute() else Path(workdir) / folder
     return folder if folder.is_dir() else None
 

@@ -21,15 +21,14 @@ from trimbench.cost.work import (
     batches,
     one_shape,
     optimizer_steps,
+    rank_batches,
     training_batches,
     training_disk,
 )
-from trimbench.dense.variants import variant_retrieval_settings, variant_train_settings, variants
+from trimbench.data.columns import text_columns
+from trimbench.dense.variants import encoded_layers, variant_retrieval_settings, variant_train_settings, variants
 from trimbench.training import CHECKPOINTS_KEPT
 
-#: the text columns of a training or evaluation table, by dataset kind (schemas: dataset.kind)
-TEXT_COLUMNS = {"sts": ("sentence1", "sentence2"), "pair-class": ("sentence1", "sentence2"),
-                "pairs": ("anchor", "positive"), "triplets": ("anchor", "positive", "negative")}
 #: bytes of one stored embedding value: encode_texts keeps float32, encode_corpus float16
 #: (scripts/encode_texts.py, scripts/encode_corpus.py)
 TEXT_EMBEDDING_BYTES = 4
@@ -63,7 +62,7 @@ def _train_pairs(wildcards: dict, exp: dict, context: CostContext) -> Work:
 
     def shape(per_device: int) -> tuple[list, list, str]:
         inputs, longest, sources = [], [], []
-        for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
+        for column in text_columns(context.datasets[dataset]["kind"]):
             length, source = context.padded_length(dataset, split, column, exp["model"], train["max_seq_length"],
                                                    per_device)
             inputs.append((per_device, length))
@@ -80,8 +79,9 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
     train = variant_train_settings(exp, variant.method)
     retrieval = variant_retrieval_settings(exp, variant.method)
     dataset, split = train["dataset"], train["split"]
-    q_max = retrieval["q_max_length"] or context.max_length(exp["model"])
     p_max = retrieval["p_max_length"] or context.max_length(exp["model"])
+    # the model is loaded at p_max_length (scripts/train_retriever.py), which cuts uncut queries too
+    q_max = retrieval["q_max_length"] or p_max
 
     def shape(per_device: int) -> tuple[list, list, str]:
         passages = per_device * retrieval["group_size"]
@@ -127,7 +127,7 @@ def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
         counts.append(rows)
         if rows.n is None:
             continue
-        for column in TEXT_COLUMNS[context.datasets[dataset]["kind"]]:
+        for column in text_columns(context.datasets[dataset]["kind"]):
             length, source = context.padded_length(dataset, evaluation["split"], column, exp["model"], max_length,
                                                    SORTED_BATCH)
             phases.append(Phase(f"encode {dataset} {column}", exp["model"], batches(rows.n, batch), batch, length,
@@ -148,7 +148,7 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
     devices = retrieval["encode_devices"]
     batch = evaluation["batch_size"]
     max_length = context.max_length(exp["model"])
-    layers = len(set(variant.eval_layers) | ({exp["_depth"]} if _passage_layer(exp, variant) else set()))
+    layers = len(encoded_layers(exp, variant))
     max_dim = variant.cut_dim or max(exp["grid"]["dims"])
     phases, counts, vectors = [], [], 0
     for dataset in evaluation["datasets"]:
@@ -164,8 +164,10 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
             if count.n is None:
                 continue
             length, source = context.padded_length(dataset, split, column, exp["model"], part_max, SORTED_BATCH)
-            # each of the devices ranks encodes every devices-th batch (scripts/encode_corpus.py)
-            phases.append(Phase(f"encode {dataset} {part}", exp["model"], -(-batches(count.n, batch) // devices),
+            # each chunk's batches dealt round robin over the ranks (trimbench.dense.search.encode_to_memmap);
+            # the queries are one chunk
+            chunk = retrieval["encode_chunk"] if part == "corpus" else count.n
+            phases.append(Phase(f"encode {dataset} {part}", exp["model"], rank_batches(count.n, batch, chunk, devices),
                                 batch, length, train=False, layers=variant.cut_layers, lengths_source=source,
                                 max_length=part_max))
             vectors += count.n
@@ -175,7 +177,3 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
     return Work(tuple(phases), examples=vectors, devices=devices,
                 disk_bytes=vectors * layers * max_dim * CORPUS_EMBEDDING_BYTES)
 
-
-def _passage_layer(exp: dict, variant) -> bool:
-    """Fixed-doc models also encode passages at the last layer (rules/functions/dense.smk passage_layer)."""
-    return exp["retrieval"]["passage_to_last_layer"] and variant.method != "separate"

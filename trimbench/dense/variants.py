@@ -77,6 +77,19 @@ def variant_retrieval_settings(exp: dict, method: str) -> dict:
     unused = {key for other, keys in METHOD_ONLY_RETRIEVAL_SETTINGS.items() if other != method for key in keys}
     return {key: value for key, value in exp["retrieval"].items() if key not in unused}
 
+def passage_layer(exp: dict, variant) -> int | None:
+    """The layer a variant's passages are encoded at besides its grid layers: the last, for a
+    fixed-doc model (``retrieval.passage_to_last_layer``; BERT-S models are cut: their own); None."""
+    fixed = exp["retrieval"]["passage_to_last_layer"] and variant.method != "separate"
+    return exp["_depth"] if fixed else None
+
+
+def encoded_layers(exp: dict, variant) -> list[int]:
+    """The layers a retrieval variant's corpus is encoded at: its grid layers and its passage layer."""
+    extra = passage_layer(exp, variant)
+    return sorted(set(variant.eval_layers) | ({extra} if extra else set()))
+
+
 @dataclass(frozen=True)
 class Variant:
     """One model whose embeddings get evaluated: a method, possibly cut to ``cut_layers`` layers."""

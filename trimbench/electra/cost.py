@@ -21,7 +21,7 @@ from collections import Counter
 
 from trimbench.cost import work
 from trimbench.cost.work import FP32_BYTES, CostContext, Count, Phase, Work
-from trimbench.data.columns import KIND_COLUMNS, NUMERIC_COLUMNS
+from trimbench.data.columns import text_columns
 from trimbench.electra.checks import model_fine_tunings, objective
 from trimbench.training import CHECKPOINTS_KEPT
 
@@ -141,7 +141,7 @@ def adaptation_work(exp: dict, model: str, context: CostContext) -> Work:
     max_length = stage["max_seq_length"] or context.max_length(model)
     # a batch of distinct texts of any text column, padded to its longest (the masking collator):
     # the longest column's padded length
-    columns = [c for c in KIND_COLUMNS[context.datasets[dataset]["kind"]] if c not in NUMERIC_COLUMNS]
+    columns = text_columns(context.datasets[dataset]["kind"])
     tokens, source = max(context.padded_length(dataset, split, column, model, max_length, batch)
                          for split in splits for column in columns)
     phase = Phase("masked-LM training", model, work.training_batches(*schedule), batch, tokens, train=True, head="mlm",

@@ -13,6 +13,9 @@ from pathlib import Path
 from trimbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
+#: set in the environment of the plan's own dry run, which only lists the jobs: the plan prices them
+#: itself, once (trimbench.plan.resources)
+LISTING_ONLY = "TRIMBENCH_PLAN_LISTING_ONLY"
 _BLOCK = re.compile(r"\n(?=(?:local)?rule \w+:\n)")
 _RULE = re.compile(r"(?:local)?rule (\w+):\n")
 
@@ -66,7 +69,7 @@ def dry_run(configfiles: list[Path], config: list[str] = (), workdir: Path = Pat
     if config:
         command += ["--config", *config]
     # the plan prices the jobs itself: the dry run only lists them (rules/common.smk planned)
-    env = {**os.environ, "TRIMBENCH_PLAN_LISTING_ONLY": "1"}
+    env = {**os.environ, LISTING_ONLY: "1"}
     result = subprocess.run(command, capture_output=True, text=True, cwd=workdir, env=env)
     if result.returncode != 0:
         raise ConfigError(f"the dry run of {' '.join(map(str, configfiles))} failed:\n"

@@ -21,9 +21,6 @@ from trimbench.tracks import track_of
 
 GIB = 2**30
 MB = 2**20
-#: a precision setting -> the dtype of its matrix products (fp32 runs without TF32: torch's default
-#: for matmul, torch.backends.cuda.matmul.allow_tf32 = False)
-DTYPE_OF_PRECISION = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16"}
 #: host bytes a text held in memory takes beside its tokens (a Python str in a pandas column)
 TEXT_OVERHEAD_BYTES = 64
 #: characters per token of a WordPiece / BPE encoder on English text, for the texts' host memory
@@ -81,8 +78,7 @@ class JobPlan:
 
     @property
     def label(self) -> str:
-        shown = ", ".join(f"{key}={value}" for key, value in self.wildcards.items())
-        return f"{self.rule}[{shown}]" if shown else self.rule
+        return job_label(self.rule, self.wildcards)
 
     @property
     def problems(self) -> list[str]:
@@ -97,13 +93,23 @@ class JobPlan:
         return out
 
 
+def job_label(rule: str, wildcards: dict) -> str:
+    """A job as the plan names it: ``rule[key=value, ...]``."""
+    shown = ", ".join(f"{key}={value}" for key, value in wildcards.items())
+    return f"{rule}[{shown}]" if shown else rule
+
+
 def job_work(rule: str, wildcards: dict, config: dict, context: PlanContext) -> Work | None:
-    """The work of a job: its experiment's track answers (None: a job that runs no model on a GPU)."""
+    """The work of a job: its experiment's track answers (None: a job that runs no model on a GPU),
+    once a run (the counting pass and each GPU's pricing ask again)."""
     name = wildcards.get("experiment")
     if name is None or name not in config["experiments"]:
         return None
-    exp = config["experiments"][name]
-    return track_of(exp).cost(rule, wildcards, exp, context)
+    key = (rule, tuple(sorted(wildcards.items())))
+    if key not in context.works:
+        exp = config["experiments"][name]
+        context.works[key] = track_of(exp).cost(rule, wildcards, exp, context)
+    return context.works[key]
 
 
 def steps_to_count(jobs, config: dict, context: PlanContext) -> list[Step]:
@@ -136,7 +142,7 @@ def peak_phases(phases: tuple[Phase, ...]) -> list[Phase]:
 
 def _step(phase: Phase, context: PlanContext, batch: int | None = None, checkpointing: bool | None = None) -> Step:
     return Step(context.architecture(phase.model), batch or phase.batch, phase.length, phase.train,
-                layers=phase.layers, head=phase.head, dtype=DTYPE_OF_PRECISION[phase.precision],
+                layers=phase.layers, head=phase.head, dtype=phase.precision,
                 gradient_checkpointing=phase.gradient_checkpointing if checkpointing is None else checkpointing)
 
 
@@ -163,7 +169,7 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
         flops = cost.flops * phase.count * work.devices
         plan.flops += flops
         plan.tokens += phase.tokens * work.devices
-        seconds += flops / (settings.gpu.peak(DTYPE_OF_PRECISION[phase.precision]) * 1e12 * settings.mfu)
+        seconds += flops / (settings.gpu.peak(phase.precision) * 1e12 * settings.mfu)
         plan.parameter_bytes = max(plan.parameter_bytes, cost.parameter_bytes)
     widest = None
     for phase in peak_phases(work.phases):

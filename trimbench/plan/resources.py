@@ -10,17 +10,17 @@ it keeps the rule's request too (it only bounds ``--resources mem_mb``), and cou
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from trimbench.errors import ConfigError
 from trimbench.plan.context import PlanContext
-from trimbench.plan.price import JobPlan, Settings, plan_job
+from trimbench.plan.dryrun import LISTING_ONLY
+from trimbench.plan.price import JobPlan, Settings, job_label, plan_job
 
 RESOURCES = ("runtime", "mem_mb")
-#: set in the environment of the plan's own dry run (trimbench.plan.dryrun), which only lists the
-#: jobs: the plan prices them itself, once
-LISTING_ONLY = "TRIMBENCH_PLAN_LISTING_ONLY"
+
 
 
 class RulePlanner:
@@ -34,10 +34,15 @@ class RulePlanner:
         self._plans: dict[tuple, JobPlan | None] = {}
         self._context = None
 
-    def resource(self, rule: str, wildcards: dict, kind: str, fallback: int, attempt: int) -> int:
-        """``kind`` (runtime, mem_mb) of the job, scaled by the attempt as its retries ask."""
+    def resource(self, rule: str, wildcards: dict, kind: str, fallback: int, attempt: int,
+                 queued: bool = True) -> int:
+        """``kind`` (runtime, mem_mb) of the job, scaled by the attempt as its retries ask; the rule's
+        ``fallback`` where the job is not ``queued`` (a local run), in the plan's own listing dry run
+        (:data:`LISTING_ONLY`) and where the plan cannot price it."""
         if kind not in RESOURCES:
             raise ValueError(f"planned resource '{kind}': one of {', '.join(RESOURCES)}")
+        if not queued or os.environ.get(LISTING_ONLY):
+            return fallback * attempt
         plan = self.plan(rule, wildcards)
         if plan is None or not plan.priced:
             return fallback * attempt
@@ -52,7 +57,7 @@ class RulePlanner:
     def _price(self, rule: str, wildcards: dict) -> JobPlan | None:
         from trimbench.plan.plan import default_cache
 
-        label = JobPlan(rule, wildcards, None, "").label
+        label = job_label(rule, wildcards)
         try:
             if self._context is None:
                 self._context = PlanContext(self.config, self.workdir, self.cache_dir or default_cache())

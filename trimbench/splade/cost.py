@@ -7,8 +7,6 @@ conversion, the impact indexes, the search, the ensembles and the table run on C
 
 from __future__ import annotations
 
-import math
-
 from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
@@ -17,6 +15,7 @@ from trimbench.cost.work import (
     Work,
     one_shape,
     optimizer_steps,
+    rank_batches,
     training_batches,
     training_disk,
 )
@@ -75,11 +74,11 @@ def training_work(exp: dict, variant: str, context: CostContext) -> Work:
     steps = optimizer_steps(*schedule)
     per_device = batch // devices
     length = max_length(exp, method)
-    # Each batch is tokenised whole before it is split over the ranks, so it is padded to the longest
-    # of all ``batch`` texts of a column (the seed: one max_seq_length for queries and passages,
-    # train_max.py:56).
-    query_tokens, query_source = context.padded_length(dataset, split, QUERY, model, length, batch)
-    passage_tokens, passage_source = context.padded_length(dataset, split, DOCUMENT, model, length, batch)
+    # Each rank collates its own share of a batch's rows (trimbench.training: split_batches over a
+    # map-style dataset, accelerate's BatchSamplerShard), so a column is padded to the longest of its
+    # ``per_device`` texts (the seed: one max_seq_length for queries and passages, train_max.py:56).
+    query_tokens, query_source = context.padded_length(dataset, split, QUERY, model, length, per_device)
+    passage_tokens, passage_source = context.padded_length(dataset, split, DOCUMENT, model, length, per_device)
     # the queries' and the passages' activations are held together until the step's one backward
     step_batch, step_length = one_shape([(per_device, query_tokens), (PASSAGES_PER_ROW * per_device, passage_tokens)])
     phase = Phase("train", model, training_batches(*schedule), step_batch, step_length, train=True, head="mlm",
@@ -96,14 +95,6 @@ def training_work(exp: dict, variant: str, context: CostContext) -> Work:
     )
     return Work(phases=(phase,), examples=rows.n, optimizer_steps=steps, devices=devices, disk_bytes=disk,
                 notes=notes)
-
-
-def rank_batches(texts: int, batch: int, chunk: int, ranks: int) -> int:
-    """Batches the busiest of ``ranks`` encodes: each chunk's batches are dealt round robin
-    (trimbench.encoding.rank_rows, trimbench.splade.vectors.encode_sparse)."""
-    full, rest = divmod(texts, chunk)
-    per_chunk = [math.ceil(chunk / batch)] * full + ([math.ceil(rest / batch)] if rest else [])
-    return sum(math.ceil(n / ranks) for n in per_chunk)
 
 
 def encoding_work(exp: dict, variant: str, context: CostContext) -> Work:
