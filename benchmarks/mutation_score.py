@@ -4,6 +4,12 @@ all, and every mutant the tests let live, with the command that shows its diff.
 Score = mutants caught (a test failed, or the mutant ran past its time limit) / mutants run. A
 mutant no selected test calls ("no tests") counts as a survivor: no test would catch that bug.
 Mutants not run yet (a run limited with MUTANTS=, or stopped) are counted apart, not in the score.
+
+A survivor read and found equivalent to the code (no input the code receives tells them apart) is
+listed with its reason in benchmarks/mutation_equivalents.toml; the score counts it as a survivor
+all the same, and a second figure sets the listed ones aside. A listed mutant that a test now kills,
+or that no longer exists (its function changed, so mutmut numbered its mutants anew), is named as
+stale: the list must be read again.
 """
 
 from __future__ import annotations
@@ -11,8 +17,11 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import tomllib
 from collections import Counter
 from pathlib import Path
+
+EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.toml")
 
 CAUGHT = ("killed", "timeout", "caught by type check")
 LIVE = ("survived", "no tests", "suspicious", "segfault")
@@ -27,6 +36,17 @@ def results(mutants: Path) -> dict[str, str]:
         for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
             found[name] = status_by_exit_code[code]
     return found
+
+
+def equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
+    """Mutant name -> why it is equivalent to the code (the file's [equivalent] table)."""
+    if not path.is_file():
+        return {}
+    reasons = tomllib.loads(path.read_text())["equivalent"]
+    blank = [name for name, reason in reasons.items() if not str(reason).strip()]
+    if blank:
+        raise SystemExit(f"{path}: an equivalent mutant needs its reason: {', '.join(blank)}")
+    return reasons
 
 
 def module_of(name: str) -> str:
@@ -53,10 +73,23 @@ def main() -> None:
         print(_line(module, counts))
     print(_line("all", total))
     live = sorted(name for name, status in statuses.items() if status in LIVE)
+    reasons = equivalents()
+    listed = [name for name in live if name in reasons]
+    run = sum(total[s] for s in CAUGHT + LIVE)
+    if listed:
+        print(f"{'all, the listed equivalents set aside':40} {run - len(listed):6d} {run - len(live):7d} "
+              f"{len(live) - len(listed):5d} {(run - len(live)) / max(run - len(listed), 1):7.1%}")
     if live:
-        print(f"\n{len(live)} mutants the tests let live (`mutmut show NAME` prints the diff):")
+        print(f"\n{len(live)} mutants the tests let live (`mutmut show NAME` prints the diff; "
+              f"{len(listed)} equivalent, with the reason from {EQUIVALENTS.name}):")
         for name in live:
-            print(f"  {name}: {statuses[name]}")
+            print(f"  {name}: {statuses[name]}" + (f" (equivalent: {reasons[name]})" if name in reasons else ""))
+    stale = sorted(name for name in reasons if statuses.get(name) not in LIVE
+                   and (name in statuses or any(module_of(name) == module_of(n) for n in statuses)))
+    if stale:
+        print(f"\n{len(stale)} listed equivalents that no longer live (killed, or renumbered: read them again):")
+        for name in stale:
+            print(f"  {name}: {statuses.get(name, 'no such mutant')}")
 
 
 def _line(label: str, counts: Counter) -> str:

@@ -197,3 +197,19 @@ def test_build_angle_losses(model):
     assert build_sts_loss(model, "matryoshka", train, [32], "seed", "angle").students is None
     assert build_sts_loss(model, "2dmse", train, [32], "seed", "angle").students == "seed"
     assert build_sts_loss(model, "2dmse", train, [32], "corrected", "angle").students == "corrected"
+
+
+@pytest.mark.parametrize("method", ["full", "matryoshka", "2dmse"])
+def test_built_angle_loss_carries_the_configs_weights_and_ese_settings(model, method):
+    """Each configured weight, temperature and ESE setting reaches the loss that trains (a value
+    dropped there falls back to the class default silently)."""
+    angle = {"ibn_w": 3.0, "cosine_w": 0.5, "angle_w": 2.0, "ibn_tau": 7.0, "cosine_tau": 11.0, "angle_tau": 13.0}
+    train = {"angle": angle, "ese": {"compression_size": 7, "kl_temperature": 0.25, "pca": False}}
+    loss = build_sts_loss(model, method, train, [32], "seed", "angle")
+    objective = loss if method == "full" else loss.base
+    assert type(objective) is AngleObjective and objective.model is model
+    assert objective.weights == {"ibn": 3.0, "cosine": 0.5, "angle": 2.0}
+    assert (objective.ibn.scale, objective.cosine.scale, objective.angle.scale) == (7.0, 11.0, 13.0)
+    if method != "full":
+        assert type(loss) is EspressoLoss and loss.model is model
+        assert (loss.compression_size, loss.kl_temperature, loss.pca) == (7, 0.25, False)
