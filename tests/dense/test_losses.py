@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from sentence_transformers.sentence_transformer.losses import Matryoshka2dLoss, MultipleNegativesRankingLoss
+from sentence_transformers.sentence_transformer.losses import (
+    Matryoshka2dLoss,
+    MatryoshkaLoss,
+    MultipleNegativesRankingLoss,
+)
 
 from trimbench.dense import losses as tb_losses
 from trimbench.dense.losses import SeedMatryoshka2dLoss, build_sts_loss
@@ -100,3 +104,38 @@ def test_matryoshka_sums_every_dim(model):
 def test_unknown_method():
     with pytest.raises(ValueError, match="no STS training loss for method 'bogus'"):
         build_sts_loss(None, "bogus", {"scale": 20.0}, [8], "seed")
+
+
+V1_TRAIN = {"scale": 7.0, "n_dims_per_step": 2, "kl_temperature": 0.4, "kl_div_weight": 0.6}
+
+
+@pytest.mark.parametrize(("method", "semantics", "devices"), [("full", "seed", None), ("separate", "seed", 2),
+                                                              ("matryoshka", "corrected", 1),
+                                                              ("2dmse", "seed", None), ("2dmse", "corrected", None)])
+def test_v1_loss_is_the_methods_with_the_configs_settings(model, method, semantics, devices):
+    """Each method's loss, around one MNRL of the configured scale that gathers the batch across
+    devices only on several, over the dims largest first, with the configured per-step dims and
+    (the seed's 2DMSE) KL temperature and weight."""
+    train = V1_TRAIN if devices is None else {**V1_TRAIN, "devices": devices}
+    loss = build_sts_loss(model, method, train, [8, 32, 16], semantics)
+    matryoshka = loss.loss if method == "2dmse" else loss
+    base = matryoshka if method in ("full", "separate") else matryoshka.loss
+    assert type(base) is MultipleNegativesRankingLoss and base.model is model
+    assert base.scale == 7.0 and base.gather_across_devices is (devices == 2)
+    if method in ("full", "separate"):
+        return
+    assert type(matryoshka) is MatryoshkaLoss and matryoshka.model is model
+    assert tuple(matryoshka.matryoshka_dims) == (32, 16, 8)
+    if method == "matryoshka":
+        assert matryoshka.n_dims_per_step == 2
+        return
+    assert loss.model is model
+    if semantics == "seed":
+        assert type(loss) is SeedMatryoshka2dLoss and (loss.kl_temperature, loss.kl_div_weight) == (0.4, 0.6)
+    else:  # the library's own, at its defaults
+        assert type(loss) is Matryoshka2dLoss
+
+
+def test_an_unknown_v1_method_is_refused(model):
+    with pytest.raises(ValueError, match="no STS training loss for method 'mrl'"):
+        build_sts_loss(model, "mrl", V1_TRAIN, [8], "seed")
