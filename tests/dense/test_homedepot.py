@@ -149,3 +149,21 @@ def test_the_bm25_baseline_is_a_row_per_metric_and_a_line_on_the_recall_figure(m
     homedepot.recall_figure(scores, published, config, "t", {}, bm25)
     ax = kept["figure"].axes[0]
     assert any(len(set(line.get_ydata())) == 1 and line.get_ydata()[0] == 0.44 for line in ax.get_lines())
+
+
+def test_headline_is_the_last_methods_recall_at_its_widest_dim_on_each_side():
+    """Ours at our widest dim of the last method (a method the write-up does not label keeps its
+    name); the published side empty when the write-up has no such method."""
+    published = pd.read_csv(Path(__file__).resolve().parents[2] / "reference" / "homedepot.csv")
+    scores = pd.DataFrame({"variant": ["matryoshka", "2dmse", "2dmse", "2dmse"], "layer": [6, 6, 6, 6],
+                           "dim": [384, 48, 192, 96], "metric": ["recall@10", "recall@10", "recall@10", "mrr@10"],
+                           "value": [0.7, 0.5, 0.6, 0.9]})
+    config = {"model": "minilm", "methods": ["pretrained", "matryoshka", "2dmse"],
+              "reference": {"model": "all-MiniLM-L6-v2"}}
+    assert homedepot.headline(scores, published, config) == {
+        "ours": 0.6, "ours_cell": "all-MiniLM-L6-v2 2dmse d192 recall@10", "published": None, "published_cell": ""}
+    config["methods"] = ["2dmse", "matryoshka"]
+    assert homedepot.headline(scores, published, config) == {
+        "ours": 0.7, "ours_cell": "all-MiniLM-L6-v2 fine-tuned-matryoshka d384 recall@10",
+        "published": pytest.approx(0.6596476149548776),
+        "published_cell": "all-MiniLM-L6-v2 fine-tuned-matryoshka d384 recall@10"}

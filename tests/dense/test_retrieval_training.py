@@ -209,7 +209,7 @@ def test_starbucks_loss_by_hand_on_tiny_tensors():
     def scores(layer, dim):
         return queries[layer][:, :dim] @ passages[layer][:, :dim].T
 
-    got = starbucks_loss(scores, target, 1, 3, 4, [2, 4], 0.5).item()
+    got = starbucks_loss(scores, target, 1, 3, 4, [4, 2], 0.5).item()  # the full width first: skipped, not the end
 
     def log_softmax(m):
         m = m - m.max(axis=1, keepdims=True)

@@ -12,6 +12,7 @@ import pytest
 
 from trimbench import scores
 from trimbench.report import claims
+from trimbench.face import View
 from trimbench.report.claims import FAILS, HOLDS, NOT_COVERED, PARTLY, claims_outputs, experiment_views
 
 #: the claims rule's input (rules/report.smk); the module reads it only when given
@@ -460,3 +461,44 @@ def test_the_claims_are_read_from_the_file_the_rule_gives(tmp_path):
                              claims.load_claims(reworded))
     assert "both versions reach higher" in outputs["markdown"]
     assert "both versions achieve higher" not in outputs["markdown"]
+
+
+# --- Home Depot's checks on a view built by hand: each cell, its evidence and its verdict at a tie ----------------
+
+def hd_view(rows) -> View:
+    return View(pd.DataFrame(rows, columns=["model", "method", "dim", "metric", "value"]))
+
+
+FT, MRL, PRE = "fine-tuned", "fine-tuned-matryoshka", "pretrained"
+
+
+def test_homedepot_cut_loss_compares_the_widest_and_narrowest_dims_both_methods_have():
+    from trimbench.dense.claims import _loses_less_when_cut
+
+    rows = [("m", FT, 384, "r", 0.8), ("m", FT, 96, "r", 0.7), ("m", FT, 48, "r", 0.6),
+            ("m", MRL, 384, "r", 0.8), ("m", MRL, 96, "r", 0.7), ("m", MRL, 24, "r", 0.1),
+            ("m", MRL, 48, "r", 0.6),  # ties fine-tuned's loss at d48: not less
+            ("m", FT, 384, "s", 0.5), ("m", MRL, 48, "s", 0.4),  # no two dims in common: no cell
+            ("n", FT, 384, "r", 0.5), ("n", FT, 48, "r", 0.25), ("n", MRL, 384, "r", 0.5), ("n", MRL, 48, "r", 0.3)]
+    assert _loses_less_when_cut(hd_view(rows)) == [
+        {"cell": "m r d384→d48", "evidence": "Matryoshka −25.0% vs fine-tuned −25.0%", "holds": False},
+        {"cell": "n r d384→d48", "evidence": "Matryoshka −40.0% vs fine-tuned −50.0%", "holds": True}]
+
+
+def test_homedepot_full_dim_checks_read_each_models_widest_dim_and_count_a_tie_as_not_holding():
+    from trimbench.dense.claims import _fine_tuning_beats_pretrained, _matryoshka_costs_little
+
+    rows = [("m", FT, 384, "r", 0.6), ("m", PRE, 384, "r", 0.6), ("m", MRL, 384, "r", 0.6),
+            ("m", FT, 48, "r", 0.9), ("m", PRE, 48, "r", 0.1), ("m", MRL, 48, "r", 0.5),
+            ("n", FT, 384, "r", 0.7), ("n", PRE, 384, "r", 0.5), ("n", MRL, 384, "r", 0.6),
+            ("o", FT, 384, "r", 0.7), ("o", PRE, 768, "r", 0.5), ("o", MRL, 768, "r", 0.6),  # no common widest
+            ("p", MRL, 384, "r", 0.5)]  # Matryoshka alone
+    assert _fine_tuning_beats_pretrained(hd_view(rows)) == [
+        {"cell": "m r d384", "evidence": "fine-tuned 0.6000 vs pretrained 0.6000", "holds": False},
+        {"cell": "n r d384", "evidence": "fine-tuned 0.7000 vs pretrained 0.5000", "holds": True}]
+    assert _matryoshka_costs_little(hd_view(rows)) == [
+        {"cell": "m r d384", "evidence": "pretrained 0.6000 < Matryoshka 0.6000 < fine-tuned 0.6000", "holds": False},
+        {"cell": "n r d384", "evidence": "pretrained 0.5000 < Matryoshka 0.6000 < fine-tuned 0.7000", "holds": True}]
+    ties = [("m", FT, 384, "r", 0.7), ("m", PRE, 384, "r", 0.5), ("m", MRL, 384, "r", 0.7),
+            ("n", FT, 384, "r", 0.7), ("n", PRE, 384, "r", 0.6), ("n", MRL, 384, "r", 0.6)]
+    assert [c["holds"] for c in _matryoshka_costs_little(hd_view(ties))] == [False, False]
