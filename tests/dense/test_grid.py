@@ -179,3 +179,35 @@ def test_the_bm25_baseline_is_a_horizontal_line_on_each_layer_panel(monkeypatch)
     for ax in panels:
         flat = [line for line in ax.get_lines() if len(set(line.get_ydata())) == 1 and line.get_ydata()[0] == 0.55]
         assert flat and any(text.get_text() == "BM25" for text in ax.texts)
+
+
+def test_every_table_file_on_a_grid_worked_by_hand():
+    """The five files of one grid, on two methods x two dims with one published cell and BM25:
+    the CSVs to the character, the Markdown's cells, the HTML's cells and layout (no index column,
+    no border, missing published numbers as –)."""
+    import html as html_text
+
+    rows = [{"experiment": "x", "track": "2dmse-sts", "variant": variant, "model": "m", "layer": 2, "dim": dim,
+             "dataset": "sts", "split": "test", "metric": "spearman_cosine", "value": value}
+            for variant, dim, value in (("full", 16, 0.52), ("full", 8, 0.5), ("2dmse", 16, 0.61), ("2dmse", 8, 0.6))]
+    published = PUBLISHED.assign(dataset="sts")
+    bm25 = BM25.assign(dataset="sts")
+    out = sts_grid_tables(scores.frame(rows), published, "v1", "sts", "spearman_cosine", baseline=bm25)
+    assert out["comparison"] == ("layer,method,dim,ours,published,delta\n"
+                                 "2,BERT,16,0.520000,,\n2,BERT,8,0.500000,0.444000,0.056000\n"
+                                 "2,2DMSE,16,0.610000,,\n2,2DMSE,8,0.600000,,\n12,BERT,768,,0.800000,\n")
+    assert out["csv"] == ("layer,method,16,8\n2,2DMSE,0.610000,0.600000\n2,BERT,0.520000,0.500000\n"
+                          ",BM25,0.550000,0.550000\n")
+    summary = ("spearman_cosine on sts; ours, published (v1) in parentheses. Cells compared: 1, mean |Δ| 0.0560, "
+               "largest |Δ| 0.0560 at layer 2, BERT, dim 8.")
+    cells = pd.DataFrame([[2, "BERT", "0.5200", "0.5000 (0.444)"], [2, "2DMSE", "**0.6100**", "**0.6000**"],
+                          ["", "BM25", "0.5500", "0.5500"]], columns=["layer", "method", "16", "8"])
+    assert out["markdown"] == summary + "\n\n" + cells.to_markdown(index=False) + "\n"
+    page_start = f"<p>{html_text.escape(summary)}</p><table class=\"dataframe\">"  # border 0: no border attribute
+    for page in ("html", "comparison_html"):
+        assert page_start in out[page] and out[page].endswith("</table></body></html>\n")
+    assert "<b>0.6100</b>" in out["html"] and "<td>0.5000 (0.444)</td>" in out["html"] and "**" not in out["html"]
+    headers = [cell.split("<")[0] for cell in out["comparison_html"].split("<th>")[1:]]
+    assert headers == ["layer", "method", "dim", "ours", "published", "delta"]  # no index column
+    assert "<td>0.0560</td>" in out["comparison_html"] and "<td>–</td>" in out["comparison_html"]
+    assert out["html"].split("<th>")[1].startswith("layer<")  # no index column
