@@ -207,6 +207,8 @@ def test_every_table_file_on_a_grid_worked_by_hand():
     for page in ("html", "comparison_html"):
         assert page_start in out[page] and out[page].endswith("</table></body></html>\n")
     assert "<b>0.6100</b>" in out["html"] and "<td>0.5000 (0.444)</td>" in out["html"] and "**" not in out["html"]
+    bm25_row = "<tr>\n      <td></td>\n      <td>BM25</td>\n      <td>0.5500</td>\n      <td>0.5500</td>\n    </tr>"
+    assert out["html"].count(bm25_row) == 1
     headers = [cell.split("<")[0] for cell in out["comparison_html"].split("<th>")[1:]]
     assert headers == ["layer", "method", "dim", "ours", "published", "delta"]  # no index column
     assert "<td>0.0560</td>" in out["comparison_html"] and "<td>–</td>" in out["comparison_html"]
