@@ -167,3 +167,6 @@ def test_headline_is_the_last_methods_recall_at_its_widest_dim_on_each_side():
         "ours": 0.7, "ours_cell": "all-MiniLM-L6-v2 fine-tuned-matryoshka d384 recall@10",
         "published": pytest.approx(0.6596476149548776),
         "published_cell": "all-MiniLM-L6-v2 fine-tuned-matryoshka d384 recall@10"}
+    config["methods"] = ["separate"]  # neither side has it
+    assert homedepot.headline(scores, published, config) == {
+        "ours": None, "ours_cell": "", "published": None, "published_cell": ""}

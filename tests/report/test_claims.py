@@ -479,7 +479,8 @@ def test_homedepot_cut_loss_compares_the_widest_and_narrowest_dims_both_methods_
             ("m", MRL, 384, "r", 0.8), ("m", MRL, 96, "r", 0.7), ("m", MRL, 24, "r", 0.1),
             ("m", MRL, 48, "r", 0.6),  # ties fine-tuned's loss at d48: not less
             ("m", FT, 384, "s", 0.5), ("m", MRL, 48, "s", 0.4),  # no two dims in common: no cell
-            ("n", FT, 384, "r", 0.5), ("n", FT, 48, "r", 0.25), ("n", MRL, 384, "r", 0.5), ("n", MRL, 48, "r", 0.3)]
+            ("n", FT, 384, "r", 0.5), ("n", FT, 48, "r", 0.25), ("n", MRL, 384, "r", 0.5), ("n", MRL, 48, "r", 0.3),
+            ("n", PRE, 24, "r", 0.2)]  # a third method's dims are not the two methods' own
     assert _loses_less_when_cut(hd_view(rows)) == [
         {"cell": "m r d384→d48", "evidence": "Matryoshka −25.0% vs fine-tuned −25.0%", "holds": False},
         {"cell": "n r d384→d48", "evidence": "Matryoshka −40.0% vs fine-tuned −50.0%", "holds": True}]
