@@ -69,6 +69,26 @@ def test_seed_2dmse_equals_formula(model, monkeypatch):
     assert sampled == [[1, 2]]
 
 
+@pytest.mark.parametrize("layers_per_step", [2, 0])
+def test_seed_2dmse_weights_every_term_and_spreads_the_prior_layers(model, monkeypatch, layers_per_step):
+    """With every prior layer of a 3-layer model's 1..L-1 in the step (two of two, or 0: all), each
+    layer's loss is divided by its index and by their number, then weighted; each KL term by T and
+    its weight."""
+    monkeypatch.setattr(tb_losses.random, "sample", lambda population, k: pytest.fail("all layers: no draw"))
+    loss_fn = SeedMatryoshka2dLoss(model, MultipleNegativesRankingLoss(model), [32], n_layers_per_step=layers_per_step,
+                                   last_layer_weight=3.0, prior_layers_weight=2.0, kl_div_weight=0.5,
+                                   kl_temperature=T)
+    got = loss_fn(features(model), None)
+    a, p = pooled_layers(model, ANCHORS), pooled_layers(model, POSITIVES)
+    teacher = F.softmax(torch.cat([a[3], p[3]]) / T, -1)
+    expected = 3.0 * mnrl(a[3], p[3])
+    for layer in (1, 2):
+        expected = expected + mnrl(a[layer], p[layer]) / layer / 2 * 2.0
+        student = F.log_softmax(torch.cat([a[layer], p[layer]]) / T, -1)
+        expected = expected + F.kl_div(student, teacher, reduction="batchmean") * T * 0.5
+    assert torch.allclose(got, expected, atol=1e-5)
+
+
 def kl_only_gradient_on_last_layer(model, loss_cls, monkeypatch):
     monkeypatch.setattr("random.sample", lambda population, k: [2])
     loss_fn = loss_cls(model, MultipleNegativesRankingLoss(model), [32], last_layer_weight=0.0,

@@ -162,6 +162,10 @@ def test_score_alignment_is_the_seeds_compute_score_loss_at_bert_magnitudes():
     # the un-normalised sum would be 12x larger (3 queries x 4 passages)
     plain = _hand_alignment(student, teacher, 1.0) * 12
     assert plain > 70 and score_alignment(torch.tensor(student), torch.tensor(teacher), 1.0).item() < plain / 11
+    # cosine-scale scores, where the temperature shapes the teacher's distribution
+    student, teacher = [[0.9, 0.1, -0.2], [0.3, 0.8, 0.0]], [[0.6, 0.5, -0.4], [0.1, 0.7, 0.2]]
+    got = score_alignment(torch.tensor(student, dtype=torch.float64), torch.tensor(teacher, dtype=torch.float64), 0.5)
+    assert got.item() == pytest.approx(_hand_alignment(student, teacher, 0.5), rel=1e-9)
 
 
 def test_score_align_adds_the_aligned_terms_to_2dmse(tiny):
