@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from trimbench import scores
-from trimbench.report import claims
 from trimbench.face import View
+from trimbench.report import claims
 from trimbench.report.claims import FAILS, HOLDS, NOT_COVERED, PARTLY, claims_outputs, experiment_views
 
 #: the claims rule's input (rules/report.smk); the module reads it only when given
