@@ -144,6 +144,7 @@ def test_keep_top_terms_keeps_each_rows_largest_weights_lower_term_id_on_ties():
     assert sparse.keep_top_terms(weights, 3).toarray()[3].tolist() == [0, 0.4, 0.4, 0, 0.7, 0]
     assert (sparse.keep_top_terms(weights, None) != weights).nnz == 0
     assert sparse.keep_top_terms(weights, 2).shape == (4, 6)
+    assert sparse.keep_top_terms(sp.csr_matrix((0, 6)), 2).shape == (0, 6)  # no rows: nothing to cut
 
 
 def test_flops_metric_and_active_terms_against_the_formula():
