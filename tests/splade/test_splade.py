@@ -92,6 +92,35 @@ def test_max_loss_equals_in_batch_ce_plus_flops(tiny_bert_dir):
     assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
 
 
+def test_splade_loss_takes_the_whole_batchs_flops_on_several_devices_and_names_a_wrong_method(tiny_bert_dir):
+    """What tests/splade/test_splade_ddp.py shows on two ranks (outside mutmut's one-process tests),
+    as a process alone can see it: on several devices the in-batch negatives are gathered and each
+    regulariser is one FLOPS of the whole (gathered) batch; on one device, the library's FlopsLoss.
+    The seed's distil documents: FLOPS(pos) + FLOPS(neg), whatever the batch size."""
+    from sentence_transformers.sparse_encoder.losses import FlopsLoss
+
+    from trimbench.splade.model import flops_regulariser, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    torch.manual_seed(0)
+    pos, neg = torch.relu(torch.randn(3, 7)), torch.relu(torch.randn(3, 7))
+    docs = torch.cat([pos, neg])
+    one = splade_loss(model, "splade_max", 0.3, 0.2, "seed")
+    assert not one.loss.gather_across_devices
+    assert type(one.query_regularizer) is FlopsLoss and type(one.document_regularizer) is FlopsLoss
+    for method, semantics in (("splade_max", "seed"), ("distil_splade", "st6")):
+        several = splade_loss(model, method, 0.3, 0.2, semantics, devices=2)
+        for regulariser in (several.query_regularizer, several.document_regularizer):
+            assert type(regulariser) is not FlopsLoss
+            assert torch.allclose(regulariser.compute_loss_from_embeddings(docs), flops_regulariser(docs))
+        assert type(splade_loss(model, method, 0.3, 0.2, semantics).document_regularizer) is FlopsLoss
+    assert splade_loss(model, "splade_max", 0.3, 0.2, "seed", devices=2).loss.gather_across_devices
+    seed = splade_loss(model, "distil_splade", 0.3, 0.2, "seed").document_regularizer
+    assert torch.allclose(seed.compute_loss_from_embeddings(docs), flops_regulariser(pos) + flops_regulariser(neg))
+    with pytest.raises(ValueError, match=re.escape("unknown SPLADE method 'splade_sum'; known: ['splade_max', ")):
+        splade_loss(model, "splade_sum", 0.3, 0.2, "seed")
+
+
 def test_splade_vector_is_max_log1p_relu_of_the_mlm_logits(tiny_bert_dir):
     from transformers import AutoModelForMaskedLM
 
