@@ -674,10 +674,11 @@ def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
 # --- train_splade: the protocol's loss, regulariser weights and optimiser in the trainer ----------
 
 
-def _train_seen(tiny_bert_dir, tmp_path, method: str, semantics: str, rows: int) -> tuple[list[dict], dict, object]:
+def _train_seen(tiny_bert_dir, tmp_path, method: str, semantics: str, rows: int) -> tuple[list, dict, list, object]:
     """A few steps of :func:`train_splade` in batches of 2 on ``rows`` copies of one triple (so
     every batch is the same, whatever the sampler draws), dropout off: each step's logs, what the
-    trainer was given (its arguments, the optimiser, the steps) and the triple's vectors before training."""
+    trainer was given (its arguments, the optimiser, the steps), the triple's vectors before training and
+    the trained model."""
     from transformers import TrainerCallback
 
     from trimbench.config.schema import validate_schema
@@ -711,16 +712,16 @@ def _train_seen(tiny_bert_dir, tmp_path, method: str, semantics: str, rows: int)
     seen = Seen()
     train_splade(model, frame, method, 0.3, 0.2, semantics, train, tmp_path / "model", "fingerprint",
                  callbacks=[seen])
-    return seen.logs, seen.given, start
+    return seen.logs, seen.given, start, model
 
 
 def test_train_splade_distils_with_the_seeds_constant_weights_regulariser_and_optimiser(tiny_bert_dir, tmp_path):
     """The seed's distillation: λ as configured from the first step (0.3, 0.2), FLOPS(pos) + FLOPS(neg)
     (regularization.py:18-24 per document column), MarginMSE, AdamW eps 1e-6, the last partial
     batch dropped (train_distil.py:207): 5 rows in batches of 2 are 2 steps."""
-    from trimbench.splade.model import flops_regulariser, is_sparse_encoder_folder
+    from trimbench.splade.model import flops_regulariser, is_sparse_encoder_folder, load_splade_model
 
-    logs, given, start = _train_seen(tiny_bert_dir, tmp_path, "distil_splade", "seed", rows=5)
+    logs, given, start, trained = _train_seen(tiny_bert_dir, tmp_path, "distil_splade", "seed", rows=5)
     assert given == {"eps": 1e-6, "steps": 2, "drop_last": True}
     steps = [log for log in logs if "base_loss" in log]
     assert [(s["query_regularizer_weight"], s["document_regularizer_weight"]) for s in steps] == [(0.3, 0.2)] * 2
@@ -732,13 +733,20 @@ def test_train_splade_distils_with_the_seeds_constant_weights_regulariser_and_op
     docs = flops_regulariser(p) + flops_regulariser(n)
     assert first["document_regularizer_loss"] == pytest.approx(0.2 * docs.item(), rel=1e-3, abs=1e-4)
     assert is_sparse_encoder_folder(tmp_path / "model")
+    # the saved folder loads as the trained model (another sentence the training never saw)
+    text = ["sparse retrieval of a cat"]
+    saved = load_splade_model(tmp_path / "model", device="cpu")
+    assert saved.max_seq_length == trained.max_seq_length == 16
+    with torch.no_grad():
+        assert torch.allclose(saved.encode(text, convert_to_tensor=True, convert_to_sparse_tensor=False),
+                              trained.encode(text, convert_to_tensor=True, convert_to_sparse_tensor=False))
 
 
 def test_train_splade_st6_ramps_the_weights_from_0(tiny_bert_dir, tmp_path):
     """sentence-transformers 6's semantics: λ 0 on the first step, the full (0.3, 0.2) once the first
     third of training is over; splade_max keeps the last partial batch (train_max.py:205): 3 rows in
     batches of 2 are 2 steps."""
-    logs, given, start = _train_seen(tiny_bert_dir, tmp_path, "splade_max", "st6", rows=3)
+    logs, given, start, _ = _train_seen(tiny_bert_dir, tmp_path, "splade_max", "st6", rows=3)
     assert given == {"eps": 1e-6, "steps": 2, "drop_last": False}
     steps = [log for log in logs if "base_loss" in log]
     assert [(s["query_regularizer_weight"], s["document_regularizer_weight"]) for s in steps] == [(0, 0), (0.3, 0.2)]
