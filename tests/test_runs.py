@@ -102,3 +102,29 @@ def test_unknown_metric_is_named_with_the_known_ones():
     qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
     with pytest.raises(ValueError, match=r"unknown retrieval metrics \['map'\]; known: \['mrr@10', 'ndcg@10'"):
         evaluate_run(run, qrels, ["ndcg@10", "map"])
+
+
+def test_concat_sorts_the_tables_rows_into_one_order():
+    first = score_table.frame([{"experiment": "e", "variant": "b", "dataset": "d", "metric": "m", "value": 2.0},
+                               {"experiment": "e", "variant": "a", "dataset": "d", "metric": "m", "value": 1.0}])
+    second = score_table.frame([{"experiment": "e", "variant": "a", "dataset": "c", "metric": "m", "value": 3.0}])
+    table = score_table.concat([first, second])
+    assert list(zip(table["variant"], table["dataset"], table["value"], strict=True)) == [
+        ("a", "c", 3.0), ("a", "d", 1.0), ("b", "d", 2.0)]
+    assert list(table.index) == [0, 1, 2]
+    empty = score_table.concat([])
+    assert empty.empty and list(empty.columns) == score_table.COLUMNS and str(empty["layer"].dtype) == "Int64"
+
+
+def test_baseline_of_reads_the_views_one_bm25_table_or_none(tmp_path):
+    from types import SimpleNamespace
+
+    path = tmp_path / "bm25.parquet"
+    score_table.write(score_table.frame([{"variant": "bm25", "dataset": "d", "metric": "ndcg@10", "value": 0.25}]),
+                      path)
+    # a rule's named input: one file (Snakemake, the command line), a list of one, or none (bm25 off)
+    for given in (str(path), [str(path)], (str(path),)):
+        table = score_table.baseline_of(SimpleNamespace(baseline=given, scores=[str(tmp_path / "other")]))
+        assert score_table.baseline_value(table, "d", "ndcg@10") == 0.25 and len(table) == 1
+    assert score_table.baseline_of(SimpleNamespace(baseline=[])) is None
+    assert score_table.baseline_of(SimpleNamespace(scores=[str(path)])) is None

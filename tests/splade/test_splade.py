@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import sys
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -91,6 +92,35 @@ def test_max_loss_equals_in_batch_ce_plus_flops(tiny_bert_dir):
     assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
 
 
+def test_splade_loss_takes_the_whole_batchs_flops_on_several_devices_and_names_a_wrong_method(tiny_bert_dir):
+    """What tests/splade/test_splade_ddp.py shows on two ranks (outside mutmut's one-process tests),
+    as a process alone can see it: on several devices the in-batch negatives are gathered and each
+    regulariser is one FLOPS of the whole (gathered) batch; on one device, the library's FlopsLoss.
+    The seed's distil documents: FLOPS(pos) + FLOPS(neg), whatever the batch size."""
+    from sentence_transformers.sparse_encoder.losses import FlopsLoss
+
+    from trimbench.splade.model import flops_regulariser, splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    torch.manual_seed(0)
+    pos, neg = torch.relu(torch.randn(3, 7)), torch.relu(torch.randn(3, 7))
+    docs = torch.cat([pos, neg])
+    one = splade_loss(model, "splade_max", 0.3, 0.2, "seed")
+    assert not one.loss.gather_across_devices
+    assert type(one.query_regularizer) is FlopsLoss and type(one.document_regularizer) is FlopsLoss
+    for method, semantics in (("splade_max", "seed"), ("distil_splade", "st6")):
+        several = splade_loss(model, method, 0.3, 0.2, semantics, devices=2)
+        for regulariser in (several.query_regularizer, several.document_regularizer):
+            assert type(regulariser) is not FlopsLoss
+            assert torch.allclose(regulariser.compute_loss_from_embeddings(docs), flops_regulariser(docs))
+        assert type(splade_loss(model, method, 0.3, 0.2, semantics).document_regularizer) is FlopsLoss
+    assert splade_loss(model, "splade_max", 0.3, 0.2, "seed", devices=2).loss.gather_across_devices
+    seed = splade_loss(model, "distil_splade", 0.3, 0.2, "seed").document_regularizer
+    assert torch.allclose(seed.compute_loss_from_embeddings(docs), flops_regulariser(pos) + flops_regulariser(neg))
+    with pytest.raises(ValueError, match=re.escape("unknown SPLADE method 'splade_sum'; known: ['splade_max', ")):
+        splade_loss(model, "splade_sum", 0.3, 0.2, "seed")
+
+
 def test_splade_vector_is_max_log1p_relu_of_the_mlm_logits(tiny_bert_dir):
     from transformers import AutoModelForMaskedLM
 
@@ -143,6 +173,7 @@ def test_keep_top_terms_keeps_each_rows_largest_weights_lower_term_id_on_ties():
     assert sparse.keep_top_terms(weights, 3).toarray()[3].tolist() == [0, 0.4, 0.4, 0, 0.7, 0]
     assert (sparse.keep_top_terms(weights, None) != weights).nnz == 0
     assert sparse.keep_top_terms(weights, 2).shape == (4, 6)
+    assert sparse.keep_top_terms(sp.csr_matrix((0, 6)), 2).shape == (0, 6)  # no rows: nothing to cut
 
 
 def test_flops_metric_and_active_terms_against_the_formula():
@@ -153,6 +184,137 @@ def test_flops_metric_and_active_terms_against_the_formula():
     expected = sum(((qa[:, j] > 0).sum() / 6) * ((da[:, j] > 0).sum() / 11) for j in range(9))
     assert sparse.flops(queries, docs) == pytest.approx(expected)
     assert sparse.active_terms(docs) == pytest.approx((da > 0).sum() / 11)
+
+
+# --- encoding the vectors (encode_sparse) against the MLM's logits --------------------------------
+
+#: texts of different lengths (the encoder batches them longest first); the last is cut at 16 tokens
+ENCODED_TEXTS = ["a", "sparse lexical expansion for retrieval", "the cat sat",
+                 "dogs run fast in the park every morning before work", "rain",
+                 "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"]
+
+
+@pytest.fixture(scope="module")
+def encoder(tiny_bert_dir):
+    """The tiny SPLADE model (max_seq_length 16) and its MLM, whose logits give the expected weights.
+    The vocabulary's last terms are never active (as most terms of a trained model's vector): a
+    vector's width is the vocabulary's, not its highest active term's."""
+    from transformers import AutoModelForMaskedLM
+
+    model = _tiny_splade(tiny_bert_dir)
+    mlm = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir), local_files_only=True).eval()
+    with torch.no_grad():
+        for head in (model[0].auto_model, mlm):
+            head.cls.predictions.bias[-3:] = -100.0
+    return model, mlm
+
+
+def _splade_weights(encoder, texts: list[str], max_length: int) -> np.ndarray:
+    """SPLADE's ``max_t log(1 + relu(logit_tj))`` (naver/splade ``splade/models/transformer_rep.py``
+    ``Splade.encode``), each text alone (no padding), cut to ``max_length`` tokens with the specials."""
+    model, mlm = encoder
+    rows = []
+    with torch.no_grad():
+        for text in texts:
+            features = model.tokenizer(text, truncation=True, max_length=max_length, return_tensors="pt")
+            logits = mlm(input_ids=features["input_ids"], attention_mask=features["attention_mask"]).logits[0]
+            rows.append(torch.log1p(torch.relu(logits)).max(dim=0).values)
+    return torch.stack(rows).double().numpy()
+
+
+def _assert_quantised_top_terms(ours: sp.csr_matrix, weights: np.ndarray, factor: float, k: int | None):
+    """Each row holds its ``k`` largest weights' terms (all when None), each impact the weight × factor
+    rounded (float noise between batched and lone encodings aside), every other term 0."""
+    assert ours.shape == weights.shape and ours.dtype == np.int32
+    expected = weights * factor
+    if k is not None:
+        top = np.argsort(-weights, axis=1, kind="stable")[:, :k]
+        kept = np.zeros_like(expected, dtype=bool)
+        np.put_along_axis(kept, top, True, axis=1)
+        expected = np.where(kept, expected, 0.0)
+        assert (ours.getnnz(axis=1) == k).all()
+    assert np.abs(ours.toarray() - expected).max() <= 0.5 + 1e-3
+
+
+def test_encode_sparse_keeps_each_texts_top_terms_quantised_in_the_texts_order(encoder, tmp_path, capfd, caplog):
+    """Several chunks of several batches (longest first inside each chunk), back in the texts' order;
+    one rank writes no part files, shows no progress bar, and leaves the model's length as it was."""
+    model, _ = encoder
+    caplog.set_level(logging.INFO)  # a job logs at INFO: the library would show its bar there unless told not to
+    parts = tmp_path / "parts"
+    ours = sparse.encode_sparse(model, ENCODED_TEXTS, 6, batch_size=2, factor=100, chunk_size=4, max_terms=5,
+                                parts=parts)
+    _assert_quantised_top_terms(ours, _splade_weights(encoder, ENCODED_TEXTS, 6), 100, 5)
+    assert model.max_seq_length == 16 and not parts.exists()
+    assert "Batches" not in capfd.readouterr().err
+    # no max_length: the model's own (16 tokens), every term kept, another factor
+    texts = ENCODED_TEXTS[-1:] + ENCODED_TEXTS[:1]
+    ours = sparse.encode_sparse(model, texts, None, batch_size=4, factor=10)
+    _assert_quantised_top_terms(ours, _splade_weights(encoder, texts, 16), 10, None)
+    assert model.max_seq_length == 16
+    nothing = sparse.encode_sparse(model, [], 8, batch_size=2, factor=100, parts=parts)
+    assert nothing.shape == (0, len(model.tokenizer)) and nothing.dtype == np.int32
+
+
+def test_encode_sparse_over_two_ranks_gathers_every_ranks_rows_on_rank_0(encoder, tmp_path, monkeypatch):
+    """Two ranks run one after the other in this process (no process group: the barriers pass):
+    rank 1 leaves its rows in uncompressed part files and returns None, rank 0 returns every row as
+    one device encodes them and removes the parts."""
+    model, _ = encoder
+    arguments = dict(max_length=8, batch_size=2, factor=100, chunk_size=3, max_terms=4)
+    one_device = sparse.encode_sparse(model, ENCODED_TEXTS, **arguments)
+    parts = tmp_path / "vectors" / "dataset"  # the ranks make it, its parent too
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert sparse.encode_sparse(model, ENCODED_TEXTS, **arguments, parts=parts) is None
+    with zipfile.ZipFile(parts / ".rank1.npz") as saved:
+        assert {info.compress_type for info in saved.infolist()} == {zipfile.ZIP_STORED}
+    # rank 1's share: the second batch of each 3-text chunk's length order (one text each here)
+    assert sorted(np.load(parts / ".rank1.positions.npy").tolist()) == [0, 4]
+    monkeypatch.setenv("RANK", "0")
+    gathered = sparse.encode_sparse(model, ENCODED_TEXTS, **arguments, parts=parts)
+    assert (gathered != one_device).nnz == 0 and gathered.shape == one_device.shape
+    assert list(parts.iterdir()) == []
+    _assert_quantised_top_terms(gathered, _splade_weights(encoder, ENCODED_TEXTS, 8), 100, 4)
+
+
+def test_saved_vectors_and_vocabulary_read_back(tiny_bert_dir, tmp_path):
+    from transformers import AutoTokenizer
+
+    from trimbench.errors import ArtifactError
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_bert_dir), local_files_only=True)
+    docs = sp.csr_matrix(np.array([[0, 3, 0], [7, 0, 1]], dtype=np.int32))
+    queries = sp.csr_matrix(np.array([[2, 0, 0]], dtype=np.int32))
+    folder = tmp_path / "vectors" / "dataset"  # parents made
+    sparse.save_vectors(folder, docs, queries)
+    assert (sparse.load_docs(folder) != docs).nnz == 0 and (sparse.load_queries(folder) != queries).nnz == 0
+    # a dataset sharing the corpus: its queries only, the documents already there stay
+    sparse.save_vectors(folder, None, 2 * queries)
+    assert (sparse.load_docs(folder) != docs).nnz == 0 and sparse.load_queries(folder).toarray().tolist() == [[4, 0, 0]]
+    assert sorted(p.name for p in folder.iterdir()) == [sparse.DOCS_FILE, sparse.QUERIES_FILE]
+    sparse.save_vectors(tmp_path / "only-queries", None, queries)
+    assert [p.name for p in (tmp_path / "only-queries").iterdir()] == [sparse.QUERIES_FILE]
+
+    vocab = sparse.vocabulary(tokenizer)
+    ids = tokenizer("sparse lexical retrieval")["input_ids"]
+    assert len(vocab) == len(tokenizer) and [vocab[i] for i in ids] == tokenizer.convert_ids_to_tokens(ids)
+    assert vocab[:2] == ["[PAD]", "[unused0]"]
+    (tmp_path / sparse.VOCAB_FILE).write_text(json.dumps(vocab))
+    assert sparse.read_vocabulary(tmp_path) == vocab
+    (tmp_path / sparse.VOCAB_FILE).write_text("[")
+    with pytest.raises(ArtifactError, match=re.escape(str(tmp_path))):
+        sparse.read_vocabulary(tmp_path)
+
+
+def test_sparsity_scores_of_a_corpus_read_once_against_numpy():
+    """FLOPS ``Σ_j p_q(j) p_d(j)`` and the mean active terms of queries and documents."""
+    queries = sp.csr_matrix(np.array([[1, 0, 2, 0], [0, 0, 5, 0], [0, 0, 0, 0]], dtype=np.int32))
+    docs = sp.csr_matrix(np.array([[3, 1, 0, 0], [0, 0, 4, 1]], dtype=np.int32))
+    corpus = sparse.CorpusSparsity.of(docs)
+    assert corpus.term_shares.tolist() == [0.5, 0.5, 0.5, 0.5] and corpus.d_terms == 2.0
+    assert sparse.sparsity_scores(queries, corpus) == {
+        "flops": pytest.approx((1 / 3) * 0.5 + (2 / 3) * 0.5), "q_terms": pytest.approx(1.0), "d_terms": 2.0}
 
 
 @pytest.fixture(scope="module")
@@ -507,6 +669,93 @@ def test_ms_marco_evaluation_sets_share_one_encoded_corpus():
     assert corpus_of["scifact"] == "scifact" and len(set(corpus_of.values())) == 14
     lee = {"source": "gensim", "builder": "lee_ict", "kind": "retrieval"}
     assert shared_corpora({"evaluation": {"datasets": ["a", "b"]}}, {"a": lee, "b": lee}) == {"a": "a", "b": "b"}
+
+
+# --- train_splade: the protocol's loss, regulariser weights and optimiser in the trainer ----------
+
+
+def _train_seen(tiny_bert_dir, tmp_path, method: str, semantics: str, rows: int) -> tuple[list, dict, list, object]:
+    """A few steps of :func:`train_splade` in batches of 2 on ``rows`` copies of one triple (so
+    every batch is the same, whatever the sampler draws), dropout off: each step's logs, what the
+    trainer was given (its arguments, the optimiser, the steps), the triple's vectors before training and
+    the trained model."""
+    from transformers import TrainerCallback
+
+    from trimbench.config.schema import validate_schema
+    from trimbench.splade.model import train_splade
+
+    class Seen(TrainerCallback):
+        def __init__(self):
+            self.logs, self.given = [], {}
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            self.logs.append(dict(logs))
+
+        def on_train_end(self, args, state, control, optimizer=None, **kwargs):
+            optimizer = getattr(optimizer, "optimizer", optimizer)
+            self.given = {"eps": optimizer.param_groups[0]["eps"], "steps": state.global_step,
+                          "drop_last": args.dataloader_drop_last}
+
+    model = _tiny_splade(tiny_bert_dir)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    with torch.no_grad():
+        start = [model.encode(t, convert_to_tensor=True, convert_to_sparse_tensor=False)
+                 for t in (["a cat"] * 2, ["a cat sat"] * 2, ["stock prices"] * 2)]
+    triple = {"query": ["a cat"], "positive": ["a cat sat"], "negative": ["stock prices"]}
+    if method == "distil_splade":
+        triple["label"] = [1.5]
+    frame = pd.DataFrame({key: value * rows for key, value in triple.items()})
+    train = {**validate_schema(_config())["experiments"]["splade-tiny"]["train"], "batch_size": 2, "devices": 1,
+             "logging_steps": 1, "lr": 1e-5, "gradient_checkpointing": False}
+    seen = Seen()
+    train_splade(model, frame, method, 0.3, 0.2, semantics, train, tmp_path / "model", "fingerprint",
+                 callbacks=[seen])
+    return seen.logs, seen.given, start, model
+
+
+def test_train_splade_distils_with_the_seeds_constant_weights_regulariser_and_optimiser(tiny_bert_dir, tmp_path):
+    """The seed's distillation: λ as configured from the first step (0.3, 0.2), FLOPS(pos) + FLOPS(neg)
+    (regularization.py:18-24 per document column), MarginMSE, AdamW eps 1e-6, the last partial
+    batch dropped (train_distil.py:207): 5 rows in batches of 2 are 2 steps."""
+    from trimbench.splade.model import flops_regulariser, is_sparse_encoder_folder, load_splade_model
+
+    logs, given, start, trained = _train_seen(tiny_bert_dir, tmp_path, "distil_splade", "seed", rows=5)
+    assert given == {"eps": 1e-6, "steps": 2, "drop_last": True}
+    steps = [log for log in logs if "base_loss" in log]
+    assert [(s["query_regularizer_weight"], s["document_regularizer_weight"]) for s in steps] == [(0.3, 0.2)] * 2
+    q, p, n = start
+    margin = (q * p).sum(-1) - (q * n).sum(-1)
+    first = steps[0]
+    assert first["base_loss"] == pytest.approx(torch.mean((margin - 1.5) ** 2).item(), rel=1e-3, abs=1e-4)
+    assert first["query_regularizer_loss"] == pytest.approx(0.3 * flops_regulariser(q).item(), rel=1e-3, abs=1e-4)
+    docs = flops_regulariser(p) + flops_regulariser(n)
+    assert first["document_regularizer_loss"] == pytest.approx(0.2 * docs.item(), rel=1e-3, abs=1e-4)
+    assert is_sparse_encoder_folder(tmp_path / "model")
+    # the saved folder loads as the trained model (another sentence the training never saw)
+    text = ["sparse retrieval of a cat"]
+    saved = load_splade_model(tmp_path / "model", device="cpu")
+    assert saved.max_seq_length == trained.max_seq_length == 16
+    with torch.no_grad():
+        assert torch.allclose(saved.encode(text, convert_to_tensor=True, convert_to_sparse_tensor=False),
+                              trained.encode(text, convert_to_tensor=True, convert_to_sparse_tensor=False))
+
+
+def test_train_splade_st6_ramps_the_weights_from_0(tiny_bert_dir, tmp_path):
+    """sentence-transformers 6's semantics: λ 0 on the first step, the full (0.3, 0.2) once the first
+    third of training is over; splade_max keeps the last partial batch (train_max.py:205): 3 rows in
+    batches of 2 are 2 steps."""
+    logs, given, start, _ = _train_seen(tiny_bert_dir, tmp_path, "splade_max", "st6", rows=3)
+    assert given == {"eps": 1e-6, "steps": 2, "drop_last": False}
+    steps = [log for log in logs if "base_loss" in log]
+    assert [(s["query_regularizer_weight"], s["document_regularizer_weight"]) for s in steps] == [(0, 0), (0.3, 0.2)]
+    assert steps[0]["query_regularizer_loss"] == 0 and steps[0]["document_regularizer_loss"] == 0
+    q, p, n = start
+    # in-batch CE: each query against both positives (one its own, the same text) and both negatives
+    scores = torch.stack([(q * p).sum(-1), (q * p).sum(-1), (q * n).sum(-1), (q * n).sum(-1)], dim=1)
+    ce = torch.nn.functional.cross_entropy(scores, torch.tensor([0, 1]))
+    assert steps[0]["base_loss"] == pytest.approx(ce.item(), rel=1e-3, abs=1e-4)
 
 
 # --- the seed's optimisation (T3.1, T3.4) -------------------------------------------------------
