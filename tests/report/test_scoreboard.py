@@ -248,3 +248,107 @@ def test_the_bm25_baseline_is_a_status_row_against_pyserinis_published_bm25(tmp_
     exp_config = {**exp_config, "bm25": {**exp_config["bm25"], "fields": "multifield"}}
     [multi] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"))
     assert status_table([multi]).iloc[0]["headline_published"] == 0.6647  # bm25-multifield's row
+
+
+def _cells(page: str, tag: str) -> list[list[str]]:
+    """Each row's <th> or <td> texts of an HTML table."""
+    import re
+
+    return [re.findall(rf"<{tag}>([^<]*)</{tag}>", row) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page, flags=re.S)
+            if f"<{tag}>" in row]
+
+
+def test_status_page_is_the_readable_table_then_the_figure_with_its_caption():
+    """The report's first page: one row per experiment as people read it (no index column, no border,
+    the class the report styles), the figure with its caption escaped into alt and figcaption."""
+    from trimbench.report.scoreboard import status_html
+
+    cells = {("full", 2, 8): 0.505, ("full", 2, 16): 0.630, ("2dmse", 2, 8): 0.690}
+    page = status_html(status_table([experiment(cells)]), "data:image/png;base64,AAAA", 'score <vs> cost & "dim"')
+    body = page[page.index("<body>") + len("<body>"):page.index("</body>")]
+    assert page.startswith("<!DOCTYPE html>") and body.startswith(
+        '<div id="reproduction-status">\n<h2>Reproduction status</h2>\n<table class="dataframe reproduction-status">\n')
+    assert _cells(body, "th") == [["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
+                                   "published"]]
+    # |Δ| 0.005, 0.03, 0.01 at tolerance 0.01; the headline: 2DMSE at our L2 d8, the work's L12 d768
+    assert _cells(body, "td") == [["2DMSE STS v1", "e", "paper", "2/3 (67%)", "0.0300 (layer 2, method BERT, dim 16)",
+                                   "0.6900 (2DMSE L2 d8 sts-avg7)", "0.800 (2DMSE L12 d768 sts-avg7)"]]
+    caption = "score &lt;vs&gt; cost &amp; &quot;dim&quot;"
+    assert body.endswith(
+        f'</table>\n<figure><img id="status-figure" alt="{caption}" src="data:image/png;base64,AAAA" '
+        f'style="max-width:100%"><figcaption>{caption}</figcaption></figure>\n</div>')
+    # no caption given: an empty one
+    assert status_html(status_table([experiment(cells)]), "data:,").endswith(
+        '<img id="status-figure" alt="" src="data:," style="max-width:100%"><figcaption></figcaption></figure>\n'
+        '</div></body></html>\n')
+    # without a figure: the table closes the block
+    bare = status_html(status_table([experiment(cells)]))
+    assert "<figure>" not in bare and bare.endswith("</table>\n</div></body></html>\n")
+
+
+def test_experiments_read_each_ones_scores_and_published_numbers_in_order(tmp_path):
+    """The scoreboard and Pareto jobs' experiments: each name with its own config, score table, reference
+    file and main metrics; lists of different lengths (a rule's params out of step) are an error."""
+    from trimbench.report.scoreboard import experiments
+
+    names, configs, metrics, paths, references = [], [], [], [], []
+    for i, name in enumerate(("first", "second")):
+        frame = scores.frame([{"experiment": name, "track": "2dmse-sts", "variant": "full", "model": "m", "layer": 2,
+                               "dim": 8, "dataset": f"d{i}", "split": "test", "metric": "spearman_cosine",
+                               "value": 0.5 + i / 10}])
+        scores.write(frame, tmp_path / f"{name}.parquet")
+        PUBLISHED.assign(value=PUBLISHED["value"] - i / 100).to_csv(tmp_path / f"{name}.csv", index=False)
+        names.append(name)
+        configs.append({"track": "2dmse-sts", "scale": "paper", "i": i})
+        metrics.append({f"d{i}": "spearman_cosine"})
+        paths.append(str(tmp_path / f"{name}.parquet"))
+        references.append(str(tmp_path / f"{name}.csv"))
+    read = experiments(names, configs, metrics, paths, references)
+    assert [(e.name, e.config["i"], e.main_metrics) for e in read] == [("first", 0, {"d0": "spearman_cosine"}),
+                                                                      ("second", 1, {"d1": "spearman_cosine"})]
+    for i, exp in enumerate(read):
+        assert exp.scores[["experiment", "dataset"]].values.tolist() == [[names[i], f"d{i}"]]
+        assert exp.scores["value"].tolist() == pytest.approx([0.5 + i / 10])
+        assert exp.published["value"].tolist() == pytest.approx((PUBLISHED["value"] - i / 100).tolist())
+        assert list(exp.published.columns) == list(PUBLISHED.columns)
+    for short in range(5):
+        lists = [names, configs, metrics, paths, references]
+        lists[short] = lists[short][:1]
+        with pytest.raises(ValueError, match="zip"):
+            experiments(*lists)
+
+
+HOMEDEPOT_PUBLISHED = pd.DataFrame([
+    {"model": model, "method": method, "dim": dim, "dataset": "home_depot-test", "metric": metric, "value": value}
+    for model, method, dim, metric, value in [
+        ("MiniLM", "fine-tuned-matryoshka", 384, "recall@10", 0.66),
+        ("MiniLM", "fine-tuned-matryoshka", 48, "recall@10", 0.63),
+        ("MiniLM", "fine-tuned-matryoshka", 384, "mrr@10", 0.37), ("MiniLM", "pretrained", 384, "recall@10", 0.58),
+        ("other-model", "fine-tuned-matryoshka", 384, "recall@10", 0.9)]
+])
+
+
+def test_homedepot_status_joins_the_write_ups_cells_of_its_model():
+    """Home Depot on the scoreboard: our deepest layer's cells against the write-up's of the reference
+    model (never another model's), the headline recall@10 of the last method at the widest dim."""
+    rows = [{"experiment": "h", "track": "homedepot", "variant": variant, "model": "m", "layer": layer, "dim": dim,
+             "dataset": "home_depot-test", "split": "test", "metric": metric, "value": value}
+            for variant, layer, dim, metric, value in [
+                ("pretrained", 6, 384, "recall@10", 0.575), ("matryoshka", 6, 384, "recall@10", 0.64),
+                ("matryoshka", 6, 48, "recall@10", 0.632), ("matryoshka", 6, 192, "recall@10", 0.65),
+                ("matryoshka", 3, 384, "recall@10", 0.1)]]
+    config = {"track": "homedepot", "scale": "paper", "model": "m", "methods": ["pretrained", "matryoshka"],
+              "reference": {"model": "MiniLM", "tolerance": 0.01, "work": None}}
+    exp = Experiment("h", config, scores.frame(rows), HOMEDEPOT_PUBLISHED, {"home_depot-test": "recall@10"})
+    long = comparison(exp).set_index(["method", "metric", "dim"])
+    assert set(long["model"]) == {"MiniLM"} and len(long) == 5
+    assert long.loc[("fine-tuned-matryoshka", "recall@10", 384), "delta"] == pytest.approx(0.64 - 0.66)
+    assert long.loc[("fine-tuned-matryoshka", "recall@10", 48), "delta"] == pytest.approx(0.632 - 0.63)
+    assert long.loc[("pretrained", "recall@10", 384), "ours"] == pytest.approx(0.575)
+    assert pd.isna(long.loc[("fine-tuned-matryoshka", "mrr@10", 384), "ours"])
+    assert pd.isna(long.loc[("fine-tuned-matryoshka", "recall@10", 192), "published"])
+    row = status_table([exp]).iloc[0]
+    assert (row.work, row.compared, row.within, row.ours_only, row.published_only) == ("Home Depot", 3, 2, 1, 1)
+    assert row.largest_abs_delta == pytest.approx(0.02)
+    assert row.headline_ours == pytest.approx(0.64) and row.headline_published == pytest.approx(0.66)
+    assert row.headline_ours_cell == "MiniLM fine-tuned-matryoshka d384 recall@10" == row.headline_published_cell
