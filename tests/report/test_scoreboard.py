@@ -352,3 +352,34 @@ def test_homedepot_status_joins_the_write_ups_cells_of_its_model():
     assert row.largest_abs_delta == pytest.approx(0.02)
     assert row.headline_ours == pytest.approx(0.64) and row.headline_published == pytest.approx(0.66)
     assert row.headline_ours_cell == "MiniLM fine-tuned-matryoshka d384 recall@10" == row.headline_published_cell
+
+
+POINT_COLUMNS = ["experiment", "track", "variant", "layer", "dim", "cost", "score"]
+
+
+def test_pareto_points_skip_experiments_without_the_dataset_and_read_each_ones_split():
+    """An experiment not scored on the dataset, a track without a layer x dim cost (SPLADE) or one with
+    no cell on the dataset's main metric and split is skipped, never the end of the list; a retrieval
+    experiment's cells are its evaluation split's (dev), not test's. No point: the CSV's header still."""
+    def exp(name, track, split, values, dataset="d", main_metrics=None):
+        rows = [{"experiment": name, "track": track, "variant": variant, "model": "m", "layer": layer, "dim": dim,
+                 "dataset": dataset, "split": s, "metric": "ndcg@10", "value": value}
+                for variant, layer, dim, s, value in values]
+        config = {"track": track, "evaluation": {"main_metric": "ndcg@10", **({"split": split} if split else {})}}
+        return Experiment(name, config, scores.frame(rows), PUBLISHED,
+                          {dataset: "ndcg@10"} if main_metrics is None else main_metrics)
+
+    retrieval = exp("b-retrieval", "2dmse-retrieval", "dev", [("2dmse", 2, 8, "dev", 0.3), ("2dmse", 2, 8, "test", 0.9),
+                                                               ("2dmse", 4, 16, "dev", 0.5)])
+    sts = exp("a-sts", "2dmse-sts", None, [("full", 1, 4, "test", 0.7), ("full", 1, 4, "dev", 0.1)])
+    skipped = [exp("c-splade", "splade", None, [("flops", 2, 8, "test", 0.6)]),
+               exp("d-elsewhere", "2dmse-sts", None, [("full", 2, 8, "test", 0.6)], main_metrics={"other": "ndcg@10"}),
+               exp("e-no-cell", "2dmse-sts", "test", [("full", 2, 8, "dev", 0.6)])]
+    for order in ([*skipped, retrieval, sts], [skipped[2], retrieval, skipped[0], skipped[1], sts]):
+        points = pareto_points(order, "d", "layers_x_dim")
+        assert sorted(points.columns) == sorted(POINT_COLUMNS) and points.index.tolist() == [0, 1, 2]
+        assert points[["experiment", "layer", "dim"]].values.tolist() == [["a-sts", 1, 4], ["b-retrieval", 2, 8],
+                                                                          ["b-retrieval", 4, 16]]
+        assert points.score.tolist() == pytest.approx([0.7, 0.3, 0.5]) and points.cost.tolist() == [4, 16, 64]
+    none = pareto_points(skipped, "d", "bytes_per_doc")
+    assert list(none.columns) == POINT_COLUMNS and none.empty
