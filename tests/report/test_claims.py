@@ -460,3 +460,26 @@ def test_the_claims_are_read_from_the_file_the_rule_gives(tmp_path):
                              claims.load_claims(reworded))
     assert "both versions reach higher" in outputs["markdown"]
     assert "both versions achieve higher" not in outputs["markdown"]
+
+
+def test_each_claim_has_one_check_and_two_tracks_checking_one_claim_differently_is_named(monkeypatch):
+    """CHECKS, from the tracks' faces: a claim two tracks list with the same check is one entry; with
+    two different checks it is an error naming the claim and the second track."""
+    from types import SimpleNamespace
+
+    def shared(view):
+        return []
+
+    def own(view):
+        return []
+
+    def other(view):
+        return []
+
+    tracks = {"a": SimpleNamespace(name="a", claim_checks={"shared": shared, "own": own}),
+              "b": SimpleNamespace(name="b", claim_checks={"shared": shared})}
+    monkeypatch.setattr(claims, "TRACKS", tracks)
+    assert claims._checks() == {"shared": shared, "own": own}
+    monkeypatch.setattr(claims, "TRACKS", {**tracks, "c": SimpleNamespace(name="c", claim_checks={"shared": other})})
+    with pytest.raises(ValueError, match=r"^claim 'shared' has two checks \(c's and another track's\)$"):
+        claims._checks()
