@@ -359,6 +359,31 @@ def test_hub_rows_name_the_hub_split(monkeypatch):
         load_split("stsb", entry, "test")
 
 
+@pytest.mark.parametrize(("size", "count"), [(1, 1), (1.0, 1), (2, 2), (1.5, 1), (0.3, 3), (0.94, 9)])
+def test_holdout_size_is_a_count_from_1_and_a_fraction_below(size, count):
+    """``size`` 1 (or 1.0) is one row (not 100 %), 1.5 one row, 0.3 of 10 rows three; the two sides split the
+    rows, each in the source's order, renumbered from 0."""
+    from trimbench.data.tables import carve
+
+    frame = pd.DataFrame({"x": list("abcdefghij")})
+    holdout = {"split": "validation", "from": "train", "size": size, "seed": 7}
+    held, rest = carve(frame, holdout, True, "d"), carve(frame, holdout, False, "d")
+    assert (len(held), len(rest)) == (count, 10 - count) and list(held.columns) == list(rest.columns) == ["x"]
+    assert sorted(held.x.tolist() + rest.x.tolist()) == list("abcdefghij")
+    for part in (held, rest):
+        assert part.x.tolist() == sorted(part.x) and part.index.tolist() == list(range(len(part)))
+
+
+@pytest.mark.parametrize("size", [0.01, 0.04, 10, 12])
+def test_a_holdout_leaving_one_side_empty_is_named(size):
+    """0.01 or 0.04 of 10 rows round to none; 10 or 12 rows leave the source none."""
+    from trimbench.data.tables import carve
+
+    with pytest.raises(DataError, match=re.escape(f"dataset 'd': holdout of {size} leaves no rows on one side of 10 "
+                                                  "rows of split 'train' (datasets.d.holdout.size)")):
+        carve(pd.DataFrame({"x": range(10)}), {"split": "v", "from": "train", "size": size, "seed": 7}, True, "d")
+
+
 # --- min_score: a pairs source's rows kept by their score on 0..1 ------------------------------------------
 
 
