@@ -465,3 +465,16 @@ def test_every_contracted_models_smoke_stand_in_has_its_architecture():
         assert model_checks.model_fact(contract, "model_type") in smoke.TINY_ARCHITECTURES, contract.id
     assert smoke._architecture({"id": "microsoft/deberta-v3-base"}) == "deberta"
     assert smoke._architecture({"id": "google/electra-base-discriminator"}) == "electra"
+
+
+def test_lengths_are_none_where_the_contract_records_none():
+    """The cost plan falls back on its own estimate where a contract records no lengths: an unrecorded
+    split, config or column, or no ``lengths:`` at all, is None, not an error."""
+    figures = {"mean": 9.5, "p50": 9, "p90": 14, "p99": 20, "max": 31, "tokenizer": "wp", "source": "f.jsonl"}
+    recorded = contracts.Contract("me/x", "dataset", None, Path("me--x.yaml"),
+                                  {"lengths": {"default": {"test": {"text": figures}}}})
+    assert recorded.lengths("default", "test", "text") == figures
+    assert [recorded.lengths(*where) for where in (("default", "train", "text"), ("other", "test", "text"),
+                                                   ("default", "test", "title"))] == [None, None, None]
+    assert contracts.Contract("me/x", "dataset", None, Path("me--x.yaml"), {}).lengths("default", "test",
+                                                                                         "text") is None
