@@ -483,3 +483,35 @@ def test_each_claim_has_one_check_and_two_tracks_checking_one_claim_differently_
     monkeypatch.setattr(claims, "TRACKS", {**tracks, "c": SimpleNamespace(name="c", claim_checks={"shared": other})})
     with pytest.raises(ValueError, match=r"^claim 'shared' has two checks \(c's and another track's\)$"):
         claims._checks()
+
+
+def test_loaded_claims_carry_the_files_words_and_its_errors_name_the_file(tmp_path):
+    """Each claim as the file words it (work, tracks, statement, citation, reading); a key given twice,
+    a claim without id and citation or on a track that does not check it: an error naming the file."""
+    import yaml
+
+    from trimbench.errors import ConfigError
+
+    text = CLAIMS_FILE.read_text()
+    entries = yaml.safe_load(text)["claims"]
+    loaded = claims.load_claims(CLAIMS_FILE)
+    assert [(c.id, c.work, c.tracks, c.statement, c.citation, c.reading) for c in loaded] == [
+        (e["id"], e["work"], tuple(e["tracks"]), e["statement"], e["citation"], e["reading"]) for e in entries]
+    assert all(c.check is claims.CHECKS[c.id] for c in loaded)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(text.replace("    tracks: [2dmse-sts, 2dmse-retrieval]\n",
+                                  "    tracks: [2dmse-sts, 2dmse-retrieval]\n    tracks: [2dmse-sts]\n", 1))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(twice))}: key '.*tracks' is given twice"):
+        claims.load_claims(twice)
+    anonymous = tmp_path / "anonymous.yaml"
+    first, *rest = entries
+    anonymous.write_text(yaml.safe_dump({"claims": [{k: v for k, v in first.items() if k not in ("id", "citation")},
+                                                    *rest]}))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(anonymous))}: claim '\?' lacks id, citation$"):
+        claims.load_claims(anonymous)
+    moved = tmp_path / "moved.yaml"
+    claim = "id: splade-larger-lambda-sparser\n    tracks:"
+    moved.write_text(text.replace(f"{claim} [splade]", f"{claim} [splade, electra]"))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(moved))}: claim 'splade-larger-lambda-sparser' names "
+                                         r"tracks \['electra'\], whose faces \(trimbench\.tracks\) do not check it$"):
+        claims.load_claims(moved)
