@@ -70,6 +70,7 @@ def test_toy_run_without_common_cells_still_has_a_headline():
     exp = experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg")
     row = status_table([exp]).iloc[0]
     assert row.compared == 0 and pd.isna(row.within_fraction)
+    assert pd.isna(row.largest_abs_delta) and row.largest_at == ""
     assert row.headline_ours == pytest.approx(0.5) and row.headline_published == pytest.approx(0.8)
 
 
@@ -383,3 +384,20 @@ def test_pareto_points_skip_experiments_without_the_dataset_and_read_each_ones_s
         assert points.score.tolist() == pytest.approx([0.7, 0.3, 0.5]) and points.cost.tolist() == [4, 16, 64]
     none = pareto_points(skipped, "d", "bytes_per_doc")
     assert list(none.columns) == POINT_COLUMNS and none.empty
+
+
+def test_summary_counts_a_cell_both_sides_have_whatever_its_keys_and_the_tolerance_inclusively():
+    """A cell is compared when ours and published are numbers (a key left empty does not drop it);
+    |Δ| at the tolerance plus its hair of slack is within, a hair more is not."""
+    long = pd.DataFrame({"method": ["a", None, "c", "d"], "ours": [0.01 + 1e-9, 0.5, 0.7, None],
+                         "published": [0.0, 0.5, 0.7 - 0.0100011, 0.4]})
+    long["delta"] = long["ours"] - long["published"]
+    summary = summarise(long, 0.01)
+    assert (summary["compared"], summary["within"], summary["published_only"]) == (3, 2, 1)
+    assert summary["largest_at"] == "method c" and summary["largest_abs_delta"] == pytest.approx(0.0100011)
+
+
+def test_a_missing_number_is_shown_as_a_dash():
+    from trimbench.report.scoreboard import _fmt
+
+    assert [_fmt(None), _fmt(float("nan")), _fmt(0.12345), _fmt(0.5, 3)] == ["–", "–", "0.1235", "0.500"]
