@@ -7,6 +7,7 @@ import pytest
 
 from trimbench import scores
 from trimbench.report.scoreboard import (
+    NO_VERDICT,
     Experiment,
     comparison,
     comparisons_html,
@@ -401,3 +402,36 @@ def test_a_missing_number_is_shown_as_a_dash():
     from trimbench.report.scoreboard import _fmt
 
     assert [_fmt(None), _fmt(float("nan")), _fmt(0.12345), _fmt(0.5, 3)] == ["–", "–", "0.1235", "0.500"]
+
+
+def test_status_lines_in_full_a_judged_a_smoke_and_a_toy_run():
+    """The status table as people read it and each experiment's summary line, word for word: a judged
+    run on local copies; a smoke run (no verdict, no headline of ours: it trained no 2DMSE); a toy run
+    with no cell in common and no published headline (its reference variant v2 publishes nothing here)."""
+    from dataclasses import replace
+
+    judged = experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630, ("2dmse", 2, 8): 0.690})
+    judged.config["_local_copies"] = ["model m: /copies/m", "dataset d: /copies/d"]
+    smoke = replace(experiment({("full", 2, 8): 0.505}, scale="smoke"), name="s")
+    toy = replace(experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg"), name="t")
+    toy.config["reference"]["variant"] = "v2"
+    assert readable_status(status_table([judged])).values.tolist() == [
+        ["2DMSE STS v1", "e", "paper", "2/3 (67%)", "0.0300 (layer 2, method BERT, dim 16)",
+         "0.6900 (2DMSE L2 d8 sts-avg7)", "0.800 (2DMSE L12 d768 sts-avg7)",
+         "model m: /copies/m; dataset d: /copies/d"]]
+    shown = readable_status(status_table([toy, smoke]))
+    assert list(shown.columns) == ["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
+                                   "published"]
+    assert shown.values.tolist() == [
+        ["2DMSE STS v1", "s", "smoke", NO_VERDICT, "–", "–", "0.800 (2DMSE L12 d768 sts-avg7)"],
+        ["2DMSE STS v2", "t", "toy", "no common cell", "–", "0.5000 (2DMSE L6 d384 sts-avg)", "–"]]
+    # published only: BERT L2 d16, 2DMSE L2 d8 and L12 d768, MSE L2 d8 beside the smoke run's one cell
+    assert [summary_line(exp) for exp in (judged, smoke, toy)] == [
+        "2DMSE STS v1 (e, paper scale): 3 cells compared, 2 within ±0.01, largest |Δ| 0.0300 at layer 2, method BERT, "
+        "dim 16; 0 cells ours only, 2 published only.",
+        f"2DMSE STS v1 (s, smoke scale): 1 cells compared ({NO_VERDICT}); 0 cells ours only, 4 published only.",
+        "2DMSE STS v2 (t, toy scale): 0 cells compared; 1 cells ours only, 0 published only."]
+    # the comparison given (the comparisons page has it already): its one cell, BERT L2 d16, |0.630 - 0.600|
+    assert summary_line(judged, comparison(judged).query("method == 'BERT' and dim == 16")) == (
+        "2DMSE STS v1 (e, paper scale): 1 cells compared, 0 within ±0.01, largest |Δ| 0.0300 at layer 2, method BERT, "
+        "dim 16; 0 cells ours only, 0 published only.")
