@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -356,6 +358,7 @@ def test_homedepot_status_joins_the_write_ups_cells_of_its_model():
     assert row.headline_ours_cell == "MiniLM fine-tuned-matryoshka d384 recall@10" == row.headline_published_cell
 
 
+REPO_BM25 = Path(__file__).resolve().parents[2] / "reference" / "bm25.csv"
 POINT_COLUMNS = ["experiment", "track", "variant", "layer", "dim", "cost", "score"]
 
 
@@ -435,3 +438,30 @@ def test_status_lines_in_full_a_judged_a_smoke_and_a_toy_run():
     assert summary_line(judged, comparison(judged).query("method == 'BERT' and dim == 16")) == (
         "2DMSE STS v1 (e, paper scale): 1 cells compared, 0 within ±0.01, largest |Δ| 0.0300 at layer 2, method BERT, "
         "dim 16; 0 cells ours only, 0 published only.")
+
+
+def test_bm25_headline_is_empty_where_a_side_lacks_the_main_metric_and_its_lists_must_agree(tmp_path):
+    """A BM25 row whose main metric neither side has shows no headline (every field empty, no error); one
+    pyserini publishes but we did not score shows pyserini's alone; the long table is renumbered."""
+    from trimbench.report.scoreboard import BM25, bm25_experiments, headline
+
+    published = pd.DataFrame({"variant": ["flat", "flat", "multifield"], "dataset": ["scifact"] * 3,
+                              "metric": ["ndcg@10", "recall@100", "ndcg@10"], "value": [0.6789, 0.9253, 0.6647]})
+    config = {"track": BM25, "scale": "paper", "bm25": {"fields": "flat"},
+              "evaluation": {"datasets": ["scifact"], "main_metric": "mrr@10"},
+              "reference": {"work": "BM25", "tolerance": 0.001}}
+    ours = scores.frame([{"experiment": "x", "variant": "bm25", "dataset": "scifact", "split": "test",
+                          "metric": "recall@100", "value": 0.92}])
+    exp = Experiment("x bm25", config, ours, published)
+    assert headline(exp) == {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    ndcg = Experiment("x bm25", {**config, "evaluation": {**config["evaluation"], "main_metric": "ndcg@10"}}, ours,
+                      published)
+    assert headline(ndcg) == {"ours": None, "ours_cell": "", "published": 0.6789,
+                              "published_cell": "BM25 flat ndcg@10 scifact"}
+    long = comparison(ndcg)
+    assert list(long.columns) == ["dataset", "metric", "ours", "published", "delta"]
+    assert long.index.tolist() == [0, 1] and long.metric.tolist() == ["ndcg@10", "recall@100"]
+    path = tmp_path / "bm25.parquet"
+    scores.write(ours, path)
+    with pytest.raises(ValueError, match="zip"):
+        bm25_experiments(["x", "y"], [config], [str(path)], str(REPO_BM25))
