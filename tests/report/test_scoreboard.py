@@ -418,10 +418,16 @@ def test_status_lines_in_full_a_judged_a_smoke_and_a_toy_run():
     smoke = replace(experiment({("full", 2, 8): 0.505}, scale="smoke"), name="s")
     toy = replace(experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg"), name="t")
     toy.config["reference"]["variant"] = "v2"
-    assert readable_status(status_table([judged])).values.tolist() == [
+    on_hub = replace(experiment({("full", 2, 8): 0.505}), name="f")
+    local = readable_status(status_table([on_hub, judged]))
+    assert list(local.columns) == ["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
+                                   "published", "run on local copies"]
+    assert local.values.tolist() == [
         ["2DMSE STS v1", "e", "paper", "2/3 (67%)", "0.0300 (layer 2, method BERT, dim 16)",
          "0.6900 (2DMSE L2 d8 sts-avg7)", "0.800 (2DMSE L12 d768 sts-avg7)",
-         "model m: /copies/m; dataset d: /copies/d"]]
+         "model m: /copies/m; dataset d: /copies/d"],
+        ["2DMSE STS v1", "f", "paper", "1/1 (100%)", "0.0050 (layer 2, method BERT, dim 8)", "–",
+         "0.800 (2DMSE L12 d768 sts-avg7)", "–"]]
     shown = readable_status(status_table([toy, smoke]))
     assert list(shown.columns) == ["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
                                    "published"]
