@@ -515,3 +515,34 @@ def test_loaded_claims_carry_the_files_words_and_its_errors_name_the_file(tmp_pa
     with pytest.raises(ValueError, match=rf"^{re.escape(str(moved))}: claim 'splade-larger-lambda-sparser' names "
                                          r"tracks \['electra'\], whose faces \(trimbench\.tracks\) do not check it$"):
         claims.load_claims(moved)
+
+
+def test_claims_pages_word_for_word_on_a_hand_made_summary():
+    """The Markdown and HTML of one claim partly held on our side (1 of 2 cells) and not covered on the
+    published side: its outcome with the counts, its words escaped, each cell with its verdict."""
+    from trimbench.report.claims import claims_html, claims_markdown
+
+    summary = pd.DataFrame([{"claim": "c1", "work": "W", "statement": 'says "x" <y>', "citation": "paper §1",
+                             "reading": "a > b", "ours": PARTLY, "ours_held": 1, "ours_covered": 2,
+                             "published": NOT_COVERED, "published_held": 0, "published_covered": 0}])
+    cells = pd.DataFrame([{"claim": "c1", "side": "ours", "cell": "L2 d8", "evidence": "0.6 > 0.5", "holds": True},
+                          {"claim": "c1", "side": "ours", "cell": "L2 d16", "evidence": "0.4 > 0.5", "holds": False}])
+    lines = claims_markdown("e", summary, cells).split("\n")
+    assert lines[:4] == ["# Claims: e", "", "Each claim of the reproduced work, checked on our scores and on the "
+                         "published numbers: holds (every covered cell), partly, fails (no cell), or not covered "
+                         "(none of its cells in that table).", ""]
+    assert [cell.strip() for cell in lines[6].strip("|").split("|")] == ["c1", "partly (1/2)", "not covered"]
+    assert lines[7:] == ["", "## c1", "", 'W: says "x" <y>', "", "Source: paper §1.", "", "Checked as: a > b.", "",
+                         "ours: partly (1/2)", "- L2 d8: 0.6 > 0.5 (holds)", "- L2 d16: 0.4 > 0.5 (does not hold)", "",
+                         "published: not covered", ""]
+    page = claims_html("e <1>", summary, cells)
+    assert "<h2>Claims: e &lt;1&gt;</h2>\n<table class='claims'><tr><th>claim</th><th>as stated</th><th>source</th>" \
+           "<th>checked as</th><th>ours</th><th>published</th></tr><tr><td>c1</td><td>says &quot;x&quot; &lt;y&gt;" \
+           "</td><td>paper §1</td><td>a &gt; b</td><td>partly (1/2)</td><td>not covered</td></tr></table>\n<h3>c1" \
+           "</h3><table class=\"dataframe\">" in page
+    rows = re.findall(r"<tr>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*</tr>",
+                      page[page.index("<h3>c1</h3>"):])
+    assert rows == [("ours", "L2 d8", "0.6 &gt; 0.5", "yes"), ("ours", "L2 d16", "0.4 &gt; 0.5", "no")]
+    empty = summary.iloc[:0]
+    assert claims_markdown("e", empty, cells.iloc[:0]).endswith("table).\n\nNo claim of this track is checked.\n")
+    assert "<h2>Claims: e</h2><p>No claim of this track is checked.</p></body>" in claims_html("e", empty, cells)
