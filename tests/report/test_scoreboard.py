@@ -85,6 +85,7 @@ def test_a_smoke_runs_row_says_smoke_and_gives_no_verdict():
     row = status_table([smoke]).iloc[0]
     assert row.scale == "smoke" and row.compared == 3
     assert pd.isna(row.within) and pd.isna(row.within_fraction) and pd.isna(row.largest_abs_delta)
+    assert row.largest_at == ""  # the status CSV names no cell either
     shown = readable_status(status_table([smoke])).iloc[0]
     assert shown["scale"] == "smoke" and shown["within ±tolerance"].startswith("no verdict: a smoke run")
     assert shown["largest |Δ|"] == "–"
