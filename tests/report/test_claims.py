@@ -543,6 +543,13 @@ def test_claims_pages_word_for_word_on_a_hand_made_summary():
     rows = re.findall(r"<tr>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*</tr>",
                       page[page.index("<h3>c1</h3>"):])
     assert rows == [("ours", "L2 d8", "0.6 &gt; 0.5", "yes"), ("ours", "L2 d16", "0.4 &gt; 0.5", "no")]
+    assert [cell.strip() for cell in lines[4].strip("|").split("|")] == ["claim", "ours", "published"]
+    # two claims: both rows, each claim's cells under its heading in the summary's order (not sorted)
+    second = summary.assign(claim="a2", ours=HOLDS, ours_held=1, ours_covered=1)
+    both = pd.concat([summary, second], ignore_index=True)
+    page = claims_html("e", both, pd.concat([cells, cells.iloc[:1].assign(claim="a2")], ignore_index=True))
+    assert "</tr><tr><td>c1</td>" in page and "</tr><tr><td>a2</td>" in page and "</td></tr><tr><td>a2</td>" in page
+    assert page.index("<h3>c1</h3>") < page.index("<h3>a2</h3>")
     empty = summary.iloc[:0]
     assert claims_markdown("e", empty, cells.iloc[:0]).endswith("table).\n\nNo claim of this track is checked.\n")
     assert "<h2>Claims: e</h2><p>No claim of this track is checked.</p></body>" in claims_html("e", empty, cells)
