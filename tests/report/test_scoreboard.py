@@ -46,6 +46,7 @@ def test_summary_counts_within_largest_and_one_sided():
     assert row.largest_abs_delta == pytest.approx(0.03) and row.largest_at == "layer 2, method BERT, dim 16"
     assert (row.ours_only, row.published_only) == (1, 2)
     assert row.work == "2DMSE STS v1" and row.tolerance == 0.01
+    assert list(status_table([exp]).columns[:3]) == ["work", "experiment", "scale"]  # the CSV's first columns
     # Headline: 2DMSE at our deepest layer and widest dim, beside the work's (layer 12, dim 768).
     assert row.headline_ours == pytest.approx(0.75) and row.headline_ours_cell == "2DMSE L4 d8 sts-avg7"
     assert row.headline_published == pytest.approx(0.8) and row.headline_published_cell == "2DMSE L12 d768 sts-avg7"
