@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from trimbench.metrics import correlations, prefix_cosines, sts_grid
@@ -65,3 +66,48 @@ def test_sts_grid_rows_name_their_metric():
                     ["spearman_cosine", "pearson_cosine"])
     assert [sorted(row) for row in rows] == [["dim", "layer", "metric", "value"]] * 2
     assert [row["metric"] for row in rows] == ["spearman_cosine", "pearson_cosine"]
+
+
+def test_correlations_of_close_cosines_and_float32_gold_equal_scipy_in_double_precision():
+    """STS cosines of a trimmed cell often differ by hundredths (a product of sums of squares far below 1
+    must still be a correlation), and a gold column read as float32 is still correlated in float64:
+    equal to scipy's to 1e-12."""
+    rng = np.random.default_rng(5)
+    scores = 0.5 + rng.uniform(0, 0.01, size=(8, 2))
+    gold = rng.uniform(0, 1, size=8).astype(np.float32)
+    got = correlations(scores, gold)
+    exact = gold.astype(np.float64)
+    for column in range(2):
+        assert got["pearson_cosine"][column] == pytest.approx(pearsonr(exact, scores[:, column]).statistic, abs=1e-12)
+        assert got["spearman_cosine"][column] == pytest.approx(spearmanr(exact, scores[:, column]).statistic,
+                                                               abs=1e-12)
+
+
+def test_a_collapsed_cell_is_nan_without_numpys_divide_warning():
+    """0 / 0 is never computed (a smoke run's tiny random models collapse cells: the job log would fill
+    with numpy's 'invalid value encountered in divide')."""
+    import warnings
+
+    scores = np.column_stack([np.full(6, 0.25), np.arange(6.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = correlations(scores, np.array([0.0, 1, 0, 1, 2, 3]))
+    assert np.isnan(got["pearson_cosine"][0]) and np.isnan(got["spearman_cosine"][0])
+    assert np.isfinite(got["pearson_cosine"][1])
+
+
+def test_a_dead_prefix_over_many_pairs_has_cosine_exactly_zero():
+    """Every pair's first 4 dims zero (a model whose leading dims died), over a few hundred pairs: each
+    cosine at dim 4 is exactly 0 (never what numpy's output buffer held) and no warning is raised; the
+    full width is the plain cosine."""
+    import warnings
+
+    rng = np.random.default_rng(6)
+    left, right = rng.normal(size=(300, 8)), rng.normal(size=(300, 8))
+    left[:, :4] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cosines = prefix_cosines(left, right, [4, 8, 2])
+    assert np.array_equal(cosines[:, [0, 2]], np.zeros((300, 2)))
+    full = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    np.testing.assert_allclose(cosines[:, 1], full, atol=1e-12)

@@ -465,3 +465,56 @@ def test_every_contracted_models_smoke_stand_in_has_its_architecture():
         assert model_checks.model_fact(contract, "model_type") in smoke.TINY_ARCHITECTURES, contract.id
     assert smoke._architecture({"id": "microsoft/deberta-v3-base"}) == "deberta"
     assert smoke._architecture({"id": "google/electra-base-discriminator"}) == "electra"
+
+
+def test_lengths_are_none_where_the_contract_records_none():
+    """The cost plan falls back on its own estimate where a contract records no lengths: an unrecorded
+    split, config or column, or no ``lengths:`` at all, is None, not an error."""
+    figures = {"mean": 9.5, "p50": 9, "p90": 14, "p99": 20, "max": 31, "tokenizer": "wp", "source": "f.jsonl"}
+    recorded = contracts.Contract("me/x", "dataset", None, Path("me--x.yaml"),
+                                  {"lengths": {"default": {"test": {"text": figures}}}})
+    assert recorded.lengths("default", "test", "text") == figures
+    assert [recorded.lengths(*where) for where in (("default", "train", "text"), ("other", "test", "text"),
+                                                   ("default", "test", "title"))] == [None, None, None]
+    assert contracts.Contract("me/x", "dataset", None, Path("me--x.yaml"), {}).lengths("default", "test",
+                                                                                         "text") is None
+
+
+FILE_SPEC = {"url": "https://x/a.tsv", "format": "tsv", "columns": {"a": "string", "b": "float64"}}
+FILE_KEYS_SHOWN = "also_at, blank_rows, columns, format, header, index, member, quoting, rows, url"
+
+
+@pytest.mark.parametrize(("files", "problem"), [
+    ({"a.tsv": FILE_SPEC}, None),
+    ({"a.tsv": {**FILE_SPEC, "quoting": "none"}}, None),
+    ({"a.tsv": {**FILE_SPEC, "quoting": "minimal", "also_at": ["https://y/a.tsv"], "rows": 3}}, None),
+    ({"a.zip": {**FILE_SPEC, "url": "https://x/a.zip", "member": "a.tsv"}}, None),
+    ({}, "a files contract needs 'files': {path in the repository: its facts}"),
+    (["a.tsv"], "a files contract needs 'files': {path in the repository: its facts}"),
+    ({"a.tsv": {**FILE_SPEC, "colour": "red"}}, f"file 'a.tsv': its keys are {FILE_KEYS_SHOWN}"),
+    ({"a.tsv": "https://x/a.tsv"}, f"file 'a.tsv': its keys are {FILE_KEYS_SHOWN}"),
+    ({"a.tsv": {**FILE_SPEC, "url": "http://x/a.tsv"}}, "file 'a.tsv' needs 'url' (https) and 'format' (tsv, csv)"),
+    ({"a.tsv": {**FILE_SPEC, "format": "json"}}, "file 'a.tsv' needs 'url' (https) and 'format' (tsv, csv)"),
+    ({"a.zip": {**FILE_SPEC, "url": "https://x/a.zip"}},
+     "file 'a.zip': 'member' (the table inside the zip) goes with a .zip url, and only there"),
+    ({"a.tsv": {**FILE_SPEC, "member": "a.tsv"}},
+     "file 'a.tsv': 'member' (the table inside the zip) goes with a .zip url, and only there"),
+    ({"a.tsv": {**FILE_SPEC, "quoting": "all"}}, "file 'a.tsv': 'quoting' is minimal or none"),
+    ({"a.tsv": {key: v for key, v in FILE_SPEC.items() if key != "columns"}},
+     "file 'a.tsv' needs 'columns' (in the file's order)"),
+    ({"a.tsv": {**FILE_SPEC, "columns": {}}}, "file 'a.tsv' needs 'columns' (in the file's order)"),
+    ({"a.tsv": {**FILE_SPEC, "columns": {"a": "strin"}}}, "file 'a.tsv' feature 'a': unknown type 'strin'"),
+])
+def test_a_files_contract_names_the_file_and_fact_it_gets_wrong(files, problem):
+    """reference/files/*.yaml (the URL downloads' facts): each file's https url, format, zip member,
+    quoting and typed columns; a wrong one is an error naming the contract, the file and the fact."""
+    import re
+
+    path = contracts.FILES_CONTRACT_DIR / "me--files.yaml"
+    raw = {"id": "me/files", "type": "files", "revision": "ab" * 20, "read_from": ["x"], "files": files}
+    if problem is None:
+        contracts._validate(raw, path, "me/files")
+        return
+    with pytest.raises(contracts.ContractError,
+                       match=f"^{re.escape(f'contract {path}: {problem} (format: reference/hub/README.md)')}$"):
+        contracts._validate(raw, path, "me/files")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +11,7 @@ import pytest
 from conftest import REPO
 
 from trimbench.data.lee import lee_ict, lee_similarity, lee_similarity_split
-from trimbench.data.tables import load_split, sts_texts
+from trimbench.data.tables import load_split, normalise, sts_texts
 from trimbench.errors import DataError
 
 
@@ -356,3 +357,68 @@ def test_hub_rows_name_the_hub_split(monkeypatch):
     with pytest.raises(DataError, match=r"dataset 'stsb' \(hub dataset 'glue' split 'test'\): 1 of 2 rows .*"
                                         r"the first is data row 2: score -1.0"):
         load_split("stsb", entry, "test")
+
+
+@pytest.mark.parametrize(("size", "count"), [(1, 1), (1.0, 1), (2, 2), (1.5, 1), (0.3, 3), (0.94, 9)])
+def test_holdout_size_is_a_count_from_1_and_a_fraction_below(size, count):
+    """``size`` 1 (or 1.0) is one row (not 100 %), 1.5 one row, 0.3 of 10 rows three; the two sides split the
+    rows, each in the source's order, renumbered from 0."""
+    from trimbench.data.tables import carve
+
+    frame = pd.DataFrame({"x": list("abcdefghij")})
+    holdout = {"split": "validation", "from": "train", "size": size, "seed": 7}
+    held, rest = carve(frame, holdout, True, "d"), carve(frame, holdout, False, "d")
+    assert (len(held), len(rest)) == (count, 10 - count) and list(held.columns) == list(rest.columns) == ["x"]
+    assert sorted(held.x.tolist() + rest.x.tolist()) == list("abcdefghij")
+    for part in (held, rest):
+        assert part.x.tolist() == sorted(part.x) and part.index.tolist() == list(range(len(part)))
+
+
+@pytest.mark.parametrize("size", [0.01, 0.04, 10, 12])
+def test_a_holdout_leaving_one_side_empty_is_named(size):
+    """0.01 or 0.04 of 10 rows round to none; 10 or 12 rows leave the source none."""
+    from trimbench.data.tables import carve
+
+    with pytest.raises(DataError, match=re.escape(f"dataset 'd': holdout of {size} leaves no rows on one side of 10 "
+                                                  "rows of split 'train' (datasets.d.holdout.size)")):
+        carve(pd.DataFrame({"x": range(10)}), {"split": "v", "from": "train", "size": size, "seed": 7}, True, "d")
+
+
+# --- min_score: a pairs source's rows kept by their score on 0..1 ------------------------------------------
+
+
+def test_min_score_keeps_a_row_exactly_at_the_threshold_and_drops_one_just_below():
+    """On a score_range of [1, 5] (not starting at 0, so (s - 1) / 4 differs from (s + 1) / 4 or s / 5):
+    min_score 0.5 is a raw 3; 2.96 (0.49) is dropped, 3 kept."""
+    raw = pd.DataFrame({"s1": ["at", "below", "top", "bottom", "above"], "s2": ["A", "B", "T", "O", "V"],
+                        "gold": [3.0, 2.96, 5.0, 1.0, 3.04]})
+    entry = {"kind": "pairs", "columns": {"anchor": "s1", "positive": "s2", "score": "gold"}, "score_range": [1, 5],
+             "min_score": 0.5}
+    kept = normalise(raw, entry, "mine")
+    assert kept.to_dict("records") == [{"anchor": "at", "positive": "A"}, {"anchor": "top", "positive": "T"},
+                                       {"anchor": "above", "positive": "V"}]
+    # min_score 0.75 is a raw 4 on [1, 5] (on [0, 5] it would be 3.75)
+    assert normalise(raw.assign(gold=[4.0, 3.9, 5.0, 1.0, 3.8]), {**entry, "min_score": 0.75}, "mine")[
+        "anchor"].tolist() == ["at", "top"]
+    # the score column unmapped: the source's own "score"
+    unmapped = {**entry, "columns": {"anchor": "s1", "positive": "s2"}}
+    assert normalise(raw.rename(columns={"gold": "score"}), unmapped, "mine")["anchor"].tolist() == ["at", "top",
+                                                                                                     "above"]
+
+
+def test_min_score_errors_name_the_dataset_the_column_and_the_key():
+    raw = pd.DataFrame({"s1": ["a", "b"], "s2": ["A", "B"], "gold": [2.0, 1.0]})
+    entry = {"kind": "pairs", "columns": {"anchor": "s1", "positive": "s2", "score": "grade"}, "score_range": [1, 5],
+             "min_score": 0.5}
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'mine' (file 'm.csv'): column grade (for score, read by datasets.mine.min_score) not found; it "
+            "has ['s1', 's2', 'gold']. Map it with datasets.mine.columns.score")):
+        normalise(raw, entry, "mine", "file 'm.csv'")
+    entry = {**entry, "columns": {"anchor": "s1", "positive": "s2", "score": "gold"}}
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'mine' (file 'm.csv'): no row is scored at least 0.5 (datasets.mine.min_score)")):
+        normalise(raw, entry, "mine", "file 'm.csv'")
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'mine' (file 'm.csv'): 1 of 2 rows have a missing, non-numeric or out-of-range score (each must "
+            "be a number in [1, 5]; datasets.mine.score_range); the first is data row 2: score 0.5")):
+        normalise(raw.assign(gold=[3.0, 0.5]), entry, "mine", "file 'm.csv'")

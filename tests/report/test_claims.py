@@ -503,3 +503,96 @@ def test_homedepot_full_dim_checks_read_each_models_widest_dim_and_count_a_tie_a
     ties = [("m", FT, 384, "r", 0.7), ("m", PRE, 384, "r", 0.5), ("m", MRL, 384, "r", 0.7),
             ("n", FT, 384, "r", 0.7), ("n", PRE, 384, "r", 0.6), ("n", MRL, 384, "r", 0.6)]
     assert [c["holds"] for c in _matryoshka_costs_little(hd_view(ties))] == [False, False]
+
+
+def test_each_claim_has_one_check_and_two_tracks_checking_one_claim_differently_is_named(monkeypatch):
+    """CHECKS, from the tracks' faces: a claim two tracks list with the same check is one entry; with
+    two different checks it is an error naming the claim and the second track."""
+    from types import SimpleNamespace
+
+    def shared(view):
+        return []
+
+    def own(view):
+        return []
+
+    def other(view):
+        return []
+
+    tracks = {"a": SimpleNamespace(name="a", claim_checks={"shared": shared, "own": own}),
+              "b": SimpleNamespace(name="b", claim_checks={"shared": shared})}
+    monkeypatch.setattr(claims, "TRACKS", tracks)
+    assert claims._checks() == {"shared": shared, "own": own}
+    monkeypatch.setattr(claims, "TRACKS", {**tracks, "c": SimpleNamespace(name="c", claim_checks={"shared": other})})
+    with pytest.raises(ValueError, match=r"^claim 'shared' has two checks \(c's and another track's\)$"):
+        claims._checks()
+
+
+def test_loaded_claims_carry_the_files_words_and_its_errors_name_the_file(tmp_path):
+    """Each claim as the file words it (work, tracks, statement, citation, reading); a key given twice,
+    a claim without id and citation or on a track that does not check it: an error naming the file."""
+    import yaml
+
+    from trimbench.errors import ConfigError
+
+    text = CLAIMS_FILE.read_text()
+    entries = yaml.safe_load(text)["claims"]
+    loaded = claims.load_claims(CLAIMS_FILE)
+    assert [(c.id, c.work, c.tracks, c.statement, c.citation, c.reading) for c in loaded] == [
+        (e["id"], e["work"], tuple(e["tracks"]), e["statement"], e["citation"], e["reading"]) for e in entries]
+    assert all(c.check is claims.CHECKS[c.id] for c in loaded)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(text.replace("    tracks: [2dmse-sts, 2dmse-retrieval]\n",
+                                  "    tracks: [2dmse-sts, 2dmse-retrieval]\n    tracks: [2dmse-sts]\n", 1))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(twice))}: key '.*tracks' is given twice"):
+        claims.load_claims(twice)
+    anonymous = tmp_path / "anonymous.yaml"
+    first, *rest = entries
+    anonymous.write_text(yaml.safe_dump({"claims": [{k: v for k, v in first.items() if k not in ("id", "citation")},
+                                                    *rest]}))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(anonymous))}: claim '\?' lacks id, citation$"):
+        claims.load_claims(anonymous)
+    moved = tmp_path / "moved.yaml"
+    claim = "id: splade-larger-lambda-sparser\n    tracks:"
+    moved.write_text(text.replace(f"{claim} [splade]", f"{claim} [splade, electra]"))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(moved))}: claim 'splade-larger-lambda-sparser' names "
+                                         r"tracks \['electra'\], whose faces \(trimbench\.tracks\) do not check it$"):
+        claims.load_claims(moved)
+
+
+def test_claims_pages_word_for_word_on_a_hand_made_summary():
+    """The Markdown and HTML of one claim partly held on our side (1 of 2 cells) and not covered on the
+    published side: its outcome with the counts, its words escaped, each cell with its verdict."""
+    from trimbench.report.claims import claims_html, claims_markdown
+
+    summary = pd.DataFrame([{"claim": "c1", "work": "W", "statement": 'says "x" <y>', "citation": "paper §1",
+                             "reading": "a > b", "ours": PARTLY, "ours_held": 1, "ours_covered": 2,
+                             "published": NOT_COVERED, "published_held": 0, "published_covered": 0}])
+    cells = pd.DataFrame([{"claim": "c1", "side": "ours", "cell": "L2 d8", "evidence": "0.6 > 0.5", "holds": True},
+                          {"claim": "c1", "side": "ours", "cell": "L2 d16", "evidence": "0.4 > 0.5", "holds": False}])
+    lines = claims_markdown("e", summary, cells).split("\n")
+    assert lines[:4] == ["# Claims: e", "", "Each claim of the reproduced work, checked on our scores and on the "
+                         "published numbers: holds (every covered cell), partly, fails (no cell), or not covered "
+                         "(none of its cells in that table).", ""]
+    assert [cell.strip() for cell in lines[6].strip("|").split("|")] == ["c1", "partly (1/2)", "not covered"]
+    assert lines[7:] == ["", "## c1", "", 'W: says "x" <y>', "", "Source: paper §1.", "", "Checked as: a > b.", "",
+                         "ours: partly (1/2)", "- L2 d8: 0.6 > 0.5 (holds)", "- L2 d16: 0.4 > 0.5 (does not hold)", "",
+                         "published: not covered", ""]
+    page = claims_html("e <1>", summary, cells)
+    assert "<h2>Claims: e &lt;1&gt;</h2>\n<table class='claims'><tr><th>claim</th><th>as stated</th><th>source</th>" \
+           "<th>checked as</th><th>ours</th><th>published</th></tr><tr><td>c1</td><td>says &quot;x&quot; &lt;y&gt;" \
+           "</td><td>paper §1</td><td>a &gt; b</td><td>partly (1/2)</td><td>not covered</td></tr></table>\n<h3>c1" \
+           "</h3><table class=\"dataframe\">" in page
+    rows = re.findall(r"<tr>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*</tr>",
+                      page[page.index("<h3>c1</h3>"):])
+    assert rows == [("ours", "L2 d8", "0.6 &gt; 0.5", "yes"), ("ours", "L2 d16", "0.4 &gt; 0.5", "no")]
+    assert [cell.strip() for cell in lines[4].strip("|").split("|")] == ["claim", "ours", "published"]
+    # two claims: both rows, each claim's cells under its heading in the summary's order (not sorted)
+    second = summary.assign(claim="a2", ours=HOLDS, ours_held=1, ours_covered=1)
+    both = pd.concat([summary, second], ignore_index=True)
+    page = claims_html("e", both, pd.concat([cells, cells.iloc[:1].assign(claim="a2")], ignore_index=True))
+    assert "</tr><tr><td>c1</td>" in page and "</tr><tr><td>a2</td>" in page and "</td></tr><tr><td>a2</td>" in page
+    assert page.index("<h3>c1</h3>") < page.index("<h3>a2</h3>")
+    empty = summary.iloc[:0]
+    assert claims_markdown("e", empty, cells.iloc[:0]).endswith("table).\n\nNo claim of this track is checked.\n")
+    assert "<h2>Claims: e</h2><p>No claim of this track is checked.</p></body>" in claims_html("e", empty, cells)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from trimbench import scores
 from trimbench.report.scoreboard import (
+    NO_VERDICT,
     Experiment,
     comparison,
     comparisons_html,
@@ -42,7 +45,8 @@ def test_summary_counts_within_largest_and_one_sided():
     assert (row.compared, row.within) == (3, 2)  # |0.005|, |0.03|, |0.01| against tolerance 0.01
     assert row.largest_abs_delta == pytest.approx(0.03) and row.largest_at == "layer 2, method BERT, dim 16"
     assert (row.ours_only, row.published_only) == (1, 2)
-    assert row.work == "2DMSE STS v1"
+    assert row.work == "2DMSE STS v1" and row.tolerance == 0.01
+    assert list(status_table([exp]).columns[:3]) == ["work", "experiment", "scale"]  # the CSV's first columns
     # Headline: 2DMSE at our deepest layer and widest dim, beside the work's (layer 12, dim 768).
     assert row.headline_ours == pytest.approx(0.75) and row.headline_ours_cell == "2DMSE L4 d8 sts-avg7"
     assert row.headline_published == pytest.approx(0.8) and row.headline_published_cell == "2DMSE L12 d768 sts-avg7"
@@ -70,6 +74,7 @@ def test_toy_run_without_common_cells_still_has_a_headline():
     exp = experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg")
     row = status_table([exp]).iloc[0]
     assert row.compared == 0 and pd.isna(row.within_fraction)
+    assert pd.isna(row.largest_abs_delta) and row.largest_at == ""
     assert row.headline_ours == pytest.approx(0.5) and row.headline_published == pytest.approx(0.8)
 
 
@@ -81,6 +86,7 @@ def test_a_smoke_runs_row_says_smoke_and_gives_no_verdict():
     row = status_table([smoke]).iloc[0]
     assert row.scale == "smoke" and row.compared == 3
     assert pd.isna(row.within) and pd.isna(row.within_fraction) and pd.isna(row.largest_abs_delta)
+    assert row.largest_at == ""  # the status CSV names no cell either
     shown = readable_status(status_table([smoke])).iloc[0]
     assert shown["scale"] == "smoke" and shown["within ±tolerance"].startswith("no verdict: a smoke run")
     assert shown["largest |Δ|"] == "–"
@@ -248,3 +254,222 @@ def test_the_bm25_baseline_is_a_status_row_against_pyserinis_published_bm25(tmp_
     exp_config = {**exp_config, "bm25": {**exp_config["bm25"], "fields": "multifield"}}
     [multi] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"))
     assert status_table([multi]).iloc[0]["headline_published"] == 0.6647  # bm25-multifield's row
+
+
+def _cells(page: str, tag: str) -> list[list[str]]:
+    """Each row's <th> or <td> texts of an HTML table."""
+    import re
+
+    return [re.findall(rf"<{tag}>([^<]*)</{tag}>", row) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page, flags=re.S)
+            if f"<{tag}>" in row]
+
+
+def test_status_page_is_the_readable_table_then_the_figure_with_its_caption():
+    """The report's first page: one row per experiment as people read it (no index column, no border,
+    the class the report styles), the figure with its caption escaped into alt and figcaption."""
+    from trimbench.report.scoreboard import status_html
+
+    cells = {("full", 2, 8): 0.505, ("full", 2, 16): 0.630, ("2dmse", 2, 8): 0.690}
+    page = status_html(status_table([experiment(cells)]), "data:image/png;base64,AAAA", 'score <vs> cost & "dim"')
+    body = page[page.index("<body>") + len("<body>"):page.index("</body>")]
+    assert page.startswith("<!DOCTYPE html>") and body.startswith(
+        '<div id="reproduction-status">\n<h2>Reproduction status</h2>\n<table class="dataframe reproduction-status">\n')
+    assert _cells(body, "th") == [["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
+                                   "published"]]
+    # |Δ| 0.005, 0.03, 0.01 at tolerance 0.01; the headline: 2DMSE at our L2 d8, the work's L12 d768
+    assert _cells(body, "td") == [["2DMSE STS v1", "e", "paper", "2/3 (67%)", "0.0300 (layer 2, method BERT, dim 16)",
+                                   "0.6900 (2DMSE L2 d8 sts-avg7)", "0.800 (2DMSE L12 d768 sts-avg7)"]]
+    caption = "score &lt;vs&gt; cost &amp; &quot;dim&quot;"
+    assert body.endswith(
+        f'</table>\n<figure><img id="status-figure" alt="{caption}" src="data:image/png;base64,AAAA" '
+        f'style="max-width:100%"><figcaption>{caption}</figcaption></figure>\n</div>')
+    # no caption given: an empty one
+    assert status_html(status_table([experiment(cells)]), "data:,").endswith(
+        '<img id="status-figure" alt="" src="data:," style="max-width:100%"><figcaption></figcaption></figure>\n'
+        '</div></body></html>\n')
+    # without a figure: the table closes the block
+    bare = status_html(status_table([experiment(cells)]))
+    assert "<figure>" not in bare and bare.endswith("</table>\n</div></body></html>\n")
+
+
+def test_experiments_read_each_ones_scores_and_published_numbers_in_order(tmp_path):
+    """The scoreboard and Pareto jobs' experiments: each name with its own config, score table, reference
+    file and main metrics; lists of different lengths (a rule's params out of step) are an error."""
+    from trimbench.report.scoreboard import experiments
+
+    names, configs, metrics, paths, references = [], [], [], [], []
+    for i, name in enumerate(("first", "second")):
+        frame = scores.frame([{"experiment": name, "track": "2dmse-sts", "variant": "full", "model": "m", "layer": 2,
+                               "dim": 8, "dataset": f"d{i}", "split": "test", "metric": "spearman_cosine",
+                               "value": 0.5 + i / 10}])
+        scores.write(frame, tmp_path / f"{name}.parquet")
+        PUBLISHED.assign(value=PUBLISHED["value"] - i / 100).to_csv(tmp_path / f"{name}.csv", index=False)
+        names.append(name)
+        configs.append({"track": "2dmse-sts", "scale": "paper", "i": i})
+        metrics.append({f"d{i}": "spearman_cosine"})
+        paths.append(str(tmp_path / f"{name}.parquet"))
+        references.append(str(tmp_path / f"{name}.csv"))
+    read = experiments(names, configs, metrics, paths, references)
+    assert [(e.name, e.config["i"], e.main_metrics) for e in read] == [("first", 0, {"d0": "spearman_cosine"}),
+                                                                      ("second", 1, {"d1": "spearman_cosine"})]
+    for i, exp in enumerate(read):
+        assert exp.scores[["experiment", "dataset"]].values.tolist() == [[names[i], f"d{i}"]]
+        assert exp.scores["value"].tolist() == pytest.approx([0.5 + i / 10])
+        assert exp.published["value"].tolist() == pytest.approx((PUBLISHED["value"] - i / 100).tolist())
+        assert list(exp.published.columns) == list(PUBLISHED.columns)
+    for short in range(5):
+        lists = [names, configs, metrics, paths, references]
+        lists[short] = lists[short][:1]
+        with pytest.raises(ValueError, match="zip"):
+            experiments(*lists)
+
+
+HOMEDEPOT_PUBLISHED = pd.DataFrame([
+    {"model": model, "method": method, "dim": dim, "dataset": "home_depot-test", "metric": metric, "value": value}
+    for model, method, dim, metric, value in [
+        ("MiniLM", "fine-tuned-matryoshka", 384, "recall@10", 0.66),
+        ("MiniLM", "fine-tuned-matryoshka", 48, "recall@10", 0.63),
+        ("MiniLM", "fine-tuned-matryoshka", 384, "mrr@10", 0.37), ("MiniLM", "pretrained", 384, "recall@10", 0.58),
+        ("other-model", "fine-tuned-matryoshka", 384, "recall@10", 0.9)]
+])
+
+
+def test_homedepot_status_joins_the_write_ups_cells_of_its_model():
+    """Home Depot on the scoreboard: our deepest layer's cells against the write-up's of the reference
+    model (never another model's), the headline recall@10 of the last method at the widest dim."""
+    rows = [{"experiment": "h", "track": "homedepot", "variant": variant, "model": "m", "layer": layer, "dim": dim,
+             "dataset": "home_depot-test", "split": "test", "metric": metric, "value": value}
+            for variant, layer, dim, metric, value in [
+                ("pretrained", 6, 384, "recall@10", 0.575), ("matryoshka", 6, 384, "recall@10", 0.64),
+                ("matryoshka", 6, 48, "recall@10", 0.632), ("matryoshka", 6, 192, "recall@10", 0.65),
+                ("matryoshka", 3, 384, "recall@10", 0.1)]]
+    config = {"track": "homedepot", "scale": "paper", "model": "m", "methods": ["pretrained", "matryoshka"],
+              "reference": {"model": "MiniLM", "tolerance": 0.01, "work": None}}
+    exp = Experiment("h", config, scores.frame(rows), HOMEDEPOT_PUBLISHED, {"home_depot-test": "recall@10"})
+    long = comparison(exp).set_index(["method", "metric", "dim"])
+    assert set(long["model"]) == {"MiniLM"} and len(long) == 5
+    assert long.loc[("fine-tuned-matryoshka", "recall@10", 384), "delta"] == pytest.approx(0.64 - 0.66)
+    assert long.loc[("fine-tuned-matryoshka", "recall@10", 48), "delta"] == pytest.approx(0.632 - 0.63)
+    assert long.loc[("pretrained", "recall@10", 384), "ours"] == pytest.approx(0.575)
+    assert pd.isna(long.loc[("fine-tuned-matryoshka", "mrr@10", 384), "ours"])
+    assert pd.isna(long.loc[("fine-tuned-matryoshka", "recall@10", 192), "published"])
+    row = status_table([exp]).iloc[0]
+    assert (row.work, row.compared, row.within, row.ours_only, row.published_only) == ("Home Depot", 3, 2, 1, 1)
+    assert row.largest_abs_delta == pytest.approx(0.02)
+    assert row.headline_ours == pytest.approx(0.64) and row.headline_published == pytest.approx(0.66)
+    assert row.headline_ours_cell == "MiniLM fine-tuned-matryoshka d384 recall@10" == row.headline_published_cell
+
+
+REPO_BM25 = Path(__file__).resolve().parents[2] / "reference" / "bm25.csv"
+POINT_COLUMNS = ["experiment", "track", "variant", "layer", "dim", "cost", "score"]
+
+
+def test_pareto_points_skip_experiments_without_the_dataset_and_read_each_ones_split():
+    """An experiment not scored on the dataset, a track without a layer x dim cost (SPLADE) or one with
+    no cell on the dataset's main metric and split is skipped, never the end of the list; a retrieval
+    experiment's cells are its evaluation split's (dev), not test's. No point: the CSV's header still."""
+    def exp(name, track, split, values, dataset="d", main_metrics=None):
+        rows = [{"experiment": name, "track": track, "variant": variant, "model": "m", "layer": layer, "dim": dim,
+                 "dataset": dataset, "split": s, "metric": "ndcg@10", "value": value}
+                for variant, layer, dim, s, value in values]
+        config = {"track": track, "evaluation": {"main_metric": "ndcg@10", **({"split": split} if split else {})}}
+        return Experiment(name, config, scores.frame(rows), PUBLISHED,
+                          {dataset: "ndcg@10"} if main_metrics is None else main_metrics)
+
+    retrieval = exp("b-retrieval", "2dmse-retrieval", "dev", [("2dmse", 2, 8, "dev", 0.3), ("2dmse", 2, 8, "test", 0.9),
+                                                               ("2dmse", 4, 16, "dev", 0.5)])
+    sts = exp("a-sts", "2dmse-sts", None, [("full", 1, 4, "test", 0.7), ("full", 1, 4, "dev", 0.1)])
+    skipped = [exp("c-splade", "splade", None, [("flops", 2, 8, "test", 0.6)]),
+               exp("d-elsewhere", "2dmse-sts", None, [("full", 2, 8, "test", 0.6)], main_metrics={"other": "ndcg@10"}),
+               exp("e-no-cell", "2dmse-sts", "test", [("full", 2, 8, "dev", 0.6)])]
+    for order in ([*skipped, retrieval, sts], [skipped[2], retrieval, skipped[0], skipped[1], sts]):
+        points = pareto_points(order, "d", "layers_x_dim")
+        assert sorted(points.columns) == sorted(POINT_COLUMNS) and points.index.tolist() == [0, 1, 2]
+        assert points[["experiment", "layer", "dim"]].values.tolist() == [["a-sts", 1, 4], ["b-retrieval", 2, 8],
+                                                                          ["b-retrieval", 4, 16]]
+        assert points.score.tolist() == pytest.approx([0.7, 0.3, 0.5]) and points.cost.tolist() == [4, 16, 64]
+    none = pareto_points(skipped, "d", "bytes_per_doc")
+    assert list(none.columns) == POINT_COLUMNS and none.empty
+
+
+def test_summary_counts_a_cell_both_sides_have_whatever_its_keys_and_the_tolerance_inclusively():
+    """A cell is compared when ours and published are numbers (a key left empty does not drop it);
+    |Δ| at the tolerance plus its hair of slack is within, a hair more is not."""
+    long = pd.DataFrame({"method": ["a", None, "c", "d"], "ours": [0.01 + 1e-9, 0.5, 0.7, None],
+                         "published": [0.0, 0.5, 0.7 - 0.0100011, 0.4]})
+    long["delta"] = long["ours"] - long["published"]
+    summary = summarise(long, 0.01)
+    assert (summary["compared"], summary["within"], summary["published_only"]) == (3, 2, 1)
+    assert summary["largest_at"] == "method c" and summary["largest_abs_delta"] == pytest.approx(0.0100011)
+
+
+def test_a_missing_number_is_shown_as_a_dash():
+    from trimbench.report.scoreboard import _fmt
+
+    assert [_fmt(None), _fmt(float("nan")), _fmt(0.12345), _fmt(0.5, 3)] == ["–", "–", "0.1235", "0.500"]
+
+
+def test_status_lines_in_full_a_judged_a_smoke_and_a_toy_run():
+    """The status table as people read it and each experiment's summary line, word for word: a judged
+    run on local copies; a smoke run (no verdict, no headline of ours: it trained no 2DMSE); a toy run
+    with no cell in common and no published headline (its reference variant v2 publishes nothing here)."""
+    from dataclasses import replace
+
+    judged = experiment({("full", 2, 8): 0.505, ("full", 2, 16): 0.630, ("2dmse", 2, 8): 0.690})
+    judged.config["_local_copies"] = ["model m: /copies/m", "dataset d: /copies/d"]
+    smoke = replace(experiment({("full", 2, 8): 0.505}, scale="smoke"), name="s")
+    toy = replace(experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg"), name="t")
+    toy.config["reference"]["variant"] = "v2"
+    on_hub = replace(experiment({("full", 2, 8): 0.505}), name="f")
+    local = readable_status(status_table([on_hub, judged]))
+    assert list(local.columns) == ["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
+                                   "published", "run on local copies"]
+    assert local.values.tolist() == [
+        ["2DMSE STS v1", "e", "paper", "2/3 (67%)", "0.0300 (layer 2, method BERT, dim 16)",
+         "0.6900 (2DMSE L2 d8 sts-avg7)", "0.800 (2DMSE L12 d768 sts-avg7)",
+         "model m: /copies/m; dataset d: /copies/d"],
+        ["2DMSE STS v1", "f", "paper", "1/1 (100%)", "0.0050 (layer 2, method BERT, dim 8)", "–",
+         "0.800 (2DMSE L12 d768 sts-avg7)", "–"]]
+    shown = readable_status(status_table([toy, smoke]))
+    assert list(shown.columns) == ["work", "experiment", "scale", "within ±tolerance", "largest |Δ|", "ours",
+                                   "published"]
+    assert shown.values.tolist() == [
+        ["2DMSE STS v1", "s", "smoke", NO_VERDICT, "–", "–", "0.800 (2DMSE L12 d768 sts-avg7)"],
+        ["2DMSE STS v2", "t", "toy", "no common cell", "–", "0.5000 (2DMSE L6 d384 sts-avg)", "–"]]
+    # published only: BERT L2 d16, 2DMSE L2 d8 and L12 d768, MSE L2 d8 beside the smoke run's one cell
+    assert [summary_line(exp) for exp in (judged, smoke, toy)] == [
+        "2DMSE STS v1 (e, paper scale): 3 cells compared, 2 within ±0.01, largest |Δ| 0.0300 at layer 2, method BERT, "
+        "dim 16; 0 cells ours only, 2 published only.",
+        f"2DMSE STS v1 (s, smoke scale): 1 cells compared ({NO_VERDICT}); 0 cells ours only, 4 published only.",
+        "2DMSE STS v2 (t, toy scale): 0 cells compared; 1 cells ours only, 0 published only."]
+    # the comparison given (the comparisons page has it already): its one cell, BERT L2 d16, |0.630 - 0.600|
+    assert summary_line(judged, comparison(judged).query("method == 'BERT' and dim == 16")) == (
+        "2DMSE STS v1 (e, paper scale): 1 cells compared, 0 within ±0.01, largest |Δ| 0.0300 at layer 2, method BERT, "
+        "dim 16; 0 cells ours only, 0 published only.")
+
+
+def test_bm25_headline_is_empty_where_a_side_lacks_the_main_metric_and_its_lists_must_agree(tmp_path):
+    """A BM25 row whose main metric neither side has shows no headline (every field empty, no error); one
+    pyserini publishes but we did not score shows pyserini's alone; the long table is renumbered."""
+    from trimbench.report.scoreboard import BM25, bm25_experiments, headline
+
+    published = pd.DataFrame({"variant": ["flat", "flat", "multifield"], "dataset": ["scifact"] * 3,
+                              "metric": ["ndcg@10", "recall@100", "ndcg@10"], "value": [0.6789, 0.9253, 0.6647]})
+    config = {"track": BM25, "scale": "paper", "bm25": {"fields": "flat"},
+              "evaluation": {"datasets": ["scifact"], "main_metric": "mrr@10"},
+              "reference": {"work": "BM25", "tolerance": 0.001}}
+    ours = scores.frame([{"experiment": "x", "variant": "bm25", "dataset": "scifact", "split": "test",
+                          "metric": "recall@100", "value": 0.92}])
+    exp = Experiment("x bm25", config, ours, published)
+    assert headline(exp) == {"ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+    ndcg = Experiment("x bm25", {**config, "evaluation": {**config["evaluation"], "main_metric": "ndcg@10"}}, ours,
+                      published)
+    assert headline(ndcg) == {"ours": None, "ours_cell": "", "published": 0.6789,
+                              "published_cell": "BM25 flat ndcg@10 scifact"}
+    long = comparison(ndcg)
+    assert list(long.columns) == ["dataset", "metric", "ours", "published", "delta"]
+    assert long.index.tolist() == [0, 1] and long.metric.tolist() == ["ndcg@10", "recall@100"]
+    path = tmp_path / "bm25.parquet"
+    scores.write(ours, path)
+    with pytest.raises(ValueError, match="zip"):
+        bm25_experiments(["x", "y"], [config], [str(path)], str(REPO_BM25))
