@@ -95,6 +95,9 @@ def test_a_smoke_runs_row_says_smoke_and_gives_no_verdict():
     # ... while the same cells of a real run are judged.
     real = readable_status(status_table([experiment(cells)])).iloc[0]
     assert real["within ±tolerance"] == "2/3 (67%)" and "<th>within</th>" in comparisons_html([experiment(cells)])
+    # in one table with a smoke row (whose missing count makes the column float), still a count
+    mixed = readable_status(status_table([smoke, experiment(cells)]))
+    assert mixed["within ±tolerance"].tolist()[1] == "2/3 (67%)"
 
 
 def test_pareto_points_cost_and_seed_mean():
@@ -108,6 +111,9 @@ def test_pareto_points_cost_and_seed_mean():
     assert len(points) == 1 and points.score.iloc[0] == pytest.approx(0.5) and points.cost.iloc[0] == 16
     assert pareto_points([exp], "d", "bytes_per_doc").cost.iloc[0] == 32
     assert pareto_points([exp], "other", "bytes_per_doc").empty
+    # one column order, with points or without (the points file's header)
+    assert list(points.columns) == list(pareto_points([exp], "other", "layers_x_dim").columns) == [
+        "experiment", "track", "variant", "layer", "dim", "cost", "score"]
 
 
 ELECTRA_PUBLISHED = pd.DataFrame([

@@ -182,7 +182,7 @@ def readable_status(status: pd.DataFrame) -> pd.DataFrame:
     local = "local_copies" in status.columns
     for row in status.itertuples():
         judged = row.scale != SMOKE_SCALE
-        within = (NO_VERDICT if not judged else f"{row.within}/{row.compared} ({row.within_fraction:.0%})"
+        within = (NO_VERDICT if not judged else f"{int(row.within)}/{row.compared} ({row.within_fraction:.0%})"
                   if row.compared else "no common cell")
         rows.append({
             "work": row.work,
@@ -254,6 +254,10 @@ COSTS = {
 }
 
 
+#: a Pareto points file's columns, in one order whether it has points or not
+POINT_COLUMNS = ["experiment", "track", "variant", "layer", "dim", "cost", "score"]
+
+
 def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.DataFrame:
     """Every variant cell of every experiment scored on ``dataset`` with the experiment's main
     metric (mean over seeds), and its cost: columns experiment, track, variant, layer, dim, cost,
@@ -273,6 +277,6 @@ def pareto_points(experiments: list[Experiment], dataset: str, cost: str) -> pd.
                  .rename(columns={"value": "score"}))
         frames.append(cells.assign(cost=COSTS[cost][1](cells).astype(float)))
     if not frames:
-        return pd.DataFrame(columns=["experiment", "track", "variant", "layer", "dim", "cost", "score"])
-    points = pd.concat(frames, ignore_index=True)
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    points = pd.concat(frames, ignore_index=True)[POINT_COLUMNS]
     return points.sort_values(["experiment", "variant", "layer", "dim"], kind="stable").reset_index(drop=True)
