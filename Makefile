@@ -36,9 +36,10 @@ test: env
 test-slow: env
 	$(BIN)/python -m pytest -ra -m slow
 
-# The fast loop: the tests that run no workflow and no model over a real benchmark (realdata).
+# The fast loop: the tests that run no workflow, no model over a real benchmark (realdata) and no
+# two-rank training or encoding (ddp).
 test-fast: env
-	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow and not realdata and not slow"
+	$(BIN)/python -m pytest -ra -n auto --dist loadgroup -m "not workflow and not realdata and not slow and not ddp"
 
 # configs/mini.yaml in full: every track family at laptop scale on real data (docs/configuration.md,
 # "Local copies"). MINI_DATA is the local copies' folder, ../shared/data when it exists beside the

@@ -63,11 +63,14 @@ def start_order(item) -> int:
 
 def pytest_collection_modifyitems(config, items):
     """Every test under tests/workflow/ runs snakemake (marker ``workflow``); under tests/cluster/ it
-    runs on the SLURM cluster too (``slurm``). Then the longest first (:func:`start_order`)."""
+    runs on the SLURM cluster too (``slurm``); a ``*_ddp.py`` file's tests start two ranks (``ddp``).
+    Then the longest first (:func:`start_order`)."""
     for item in items:
         parts = Path(item.path).relative_to(REPO / "tests").parts
         for marker in MARKERS_BY_FOLDER.get(parts[0], ()) if len(parts) > 1 else ():
             item.add_marker(marker)
+        if item.path.name.endswith("_ddp.py"):
+            item.add_marker("ddp")
     items.sort(key=start_order)  # stable: a module's tests keep their order
 
 
