@@ -610,3 +610,112 @@ def test_the_config_check_stops_on_fine_tunings_under_their_former_folder_name(t
     (tmp_path / "results" / "electra" / "tiny-cut" / "runs" / "stsb").mkdir(parents=True)
     with pytest.raises(ConfigError, match=r"results/electra/tiny-cut/runs: an ELECTRA experiment keeps its "):
         tb_config.prepare(tiny_config, tmp_path)
+
+
+# --- the dev-choice tables and the Pareto figure (their values, not their style) ----------------
+
+CHOICE_SUMMARY = ("The layer chosen by the mean dev score over seeds (ties: the shallower), its test score "
+                  "against the full-depth model's; gain = chosen − full. Published: the final table's values "
+                  "(scored at the dev-chosen epoch, as ours) only.")
+
+
+def test_choice_tables_cells_are_the_chosen_and_full_depth_scores_beside_the_published():
+    """hand_made_scores: disc's dev picks k=1 (0.79), gen's ties k=0 and k=2 and takes k=0; both
+    stop at L=2. gen has no parameter rows: its share is blank, never "nan%"."""
+    import html
+
+    from trimbench.electra.report import _page, choice_tables, layer_table
+
+    ours = hand_made_scores()
+    ours = scores.frame(ours[~((ours["model"] == "gen") & (ours["metric"] == "parameters"))].to_dict("records"))
+    published = pd.DataFrame({"model": ["disc", "disc", "gen"], "experiment": "stsb", "layer": [1, 2, 2],
+                              "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": "dev-best",
+                              "value": [0.70, 0.60, 0.85]})
+    tables = choice_tables(layer_table(ours, published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"}))
+    view = pd.DataFrame({
+        "task": ["stsb", "stsb"], "model": ["disc", "gen"], "metric": ["spearman_cosine"] * 2,
+        "chosen k": [1, 0], "dev": ["0.7900", "0.7000"],
+        "test at chosen k": ["0.7400 ± 0.0141", "0.6500 ± 0.0141"], "full depth L": [2, 2],
+        "test at L": ["0.6300 ± 0.0283", "0.8100 ± 0.0141"], "gain": ["+0.1100", "-0.1600"],
+        "published at k / L": ["0.7000 / 0.6000", "– / 0.8500"], "parameters kept": ["91.7%", ""]})
+    assert tables["markdown"] == CHOICE_SUMMARY + "\n\n" + view.to_markdown(index=False) + "\n"
+    assert tables["html"] == _page(f"<p>{html.escape(CHOICE_SUMMARY)}</p>" + view.to_html(index=False, border=0))
+    lines = tables["csv"].splitlines()
+    assert lines[0].split(",")[:4] == ["task", "model", "metric", "chosen_layer"]  # no index column
+    csv = pd.read_csv(__import__("io").StringIO(tables["csv"])).set_index("model")
+    assert csv.loc["disc", "published_full"] == 0.6 and pd.isna(csv.loc["gen", "published_chosen"])
+    assert csv.loc["gen", "gain"] == pytest.approx(-0.16) and pd.isna(csv.loc["gen", "parameter_share"])
+    assert lines[1].startswith("stsb,disc,spearman_cosine,1,0.790000,0.740000,")  # six decimals
+
+
+def pareto_table() -> pd.DataFrame:
+    """Two tasks; gen listed first (hue and style follow a sorted order, not the frame's). stsb's
+    front: gen k0 (1000, 0.65), disc k1 (1100, 0.74), gen k2 (1200, 0.81); disc k3 has no parameter
+    count and gen k1 no test score: neither is drawn, though disc k3 would top the front."""
+    rows = [("stsb", "gen", 0, 1000, 0.65, True), ("stsb", "gen", 1, 1100, np.nan, False),
+            ("stsb", "gen", 2, 1200, 0.81, False), ("stsb", "disc", 0, 1000, 0.42, False),
+            ("stsb", "disc", 1, 1100, 0.74, True), ("stsb", "disc", 2, 1200, 0.63, False),
+            ("stsb", "disc", 3, None, 0.90, False), ("mrpc", "disc", 1, 1100, 0.50, True),
+            ("mrpc", "gen", 0, 1000, 0.60, True)]
+    table = pd.DataFrame(rows, columns=["task", "model", "layer", "parameters", "test_mean", "chosen"])
+    return table.assign(metric=lambda f: np.where(f["task"] == "stsb", "spearman_cosine", "f1"), published=np.nan,
+                        parameters=table["parameters"].astype("Int64"))
+
+
+def test_electra_pareto_figure_draws_each_tasks_points_rings_the_chosen_and_steps_the_front(monkeypatch):
+    from trimbench.electra import report
+
+    saved = {}
+    monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure, paths=paths))
+    paths = {"png": "x.png"}
+    report.electra_pareto_figure(pareto_table(), {"disc": "discriminator", "gen": "generator"}, "the title", paths)
+    figure = saved["figure"]
+    assert saved["paths"] is paths and figure._suptitle.get_text() == "the title"
+    assert [ax.get_title() for ax in figure.axes] == ["mrpc", "stsb"]
+    expected = {"mrpc": ({(1100, 0.50), (1000, 0.60)}, {(1100, 0.50), (1000, 0.60)}, [(1000, 0.60)]),
+                "stsb": ({(1000, 0.65), (1200, 0.81), (1000, 0.42), (1100, 0.74), (1200, 0.63)},
+                         {(1000, 0.65), (1100, 0.74)}, [(1000, 0.65), (1100, 0.74), (1200, 0.81)])}
+    for ax in figure.axes:
+        points, chosen, front = expected[ax.get_title()]
+        assert ax.get_xscale() == "log"
+        dots, = (c for c in ax.collections if c.get_label() != "chosen by dev")
+        ring, = (c for c in ax.collections if c.get_label() == "chosen by dev")
+        assert {tuple(p) for p in dots.get_offsets().tolist()} == points
+        assert {tuple(p) for p in ring.get_offsets().tolist()} == chosen
+        # a hollow black ring over the dot, wider than it
+        assert ring.get_facecolor().size == 0 or ring.get_facecolor()[0][3] == 0
+        assert ring.get_edgecolor()[0].tolist() == [0.0, 0.0, 0.0, 1.0]
+        assert ring.get_sizes()[0] > dots.get_sizes()[0] and ring.get_zorder() > dots.get_zorder()
+        line, = (line for line in ax.lines if line.get_label() == "Pareto front")
+        assert list(zip(line.get_xdata(), line.get_ydata(), strict=True)) == pytest.approx(front)
+        labels = [text.get_text() for text in ax.get_legend().get_texts()]
+        assert labels == ["model", "disc", "gen", "role", "discriminator", "generator", "chosen by dev",
+                          "Pareto front"]
+        # the style follows the role: each role its own marker
+        by_role = {}
+        for handle, label in zip(ax.get_legend().legend_handles, labels, strict=True):
+            if label in ("discriminator", "generator"):
+                by_role[label] = handle.get_paths()[0].vertices.round(3).tolist() if hasattr(handle, "get_paths") \
+                    else handle.get_marker()
+        assert by_role["discriminator"] != by_role["generator"]
+
+
+def test_read_layer_table_reads_the_score_table_and_the_reference_file(tmp_path):
+    from trimbench.electra.report import layer_table, read_layer_table
+
+    ours = hand_made_scores()
+    published = pd.DataFrame({"model": ["disc", "gen"], "experiment": "stsb", "layer": [1, 2],
+                              "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": ["dev-best", "last"],
+                              "value": [0.70, 0.85]})
+    scores.write(ours, tmp_path / "scores.parquet")
+    published.to_csv(tmp_path / "electra.csv", index=False)
+    for select in ("best", "last"):
+        read = read_layer_table(tmp_path / "scores.parquet", tmp_path / "electra.csv", {"stsb": "stsb"},
+                                {"stsb": "spearman_cosine"}, select)
+        pd.testing.assert_frame_equal(read, layer_table(ours, published, {"stsb": "stsb"},
+                                                        {"stsb": "spearman_cosine"}, select))
+    # select defaults to the kept best epoch: disc k=1's published dev-best value meets our test mean
+    default = read_layer_table(tmp_path / "scores.parquet", tmp_path / "electra.csv", {"stsb": "stsb"},
+                               {"stsb": "spearman_cosine"}).set_index(["model", "layer"])
+    assert default.loc[("disc", 1), "compared"] == pytest.approx(0.74)
+    assert default.loc[("disc", 1), "delta"] == pytest.approx(0.04)
