@@ -719,3 +719,151 @@ def test_read_layer_table_reads_the_score_table_and_the_reference_file(tmp_path)
                                {"stsb": "spearman_cosine"}).set_index(["model", "layer"])
     assert default.loc[("disc", 1), "compared"] == pytest.approx(0.74)
     assert default.loc[("disc", 1), "delta"] == pytest.approx(0.04)
+
+
+# --- the fine-tuning's pieces: embeddings, scores, evaluators, the optimisation -----------------
+
+
+class ListedEncoder:
+    """A stand-in sentence model: each text's vector from a table; as sentence-transformers' encode,
+    numpy only when ``convert_to_numpy`` is set (else a list of tensors). Records each call."""
+
+    def __init__(self, vectors: dict[str, list[float]]):
+        self.vectors, self.calls = vectors, []
+
+    def encode(self, texts, batch_size=32, convert_to_numpy=False, show_progress_bar=None):
+        self.calls.append((list(texts), batch_size))
+        rows = [np.asarray(self.vectors[t], dtype=np.float32) for t in texts]
+        return np.stack(rows) if convert_to_numpy else [torch.from_numpy(r) for r in rows]
+
+
+def test_cosines_encode_each_text_once_and_a_zero_vector_has_cosine_zero():
+    from trimbench.electra.train import cosines
+
+    model = ListedEncoder({"a": [1, 0], "b": [0, 2], "c": [3, 3], "d": [-1, -1], "z": [0, 0]})
+    frame = pd.DataFrame({"sentence1": ["a", "a", "c", "z", "c"], "sentence2": ["c", "b", "c", "a", "d"]})
+    assert cosines(frame, model, batch_size=3) == pytest.approx([2 ** -0.5, 0.0, 1.0, 0.0, -1.0])
+    assert model.calls == [(["a", "c", "z", "b", "d"], 3)]  # unique texts, first-appearance order
+
+
+def test_pair_embeddings_are_each_sides_text_encoded(tiny_bert_dir):
+    from trimbench.electra.train import pair_embeddings
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, pooling="mean")
+    frame = pd.DataFrame({"sentence1": ["a red car", "the cat", "a red car"], "sentence2": ["the cat", "dogs", "sun"]})
+    left, right = pair_embeddings(model, frame, batch_size=2)
+    alone = {t: model.encode([t], convert_to_numpy=True)[0] for t in ["a red car", "the cat", "dogs", "sun"]}
+    assert np.allclose(left, [alone[t] for t in frame["sentence1"]], atol=1e-5)
+    assert np.allclose(right, [alone[t] for t in frame["sentence2"]], atol=1e-5)
+
+
+def test_build_loss_is_each_objectives_papers_loss(tiny_bert_dir):
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, SoftmaxLoss
+
+    from trimbench.electra.train import build_loss
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, pooling="mean")
+    mse, bce, softmax = (build_loss(model, objective, 3) for objective in ("cosine_mse", "cosine_bce", "softmax"))
+    assert isinstance(mse, CosineSimilarityLoss) and isinstance(mse.loss_fct, torch.nn.MSELoss)
+    # MRPC's: the cosine is the logit of "paraphrase"
+    assert isinstance(bce, CosineSimilarityLoss) and isinstance(bce.loss_fct, torch.nn.BCEWithLogitsLoss)
+    assert isinstance(softmax, SoftmaxLoss) and softmax.model is model and softmax.num_labels == 3
+    assert softmax.classifier.in_features == 3 * 32 and softmax.classifier.out_features == 3  # [u; v; |u - v|]
+
+
+PAIRS = pd.DataFrame({"sentence1": ["a red car", "the cat sleeps", "sun and moon", "a dog runs", "trees grow",
+                                    "the cat sleeps"],
+                      "sentence2": ["a blue car", "a dog runs", "moon and sun", "the cat sleeps", "rivers flow",
+                                    "the cat sleeps"],
+                      "score": [0.9, 0.1, 0.8, 0.3, 0.2, 1.0], "label": [1, 0, 2, 1, 0, 2]})
+
+
+def softmax_loss(tiny_bert_dir):
+    from trimbench.electra.train import build_loss
+    from trimbench.models import load_sentence_model
+
+    torch.manual_seed(3)
+    return build_loss(load_sentence_model(tiny_bert_dir, pooling="mean"), "softmax", 3)
+
+
+def training_logits(loss, frame) -> np.ndarray:
+    """The classifier's output as SoftmaxLoss computes it in training (its forward without labels)."""
+    loss.eval()
+    with torch.no_grad():
+        features = [loss.model.tokenize(frame[c].tolist()) for c in ("sentence1", "sentence2")]
+        return loss(features, None)[1].numpy()
+
+
+def test_classify_is_the_training_classifiers_argmax(tiny_bert_dir):
+    from trimbench.electra.train import classify
+
+    loss = softmax_loss(tiny_bert_dir)
+    logits = training_logits(loss, PAIRS)
+    assert len(set(logits.argmax(axis=1))) > 1  # the case tells the classes apart
+    assert classify(loss, PAIRS, batch_size=4).tolist() == logits.argmax(axis=1).tolist()
+
+
+def test_pair_classifier_evaluator_reports_macro_f1_and_accuracy_under_its_name(tiny_bert_dir):
+    from trimbench.electra.train import PairClassifierEvaluator, class_scores
+
+    loss = softmax_loss(tiny_bert_dir)
+    predicted = training_logits(loss, PAIRS).argmax(axis=1)
+    expected = class_scores(predicted, PAIRS["label"].to_numpy(), 3)
+    evaluator = PairClassifierEvaluator(loss, PAIRS, "dev", batch_size=4)
+    stored = []
+    evaluator.store_metrics_in_model_card_data = lambda *args: stored.append(args)
+    metrics = evaluator(loss.model, epoch=2, steps=5)
+    assert metrics == pytest.approx({"dev_macro_f1": expected["macro_f1"], "dev_accuracy": expected["accuracy"]})
+    assert stored == [(loss.model, metrics, 2, 5)] and evaluator.primary_metric == "dev_macro_f1"
+
+
+def test_dev_evaluators_score_the_dev_pairs_by_each_objectives_metric(tiny_bert_dir, tmp_path):
+    """The trainer logs eval_dev_<metric>: Spearman of the cosines against the scores (STS), the
+    best-threshold F1 of the cosines (binary), macro-F1 of the classifier (SICK); no CSV is written."""
+    from scipy.stats import spearmanr
+
+    from trimbench.electra.train import EVALUATOR_METRIC, PairClassifierEvaluator, dev_evaluator
+
+    loss = softmax_loss(tiny_bert_dir)
+    model = loss.model
+    left, right = (model.encode(PAIRS[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    binary = PAIRS.assign(label=[1, 0, 1, 0, 0, 1])
+    best_f1 = max(2 * ((cosine >= t) & (binary["label"] == 1)).sum() / ((cosine >= t).sum() + 3) for t in cosine)
+    expected = {"cosine_mse": spearmanr(cosine, PAIRS["score"]).statistic, "cosine_bce": best_f1}
+    for objective, frame in (("cosine_mse", PAIRS), ("cosine_bce", binary), ("softmax", PAIRS)):
+        evaluator = dev_evaluator(objective, loss, frame, batch_size=4)
+        metrics = evaluator(model, output_path=str(tmp_path))
+        key = f"dev_{EVALUATOR_METRIC[objective]}"
+        assert evaluator.batch_size == 4 and key in metrics
+        if objective != "cosine_bce":  # the binary evaluator's primary is AP; BestEpoch reads the F1
+            assert evaluator.primary_metric == key
+        if objective == "softmax":
+            assert isinstance(evaluator, PairClassifierEvaluator) and evaluator.loss is loss
+            assert set(metrics) == {"dev_macro_f1", "dev_accuracy"}
+        else:
+            assert metrics[key] == pytest.approx(expected[objective], abs=1e-6)
+            assert not any("dot" in k or "euclidean" in k or "manhattan" in k for k in metrics)  # cosine only
+    assert list(tmp_path.iterdir()) == []
+
+
+TRAIN_SETTINGS = {"epochs": 2, "batch_size": 4, "lr": 1e-3, "weight_decay": 0.01, "max_grad_norm": 0.5,
+                  "warmup_ratio": 0.1, "max_samples": None, "max_seq_length": 16, "precision": "fp32",
+                  "logging_steps": 1, "tf32": False, "select": "best"}
+
+
+def test_training_arguments_are_the_papers_optimisation(tmp_path):
+    """AdamW at lr with a linear schedule warmed up over warmup_ratio of the steps, clipped at
+    max_grad_norm, every epoch's dev evaluation, the seed for the weights and the data order, all
+    epochs (no step cap), one batch a step, nothing saved."""
+    from trimbench.electra.train import training_arguments
+
+    args = training_arguments(TRAIN_SETTINGS, 7, tmp_path)
+    assert (args.output_dir, args.num_train_epochs, args.max_steps) == (str(tmp_path), 2, -1)
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps) == (4, 1)
+    assert (args.learning_rate, args.weight_decay, args.max_grad_norm) == (1e-3, 0.01, 0.5)
+    assert args.warmup_steps == 0.1 and args.lr_scheduler_type == "linear"
+    assert args.eval_strategy == "epoch" and args.save_strategy == "no" and not args.gradient_checkpointing
+    assert (args.seed, args.data_seed) == (7, 7) and args.batch_sampler == "batch_sampler"
