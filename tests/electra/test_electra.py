@@ -867,3 +867,91 @@ def test_training_arguments_are_the_papers_optimisation(tmp_path):
     assert args.warmup_steps == 0.1 and args.lr_scheduler_type == "linear"
     assert args.eval_strategy == "epoch" and args.save_strategy == "no" and not args.gradient_checkpointing
     assert (args.seed, args.data_seed) == (7, 7) and args.batch_sampler == "batch_sampler"
+
+
+def test_fine_tune_cut_trains_the_cut_on_the_seeds_rows_and_scores_validation_test_and_the_last_epoch(
+        tiny_bert_dir, monkeypatch):
+    """k=1: the cut model trains on max_samples rows drawn by the seed (the kind's columns), selects
+    on validation; validation and test are scored with the kept weights, test again with the last
+    epoch's when another epoch was kept (else the kept rows are the last epoch's); the parameter
+    count closes the rows."""
+    from trimbench.electra import train
+    from trimbench.models import encoder_layers, load_sentence_model
+    from trimbench.training import training_rows
+
+    class Loss:
+        state = "kept"
+
+        def load_state_dict(self, state):
+            self.state = state
+
+    calls = {}
+
+    def fake_fine_tune_pairs(model, objective, num_labels, train_frame, dev_frame, settings, seed, batch_size):
+        calls["pairs"] = (model, objective, num_labels, train_frame, dev_frame, settings, seed, batch_size)
+        calls["scored"] = []
+        return calls["loss"], {"kept_epoch": 1}, calls["last_state"]
+
+    def fake_score_splits(objective, loss, frames, batch_size):
+        calls["scored"].append((objective, loss.state, {s: f.copy() for s, f in frames.items()}, batch_size))
+        return [{"split": s, "metric": "spearman_cosine", "value": len(f) + (0.5 if loss.state == "last" else 0)}
+                for s, f in frames.items()]
+
+    monkeypatch.setattr(train, "fine_tune_pairs", fake_fine_tune_pairs)
+    monkeypatch.setattr(train, "score_splits", fake_score_splits)
+    words = [f"word{i}" for i in range(12)]
+    table = pd.DataFrame({"sentence1": words, "sentence2": words[::-1], "score": np.linspace(0, 1, 12), "id": 7})
+    tables = {"train": table, "validation": table.iloc[:4], "test": table.iloc[4:7]}
+    columns = ["sentence1", "sentence2", "score"]
+    settings = {**TRAIN_SETTINGS, "max_samples": 6}
+    for last_state, last_value in (("last", 3.5), (None, 3.0)):
+        calls.update(loss=Loss(), last_state=last_state)
+        model = load_sentence_model(tiny_bert_dir, pooling="mean")
+        rows, history = train.fine_tune_cut(model, 1, "cosine_mse", 2, "sts", tables, settings, 1, 5)
+        count = sum(p.numel() for p in model[0].auto_model.embeddings.parameters()) + bert_block_parameters(32, 37)
+        assert len(encoder_layers(model[0].auto_model)) == 1
+        trained, objective, num_labels, train_frame, dev_frame, passed, seed, batch_size = calls["pairs"]
+        assert (trained, objective, num_labels, passed, seed, batch_size) == (model, "cosine_mse", 2, settings, 1, 5)
+        pd.testing.assert_frame_equal(train_frame, training_rows(table, "sts", 6, 1))
+        assert len(train_frame) == 6 and not train_frame.equals(training_rows(table, "sts", 6, 2))
+        pd.testing.assert_frame_equal(dev_frame, table.iloc[:4][columns])
+        objective, state, frames, batch_size = calls["scored"][0]
+        assert (objective, state, batch_size, list(frames)) == ("cosine_mse", "kept", 5, ["validation", "test"])
+        pd.testing.assert_frame_equal(frames["test"], table.iloc[4:7][columns])
+        assert [state for _, state, _, _ in calls["scored"]] == (["kept", "last"] if last_state else ["kept"])
+        assert rows == [{"split": "validation", "metric": "spearman_cosine", "value": 4},
+                        {"split": "test", "metric": "spearman_cosine", "value": 3},
+                        {"split": "test-last-epoch", "metric": "spearman_cosine", "value": last_value},
+                        {"split": None, "metric": "parameters", "value": float(count)}]
+        assert history == {"kept_epoch": 1, "parameters": count}
+
+
+def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_bert_dir):
+    """Trained against the dev scores (train score = 1 - dev score), the dev Spearman falls epoch
+    after epoch: epoch 1 is kept (its weights restored in the model, their dev score the one the
+    history records), the last epoch's weights come back beside it."""
+    from scipy.stats import spearmanr
+
+    from trimbench.electra.train import fine_tune_pairs
+    from trimbench.models import cut_layers, load_sentence_model
+
+    model = cut_layers(load_sentence_model(tiny_bert_dir, pooling="mean", max_seq_length=16), 1)
+    words = ["cat", "dog", "car", "tree", "house", "river", "sun", "moon"]
+    pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1:]][:12]
+    dev = pd.DataFrame(pairs, columns=["sentence1", "sentence2"]).assign(score=np.random.default_rng(0).random(12))
+    train_frame = dev.assign(score=1 - dev["score"])
+    loss, history, last_state = fine_tune_pairs(model, "cosine_mse", 2, train_frame, dev,
+                                                TRAIN_SETTINGS, 0, 4)
+    epochs = history["epochs"]
+    assert [(e["epoch"], e["step"]) for e in epochs] == [(1, 3), (2, 6)]  # 12 rows, batches of 4, 2 epochs
+    values = [e["eval_dev_spearman_cosine"] for e in epochs]
+    assert values[0] > values[1] and history["kept_epoch"] == 1
+    assert (history["select"], history["train_rows"], history["train_metrics"]["epoch"]) == ("best", 12, 2.0)
+    assert loss.model is model and last_state is not None
+    left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[0])
+    loss.load_state_dict(last_state)
+    left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[1])
