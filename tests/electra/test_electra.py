@@ -740,10 +740,11 @@ class ListedEncoder:
 def test_cosines_encode_each_text_once_and_a_zero_vector_has_cosine_zero():
     from trimbench.electra.train import cosines
 
-    model = ListedEncoder({"a": [1, 0], "b": [0, 2], "c": [3, 3], "d": [-1, -1], "z": [0, 0]})
-    frame = pd.DataFrame({"sentence1": ["a", "a", "c", "z", "c"], "sentence2": ["c", "b", "c", "a", "d"]})
-    assert cosines(frame, model, batch_size=3) == pytest.approx([2 ** -0.5, 0.0, 1.0, 0.0, -1.0])
-    assert model.calls == [(["a", "c", "z", "b", "d"], 3)]  # unique texts, first-appearance order
+    model = ListedEncoder({"a": [1, 0], "b": [0, 2], "c": [3, 3], "d": [-1, -1], "z": [0, 0], "s": [0.3, 0.4]})
+    frame = pd.DataFrame({"sentence1": ["a", "a", "c", "z", "c", "s"], "sentence2": ["c", "b", "c", "a", "d", "a"]})
+    # s·a: norms 0.5 × 1, below 1, still a cosine
+    assert cosines(frame, model, batch_size=3) == pytest.approx([2 ** -0.5, 0.0, 1.0, 0.0, -1.0, 0.6])
+    assert model.calls == [(["a", "c", "z", "s", "b", "d"], 3)]  # unique texts, first-appearance order
 
 
 def test_pair_embeddings_are_each_sides_text_encoded(tiny_bert_dir):
