@@ -610,3 +610,349 @@ def test_the_config_check_stops_on_fine_tunings_under_their_former_folder_name(t
     (tmp_path / "results" / "electra" / "tiny-cut" / "runs" / "stsb").mkdir(parents=True)
     with pytest.raises(ConfigError, match=r"results/electra/tiny-cut/runs: an ELECTRA experiment keeps its "):
         tb_config.prepare(tiny_config, tmp_path)
+
+
+# --- the dev-choice tables and the Pareto figure (their values, not their style) ----------------
+
+CHOICE_SUMMARY = ("The layer chosen by the mean dev score over seeds (ties: the shallower), its test score "
+                  "against the full-depth model's; gain = chosen − full. Published: the final table's values "
+                  "(scored at the dev-chosen epoch, as ours) only.")
+
+
+def test_choice_tables_cells_are_the_chosen_and_full_depth_scores_beside_the_published():
+    """hand_made_scores: disc's dev picks k=1 (0.79), gen's ties k=0 and k=2 and takes k=0; both
+    stop at L=2. gen has no parameter rows: its share is blank, never "nan%"."""
+    import html
+
+    from trimbench.electra.report import _page, choice_tables, layer_table
+
+    ours = hand_made_scores()
+    ours = scores.frame(ours[~((ours["model"] == "gen") & (ours["metric"] == "parameters"))].to_dict("records"))
+    published = pd.DataFrame({"model": ["disc", "disc", "gen"], "experiment": "stsb", "layer": [1, 2, 2],
+                              "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": "dev-best",
+                              "value": [0.70, 0.60, 0.85]})
+    tables = choice_tables(layer_table(ours, published, {"stsb": "stsb"}, {"stsb": "spearman_cosine"}))
+    view = pd.DataFrame({
+        "task": ["stsb", "stsb"], "model": ["disc", "gen"], "metric": ["spearman_cosine"] * 2,
+        "chosen k": [1, 0], "dev": ["0.7900", "0.7000"],
+        "test at chosen k": ["0.7400 ± 0.0141", "0.6500 ± 0.0141"], "full depth L": [2, 2],
+        "test at L": ["0.6300 ± 0.0283", "0.8100 ± 0.0141"], "gain": ["+0.1100", "-0.1600"],
+        "published at k / L": ["0.7000 / 0.6000", "– / 0.8500"], "parameters kept": ["91.7%", ""]})
+    assert tables["markdown"] == CHOICE_SUMMARY + "\n\n" + view.to_markdown(index=False) + "\n"
+    assert tables["html"] == _page(f"<p>{html.escape(CHOICE_SUMMARY)}</p>" + view.to_html(index=False, border=0))
+    lines = tables["csv"].splitlines()
+    assert lines[0].split(",")[:4] == ["task", "model", "metric", "chosen_layer"]  # no index column
+    csv = pd.read_csv(__import__("io").StringIO(tables["csv"])).set_index("model")
+    assert csv.loc["disc", "published_full"] == 0.6 and pd.isna(csv.loc["gen", "published_chosen"])
+    assert csv.loc["gen", "gain"] == pytest.approx(-0.16) and pd.isna(csv.loc["gen", "parameter_share"])
+    assert lines[1].startswith("stsb,disc,spearman_cosine,1,0.790000,0.740000,")  # six decimals
+
+
+def pareto_table() -> pd.DataFrame:
+    """Two tasks; gen listed first (hue and style follow a sorted order, not the frame's). stsb's
+    front: gen k0 (1000, 0.65), disc k1 (1100, 0.74), gen k2 (1200, 0.81); disc k3 has no parameter
+    count and gen k1 no test score: neither is drawn, though disc k3 would top the front."""
+    rows = [("stsb", "gen", 0, 1000, 0.65, True), ("stsb", "gen", 1, 1100, np.nan, False),
+            ("stsb", "gen", 2, 1200, 0.81, False), ("stsb", "disc", 0, 1000, 0.42, False),
+            ("stsb", "disc", 1, 1100, 0.74, True), ("stsb", "disc", 2, 1200, 0.63, False),
+            ("stsb", "disc", 3, None, 0.90, False), ("mrpc", "disc", 1, 1100, 0.50, True),
+            ("mrpc", "gen", 0, 1000, 0.60, True)]
+    table = pd.DataFrame(rows, columns=["task", "model", "layer", "parameters", "test_mean", "chosen"])
+    return table.assign(metric=lambda f: np.where(f["task"] == "stsb", "spearman_cosine", "f1"), published=np.nan,
+                        parameters=table["parameters"].astype("Int64"))
+
+
+def test_electra_pareto_figure_draws_each_tasks_points_rings_the_chosen_and_steps_the_front(monkeypatch):
+    from trimbench.electra import report
+
+    saved = {}
+    monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure, paths=paths))
+    paths = {"png": "x.png"}
+    report.electra_pareto_figure(pareto_table(), {"disc": "discriminator", "gen": "generator"}, "the title", paths)
+    figure = saved["figure"]
+    assert saved["paths"] is paths and figure._suptitle.get_text() == "the title"
+    assert [ax.get_title() for ax in figure.axes] == ["mrpc", "stsb"]
+    expected = {"mrpc": ({(1100, 0.50), (1000, 0.60)}, {(1100, 0.50), (1000, 0.60)}, [(1000, 0.60)]),
+                "stsb": ({(1000, 0.65), (1200, 0.81), (1000, 0.42), (1100, 0.74), (1200, 0.63)},
+                         {(1000, 0.65), (1100, 0.74)}, [(1000, 0.65), (1100, 0.74), (1200, 0.81)])}
+    for ax in figure.axes:
+        points, chosen, front = expected[ax.get_title()]
+        assert ax.get_xscale() == "log"
+        dots, = (c for c in ax.collections if c.get_label() != "chosen by dev")
+        ring, = (c for c in ax.collections if c.get_label() == "chosen by dev")
+        assert {tuple(p) for p in dots.get_offsets().tolist()} == points
+        assert {tuple(p) for p in ring.get_offsets().tolist()} == chosen
+        # a hollow black ring over the dot, wider than it
+        assert ring.get_facecolor().size == 0 or ring.get_facecolor()[0][3] == 0
+        assert ring.get_edgecolor()[0].tolist() == [0.0, 0.0, 0.0, 1.0]
+        assert ring.get_sizes()[0] > dots.get_sizes()[0] and ring.get_zorder() > dots.get_zorder()
+        line, = (line for line in ax.lines if line.get_label() == "Pareto front")
+        assert list(zip(line.get_xdata(), line.get_ydata(), strict=True)) == pytest.approx(front)
+        labels = [text.get_text() for text in ax.get_legend().get_texts()]
+        assert labels == ["model", "disc", "gen", "role", "discriminator", "generator", "chosen by dev",
+                          "Pareto front"]
+        # the style follows the role: each role its own marker
+        by_role = {}
+        for handle, label in zip(ax.get_legend().legend_handles, labels, strict=True):
+            if label in ("discriminator", "generator"):
+                by_role[label] = handle.get_paths()[0].vertices.round(3).tolist() if hasattr(handle, "get_paths") \
+                    else handle.get_marker()
+        assert by_role["discriminator"] != by_role["generator"]
+
+
+def test_read_layer_table_reads_the_score_table_and_the_reference_file(tmp_path):
+    from trimbench.electra.report import layer_table, read_layer_table
+
+    ours = hand_made_scores()
+    published = pd.DataFrame({"model": ["disc", "gen"], "experiment": "stsb", "layer": [1, 2],
+                              "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": ["dev-best", "last"],
+                              "value": [0.70, 0.85]})
+    scores.write(ours, tmp_path / "scores.parquet")
+    published.to_csv(tmp_path / "electra.csv", index=False)
+    for select in ("best", "last"):
+        read = read_layer_table(tmp_path / "scores.parquet", tmp_path / "electra.csv", {"stsb": "stsb"},
+                                {"stsb": "spearman_cosine"}, select)
+        pd.testing.assert_frame_equal(read, layer_table(ours, published, {"stsb": "stsb"},
+                                                        {"stsb": "spearman_cosine"}, select))
+    # select defaults to the kept best epoch: disc k=1's published dev-best value meets our test mean
+    default = read_layer_table(tmp_path / "scores.parquet", tmp_path / "electra.csv", {"stsb": "stsb"},
+                               {"stsb": "spearman_cosine"}).set_index(["model", "layer"])
+    assert default.loc[("disc", 1), "compared"] == pytest.approx(0.74)
+    assert default.loc[("disc", 1), "delta"] == pytest.approx(0.04)
+
+
+# --- the fine-tuning's pieces: embeddings, scores, evaluators, the optimisation -----------------
+
+
+class ListedEncoder:
+    """A stand-in sentence model: each text's vector from a table; as sentence-transformers' encode,
+    numpy only when ``convert_to_numpy`` is set (else a list of tensors). Records each call."""
+
+    def __init__(self, vectors: dict[str, list[float]]):
+        self.vectors, self.calls = vectors, []
+
+    def encode(self, texts, batch_size=32, convert_to_numpy=False, show_progress_bar=None):
+        self.calls.append((list(texts), batch_size))
+        rows = [np.asarray(self.vectors[t], dtype=np.float32) for t in texts]
+        return np.stack(rows) if convert_to_numpy else [torch.from_numpy(r) for r in rows]
+
+
+def test_cosines_encode_each_text_once_and_a_zero_vector_has_cosine_zero():
+    from trimbench.electra.train import cosines
+
+    model = ListedEncoder({"a": [1, 0], "b": [0, 2], "c": [3, 3], "d": [-1, -1], "z": [0, 0], "s": [0.3, 0.4]})
+    frame = pd.DataFrame({"sentence1": ["a", "a", "c", "z", "c", "s"], "sentence2": ["c", "b", "c", "a", "d", "a"]})
+    # s·a: norms 0.5 × 1, below 1, still a cosine
+    assert cosines(frame, model, batch_size=3) == pytest.approx([2 ** -0.5, 0.0, 1.0, 0.0, -1.0, 0.6])
+    assert model.calls == [(["a", "c", "z", "s", "b", "d"], 3)]  # unique texts, first-appearance order
+
+
+def test_pair_embeddings_are_each_sides_text_encoded(tiny_bert_dir):
+    from trimbench.electra.train import pair_embeddings
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, pooling="mean")
+    frame = pd.DataFrame({"sentence1": ["a red car", "the cat", "a red car"], "sentence2": ["the cat", "dogs", "sun"]})
+    left, right = pair_embeddings(model, frame, batch_size=2)
+    alone = {t: model.encode([t], convert_to_numpy=True)[0] for t in ["a red car", "the cat", "dogs", "sun"]}
+    assert np.allclose(left, [alone[t] for t in frame["sentence1"]], atol=1e-5)
+    assert np.allclose(right, [alone[t] for t in frame["sentence2"]], atol=1e-5)
+
+
+def test_build_loss_is_each_objectives_papers_loss(tiny_bert_dir):
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, SoftmaxLoss
+
+    from trimbench.electra.train import build_loss
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, pooling="mean")
+    mse, bce, softmax = (build_loss(model, objective, 3) for objective in ("cosine_mse", "cosine_bce", "softmax"))
+    assert isinstance(mse, CosineSimilarityLoss) and isinstance(mse.loss_fct, torch.nn.MSELoss)
+    # MRPC's: the cosine is the logit of "paraphrase"
+    assert isinstance(bce, CosineSimilarityLoss) and isinstance(bce.loss_fct, torch.nn.BCEWithLogitsLoss)
+    assert isinstance(softmax, SoftmaxLoss) and softmax.model is model and softmax.num_labels == 3
+    assert softmax.classifier.in_features == 3 * 32 and softmax.classifier.out_features == 3  # [u; v; |u - v|]
+
+
+PAIRS = pd.DataFrame({"sentence1": ["a red car", "the cat sleeps", "sun and moon", "a dog runs", "trees grow",
+                                    "the cat sleeps"],
+                      "sentence2": ["a blue car", "a dog runs", "moon and sun", "the cat sleeps", "rivers flow",
+                                    "the cat sleeps"],
+                      "score": [0.9, 0.1, 0.8, 0.3, 0.2, 1.0], "label": [1, 0, 2, 1, 0, 2]})
+
+
+def softmax_loss(tiny_bert_dir):
+    from trimbench.electra.train import build_loss
+    from trimbench.models import load_sentence_model
+
+    torch.manual_seed(3)
+    return build_loss(load_sentence_model(tiny_bert_dir, pooling="mean"), "softmax", 3)
+
+
+def training_logits(loss, frame) -> np.ndarray:
+    """The classifier's output as SoftmaxLoss computes it in training (its forward without labels)."""
+    loss.eval()
+    with torch.no_grad():
+        features = [loss.model.tokenize(frame[c].tolist()) for c in ("sentence1", "sentence2")]
+        return loss(features, None)[1].numpy()
+
+
+def test_classify_is_the_training_classifiers_argmax(tiny_bert_dir):
+    from trimbench.electra.train import classify
+
+    loss = softmax_loss(tiny_bert_dir)
+    logits = training_logits(loss, PAIRS)
+    assert len(set(logits.argmax(axis=1))) > 1  # the case tells the classes apart
+    assert classify(loss, PAIRS, batch_size=4).tolist() == logits.argmax(axis=1).tolist()
+
+
+def test_pair_classifier_evaluator_reports_macro_f1_and_accuracy_under_its_name(tiny_bert_dir):
+    from trimbench.electra.train import PairClassifierEvaluator, class_scores
+
+    loss = softmax_loss(tiny_bert_dir)
+    predicted = training_logits(loss, PAIRS).argmax(axis=1)
+    expected = class_scores(predicted, PAIRS["label"].to_numpy(), 3)
+    evaluator = PairClassifierEvaluator(loss, PAIRS, "dev", batch_size=4)
+    stored = []
+    evaluator.store_metrics_in_model_card_data = lambda *args: stored.append(args)
+    metrics = evaluator(loss.model, epoch=2, steps=5)
+    assert metrics == pytest.approx({"dev_macro_f1": expected["macro_f1"], "dev_accuracy": expected["accuracy"]})
+    assert stored == [(loss.model, metrics, 2, 5)] and evaluator.primary_metric == "dev_macro_f1"
+
+
+def test_dev_evaluators_score_the_dev_pairs_by_each_objectives_metric(tiny_bert_dir, tmp_path):
+    """The trainer logs eval_dev_<metric>: Spearman of the cosines against the scores (STS), the
+    best-threshold F1 of the cosines (binary), macro-F1 of the classifier (SICK); no CSV is written."""
+    from scipy.stats import spearmanr
+
+    from trimbench.electra.train import EVALUATOR_METRIC, PairClassifierEvaluator, dev_evaluator
+
+    loss = softmax_loss(tiny_bert_dir)
+    model = loss.model
+    left, right = (model.encode(PAIRS[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    binary = PAIRS.assign(label=[1, 0, 1, 0, 0, 1])
+    best_f1 = max(2 * ((cosine >= t) & (binary["label"] == 1)).sum() / ((cosine >= t).sum() + 3) for t in cosine)
+    expected = {"cosine_mse": spearmanr(cosine, PAIRS["score"]).statistic, "cosine_bce": best_f1}
+    for objective, frame in (("cosine_mse", PAIRS), ("cosine_bce", binary), ("softmax", PAIRS)):
+        evaluator = dev_evaluator(objective, loss, frame, batch_size=4)
+        metrics = evaluator(model, output_path=str(tmp_path))
+        key = f"dev_{EVALUATOR_METRIC[objective]}"
+        assert evaluator.batch_size == 4 and key in metrics
+        if objective != "cosine_bce":  # the binary evaluator's primary is AP; BestEpoch reads the F1
+            assert evaluator.primary_metric == key
+        if objective == "softmax":
+            assert isinstance(evaluator, PairClassifierEvaluator) and evaluator.loss is loss
+            assert set(metrics) == {"dev_macro_f1", "dev_accuracy"}
+        else:
+            assert metrics[key] == pytest.approx(expected[objective], abs=1e-6)
+            assert not any("dot" in k or "euclidean" in k or "manhattan" in k for k in metrics)  # cosine only
+    assert list(tmp_path.iterdir()) == []
+
+
+TRAIN_SETTINGS = {"epochs": 2, "batch_size": 4, "lr": 1e-3, "weight_decay": 0.01, "max_grad_norm": 0.5,
+                  "warmup_ratio": 0.1, "max_samples": None, "max_seq_length": 16, "precision": "fp32",
+                  "logging_steps": 1, "tf32": False, "select": "best"}
+
+
+def test_training_arguments_are_the_papers_optimisation(tmp_path):
+    """AdamW at lr with a linear schedule warmed up over warmup_ratio of the steps, clipped at
+    max_grad_norm, every epoch's dev evaluation, the seed for the weights and the data order, all
+    epochs (no step cap), one batch a step, nothing saved."""
+    from trimbench.electra.train import training_arguments
+
+    args = training_arguments(TRAIN_SETTINGS, 7, tmp_path)
+    assert (args.output_dir, args.num_train_epochs, args.max_steps) == (str(tmp_path), 2, -1)
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps) == (4, 1)
+    assert (args.learning_rate, args.weight_decay, args.max_grad_norm) == (1e-3, 0.01, 0.5)
+    assert args.warmup_steps == 0.1 and args.lr_scheduler_type == "linear"
+    assert args.eval_strategy == "epoch" and args.save_strategy == "no" and not args.gradient_checkpointing
+    assert (args.seed, args.data_seed) == (7, 7) and args.batch_sampler == "batch_sampler"
+
+
+def test_fine_tune_cut_trains_the_cut_on_the_seeds_rows_and_scores_validation_test_and_the_last_epoch(
+        tiny_bert_dir, monkeypatch):
+    """k=1: the cut model trains on max_samples rows drawn by the seed (the kind's columns), selects
+    on validation; validation and test are scored with the kept weights, test again with the last
+    epoch's when another epoch was kept (else the kept rows are the last epoch's); the parameter
+    count closes the rows."""
+    from trimbench.electra import train
+    from trimbench.models import encoder_layers, load_sentence_model
+    from trimbench.training import training_rows
+
+    class Loss:
+        state = "kept"
+
+        def load_state_dict(self, state):
+            self.state = state
+
+    calls = {}
+
+    def fake_fine_tune_pairs(model, objective, num_labels, train_frame, dev_frame, settings, seed, batch_size):
+        calls["pairs"] = (model, objective, num_labels, train_frame, dev_frame, settings, seed, batch_size)
+        calls["scored"] = []
+        return calls["loss"], {"kept_epoch": 1}, calls["last_state"]
+
+    def fake_score_splits(objective, loss, frames, batch_size):
+        calls["scored"].append((objective, loss.state, {s: f.copy() for s, f in frames.items()}, batch_size))
+        return [{"split": s, "metric": "spearman_cosine", "value": len(f) + (0.5 if loss.state == "last" else 0)}
+                for s, f in frames.items()]
+
+    monkeypatch.setattr(train, "fine_tune_pairs", fake_fine_tune_pairs)
+    monkeypatch.setattr(train, "score_splits", fake_score_splits)
+    words = [f"word{i}" for i in range(12)]
+    table = pd.DataFrame({"sentence1": words, "sentence2": words[::-1], "score": np.linspace(0, 1, 12), "id": 7})
+    tables = {"train": table, "validation": table.iloc[:4], "test": table.iloc[4:7]}
+    columns = ["sentence1", "sentence2", "score"]
+    settings = {**TRAIN_SETTINGS, "max_samples": 6}
+    for last_state, last_value in (("last", 3.5), (None, 3.0)):
+        calls.update(loss=Loss(), last_state=last_state)
+        model = load_sentence_model(tiny_bert_dir, pooling="mean")
+        rows, history = train.fine_tune_cut(model, 1, "cosine_mse", 2, "sts", tables, settings, 1, 5)
+        count = sum(p.numel() for p in model[0].auto_model.embeddings.parameters()) + bert_block_parameters(32, 37)
+        assert len(encoder_layers(model[0].auto_model)) == 1
+        trained, objective, num_labels, train_frame, dev_frame, passed, seed, batch_size = calls["pairs"]
+        assert (trained, objective, num_labels, passed, seed, batch_size) == (model, "cosine_mse", 2, settings, 1, 5)
+        pd.testing.assert_frame_equal(train_frame, training_rows(table, "sts", 6, 1))
+        assert len(train_frame) == 6 and not train_frame.equals(training_rows(table, "sts", 6, 2))
+        pd.testing.assert_frame_equal(dev_frame, table.iloc[:4][columns])
+        objective, state, frames, batch_size = calls["scored"][0]
+        assert (objective, state, batch_size, list(frames)) == ("cosine_mse", "kept", 5, ["validation", "test"])
+        pd.testing.assert_frame_equal(frames["test"], table.iloc[4:7][columns])
+        assert [state for _, state, _, _ in calls["scored"]] == (["kept", "last"] if last_state else ["kept"])
+        assert rows == [{"split": "validation", "metric": "spearman_cosine", "value": 4},
+                        {"split": "test", "metric": "spearman_cosine", "value": 3},
+                        {"split": "test-last-epoch", "metric": "spearman_cosine", "value": last_value},
+                        {"split": None, "metric": "parameters", "value": float(count)}]
+        assert history == {"kept_epoch": 1, "parameters": count}
+
+
+def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_bert_dir):
+    """Trained against the dev scores (train score = 1 - dev score), the dev Spearman falls epoch
+    after epoch: epoch 1 is kept (its weights restored in the model, their dev score the one the
+    history records), the last epoch's weights come back beside it."""
+    from scipy.stats import spearmanr
+
+    from trimbench.electra.train import fine_tune_pairs
+    from trimbench.models import cut_layers, load_sentence_model
+
+    model = cut_layers(load_sentence_model(tiny_bert_dir, pooling="mean", max_seq_length=16), 1)
+    words = ["cat", "dog", "car", "tree", "house", "river", "sun", "moon"]
+    pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1:]][:12]
+    dev = pd.DataFrame(pairs, columns=["sentence1", "sentence2"]).assign(score=np.random.default_rng(0).random(12))
+    train_frame = dev.assign(score=1 - dev["score"])
+    loss, history, last_state = fine_tune_pairs(model, "cosine_mse", 2, train_frame, dev,
+                                                TRAIN_SETTINGS, 0, 4)
+    epochs = history["epochs"]
+    assert [(e["epoch"], e["step"]) for e in epochs] == [(1, 3), (2, 6)]  # 12 rows, batches of 4, 2 epochs
+    values = [e["eval_dev_spearman_cosine"] for e in epochs]
+    assert values[0] > values[1] and history["kept_epoch"] == 1
+    assert (history["select"], history["train_rows"], history["train_metrics"]["epoch"]) == ("best", 12, 2.0)
+    assert loss.model is model and last_state is not None
+    left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[0])
+    loss.load_state_dict(last_state)
+    left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+    assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[1])
