@@ -84,8 +84,8 @@ def main() -> None:
               f"{len(listed)} equivalent, with the reason from {EQUIVALENTS.name}):")
         for name in live:
             print(f"  {name}: {statuses[name]}" + (f" (equivalent: {reasons[name]})" if name in reasons else ""))
-    stale = sorted(name for name in reasons if statuses.get(name) not in LIVE
-                   and (name in statuses or any(module_of(name) == module_of(n) for n in statuses)))
+    measured = {module_of(name) for name in statuses}
+    stale = sorted(name for name in reasons if module_of(name) in measured and statuses.get(name) not in LIVE)
     if stale:
         print(f"\n{len(stale)} listed equivalents that no longer live (killed, or renumbered: read them again):")
         for name in stale:

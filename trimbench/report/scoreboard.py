@@ -169,7 +169,9 @@ def status_row(exp: Experiment) -> dict:
 
 def status_table(experiments: list[Experiment]) -> pd.DataFrame:
     rows = [status_row(exp) for exp in experiments]
-    return pd.DataFrame(rows).sort_values(["work", "experiment"], kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values(["work", "experiment"], kind="stable").reset_index(drop=True)
+    # a count, also beside a smoke row's missing one (float64 would write "2.0")
+    return table.astype({"within": "Int64"})
 
 
 def _fmt(value, digits: int = 4) -> str:
@@ -182,7 +184,7 @@ def readable_status(status: pd.DataFrame) -> pd.DataFrame:
     local = "local_copies" in status.columns
     for row in status.itertuples():
         judged = row.scale != SMOKE_SCALE
-        within = (NO_VERDICT if not judged else f"{int(row.within)}/{row.compared} ({row.within_fraction:.0%})"
+        within = (NO_VERDICT if not judged else f"{row.within}/{row.compared} ({row.within_fraction:.0%})"
                   if row.compared else "no common cell")
         rows.append({
             "work": row.work,
