@@ -14,6 +14,7 @@ from trimbench.runs import (
     evaluate_run,
     read_trec_run,
     run_frame,
+    top_k_run,
     with_average,
     write_runs_and_scores,
     write_trec_run,
@@ -128,3 +129,34 @@ def test_baseline_of_reads_the_views_one_bm25_table_or_none(tmp_path):
         assert score_table.baseline_value(table, "d", "ndcg@10") == 0.25 and len(table) == 1
     assert score_table.baseline_of(SimpleNamespace(baseline=[])) is None
     assert score_table.baseline_of(SimpleNamespace(scores=[str(path)])) is None
+
+
+def test_top_k_run_searches_one_hit_more_and_drops_each_querys_own_id(tmp_path):
+    """naver/splade searches top_k + 1 and drops the query's own id (BEIR's ignore_identical_ids):
+    the rest keep their order, ranked again from 1, whole numbers in the run's file."""
+    asked = []
+
+    def search(depth):
+        asked.append(depth)
+        hits = {"q1": ["d1", "q1", "d2", "d3"], "q2": ["d4", "d5", "d6", "d7"]}
+        return pd.DataFrame([{"query_id": query, "doc_id": doc, "score": 9.0 - rank, "rank": rank}
+                             for query, docs in hits.items() for rank, doc in enumerate(docs[:depth], start=1)])
+
+    run = top_k_run(search, 2, ignore_identical_ids=True)
+    assert asked == [3]
+    assert list(run.columns) == ["query_id", "doc_id", "score", "rank"] and list(run.index) == [0, 1, 2, 3]
+    assert run[["query_id", "doc_id", "rank"]].values.tolist() == [["q1", "d1", 1], ["q1", "d2", 2],
+                                                                   ["q2", "d4", 1], ["q2", "d5", 2]]
+    write_trec_run(run, tmp_path / "run.trec", "t")
+    assert (tmp_path / "run.trec").read_text().splitlines()[1] == "q1 Q0 d2 2 6.000000 t"
+    asked.clear()
+    assert top_k_run(search, 2, ignore_identical_ids=False)["doc_id"].tolist() == ["d1", "q1", "d4", "d5"]
+    assert asked == [2]
+
+
+def test_read_trec_run_splits_columns_on_any_whitespace(tmp_path):
+    """trec_eval reads a run's columns between any run of blanks: tabs and padded columns too (another
+    tool's run, an ensemble member written elsewhere)."""
+    (tmp_path / "run.trec").write_text("q1\tQ0\td1\t1\t2.5\ttag\nq1  Q0 d2   2 1.25 tag\n")
+    back = read_trec_run(tmp_path / "run.trec")
+    assert back.values.tolist() == [["q1", "d1", 2.5, 1], ["q1", "d2", 1.25, 2]]
