@@ -175,3 +175,49 @@ def test_every_cells_run_is_the_brute_force_ranking(random_grid, tmp_path, simil
         run = trec_eval_order(read_trec_run(runs / "toy.L1.d6.trec"))
         order = run.loc[run["query_id"] == "q0", "doc_id"]
         assert order[order.isin(["d05", "d11", "d17", "d29"])].tolist() == ["d29", "d17", "d11", "d05"]
+
+
+def test_a_splits_queries_are_batched_in_one_length_order_however_many(tmp_path, monkeypatch):
+    """A split's queries go to the encoder in one call, at the batch size given: one length order over
+    all of them, SentenceTransformer.encode's batches, even past the corpus' chunk of 50,000 texts."""
+    from types import SimpleNamespace
+
+    from trimbench.dense import search
+
+    calls = []
+
+    def encode_layers(model, texts, layers, batch_size, max_dim=None):
+        calls.append((len(texts), batch_size))
+        return np.ones((len(layers), len(texts), max_dim), dtype=np.float32)
+
+    monkeypatch.setattr(search, "encode_layers", encode_layers)
+    queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(50_001)], "text": [f"q{i}" for i in range(50_001)]})
+    counts = search.encode_queries(SimpleNamespace(max_seq_length=128), queries, [1], 2, tmp_path, None, 7)
+    assert counts == {"queries": 50_001} and calls == [(50_001, 7)]
+    assert np.load(tmp_path / "queries.npy", mmap_mode="r").shape == (1, 50_001, 2)
+
+
+def test_a_dataset_over_another_ones_corpus_searches_that_corpus(tmp_path):
+    """DL19's queries over MS MARCO dev's encoded corpus (the manifest's ``docs_of``); a dataset the
+    manifest has no entry for reads its own folder. dev: d00 = [1, 0] above d01 = [0, 1] for q0 = [1, 0];
+    dl19's q0 = [0, 1] ranks d01 first: MRR 1 for d01 judged relevant under both."""
+    emb = tmp_path / "emb"
+    for name, queries in (("dev", [[[1, 0]]]), ("dl19", [[[0, 1]]])):
+        (emb / name).mkdir(parents=True)
+        np.save(emb / name / "queries.npy", np.array(queries, dtype=np.float16))
+    np.save(emb / "dev" / "docs.npy", np.array([[[1, 0], [0, 1]]], dtype=np.float16))
+    write_manifest(emb, [1], 2, {"dl19": {"docs_of": "dev"}})
+    split = _split(2, 1, [("q0", "d01", 1)])
+    scores = {name: grid_scores(emb, name, split, [1], [2], ["mrr@10"], 10, "dot", None, {})[0]["value"]
+              for name in ("dev", "dl19")}
+    assert scores == {"dev": 0.5, "dl19": 1.0}
+
+
+def test_manifest_is_sorted_json_one_key_a_line(tmp_path):
+    """The same encoding writes the same manifest whatever order its datasets were encoded in."""
+    write_manifest(tmp_path, [3, 1], 5, {"b": {"queries": 2}, "a": {"docs": 7}})
+    text = (tmp_path / "manifest.json").read_text()
+    assert text == ('{\n "datasets": {\n  "a": {\n   "docs": 7\n  },\n  "b": {\n   "queries": 2\n  }\n },\n'
+                    ' "layers": [\n  3,\n  1\n ],\n "max_dim": 5\n}')
+    write_manifest(tmp_path, [3, 1], 5, {"a": {"docs": 7}, "b": {"queries": 2}})
+    assert (tmp_path / "manifest.json").read_text() == text
