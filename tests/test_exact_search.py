@@ -48,3 +48,37 @@ def test_search_moves_the_index_to_the_gpu_when_faiss_has_one(monkeypatch):
     assert ids.tolist() == [[2]] and len(moved) == 2
     monkeypatch.setattr(faiss, "get_num_gpus", lambda: 0)
     assert isinstance(flat_index(4), faiss.IndexFlatIP) and len(moved) == 2
+
+
+def test_without_faiss_the_error_says_how_to_install_it(monkeypatch):
+    import sys
+
+    import pytest
+
+    from trimbench.search import flat_index
+
+    monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` raises ImportError
+    with pytest.raises(ImportError, match=r"^faiss is not installed: `make env` installs faiss-cpu, `make env "
+                                          r"FAISS=gpu` faiss-gpu \(pyproject.toml's extras cpu / gpu\)$"):
+        flat_index(4)
+
+
+def test_a_corpus_is_added_500000_documents_at_a_time(monkeypatch):
+    """The float32 copy of an fp16 corpus is made a chunk at a time: 500,001 documents are added as
+    500,000 and 1, and the last one (the only one pointing the query's way) is found."""
+    from trimbench import search as exact
+
+    added = []
+    make_index = exact.flat_index
+
+    def recording_index(dim):
+        index = make_index(dim)
+        add = index.add
+        index.add = lambda vectors: added.append(len(vectors)) or add(vectors)
+        return index
+
+    monkeypatch.setattr(exact, "flat_index", recording_index)
+    docs = np.zeros((500_001, 2), dtype=np.float16)
+    docs[:, 0], docs[-1] = 1, [0, 1]
+    scores, ids = exact.search(docs, np.array([[0, 1]], dtype=np.float32), 1)
+    assert added == [500_000, 1] and ids.tolist() == [[500_000]] and scores.tolist() == [[1.0]]
