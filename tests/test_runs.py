@@ -160,3 +160,46 @@ def test_read_trec_run_splits_columns_on_any_whitespace(tmp_path):
     (tmp_path / "run.trec").write_text("q1\tQ0\td1\t1\t2.5\ttag\nq1  Q0 d2   2 1.25 tag\n")
     back = read_trec_run(tmp_path / "run.trec")
     assert back.values.tolist() == [["q1", "d1", 2.5, 1], ["q1", "d2", 1.25, 2]]
+
+
+def test_score_table_types_hold_whatever_columns_the_rows_give():
+    """Text columns are pandas' nullable text (pd.NA for a missing one) even when no row gives them, the
+    grid's columns nullable integers, the value a float: tables built from other rows concat and compare."""
+    table = score_table.frame([{"dataset": "d", "metric": "m", "layer": 2, "value": 1}])
+    assert table.dtypes.astype(str).to_dict() == {
+        "experiment": "string", "track": "string", "variant": "string", "model": "string", "layer": "Int64",
+        "dim": "Int64", "dataset": "string", "split": "string", "metric": "string", "value": "float64",
+        "seed": "Int64"}
+    assert table.loc[0, "split"] is pd.NA and table.loc[0, "dim"] is pd.NA
+
+
+def test_score_table_sorts_a_missing_key_first(tmp_path):
+    """The baseline's row (no layer) before the grid's; the file holds the table's columns only, no
+    index column for another reader (duckdb, polars) to find."""
+    import pyarrow.parquet as pq
+
+    rows = [{"variant": "v", "layer": layer, "dataset": "d", "metric": "m", "value": value}
+            for layer, value in ((2, 0.2), (None, 0.5), (1, 0.1))]
+    score_table.write(score_table.frame(rows), tmp_path / "scores.parquet")
+    assert pq.read_schema(tmp_path / "scores.parquet").names == score_table.COLUMNS
+    assert score_table.read(tmp_path / "scores.parquet")["value"].tolist() == [0.5, 0.1, 0.2]
+
+
+def test_a_damaged_score_file_is_one_error_naming_it_and_its_rule(tmp_path):
+    from trimbench.errors import ArtifactError
+
+    path = tmp_path / "results" / "2dmse-retrieval" / "e" / "scores" / "msmarco.parquet"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not parquet")
+    with pytest.raises(ArtifactError, match=rf"cannot read '{path}' \(made by rule retrieval_scores; delete"):
+        score_table.read(path)
+
+
+def test_baseline_value_is_the_one_row_of_that_dataset_and_metric():
+    baseline = score_table.frame([{"variant": "bm25", "dataset": d, "metric": m, "value": v}
+                                  for d, m, v in (("a", "ndcg@10", 0.1), ("b", "ndcg@10", 0.2),
+                                                  ("a", "recall@100", 0.3))])
+    assert score_table.baseline_value(baseline, "b", "ndcg@10") == 0.2
+    assert score_table.baseline_value(baseline, "a", "recall@100") == 0.3
+    assert score_table.baseline_value(baseline, "b", "recall@100") is None
+    assert score_table.baseline_value(None, "a", "ndcg@10") is None
