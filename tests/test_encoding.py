@@ -81,3 +81,42 @@ def test_pooling_override(tiny_bert_dir):
     a = encode_layers(mean, TEXTS, [3], show_progress=False)
     b = encode_layers(cls, TEXTS, [3], show_progress=False)
     assert not np.allclose(a, b)
+
+
+def test_encoding_fills_the_dtype_asked_from_batches_on_the_models_device(tiny_bert_dir, monkeypatch):
+    """fp16 asked, fp16 returned (the float32 values rounded once); every batch is moved to the
+    model's device (a GPU's, on a cluster), whatever device the tokenizer left it on."""
+    import sentence_transformers.util
+
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    moved_to = []
+    to_device = sentence_transformers.util.batch_to_device
+    monkeypatch.setattr(sentence_transformers.util, "batch_to_device",
+                        lambda batch, device: moved_to.append(device) or to_device(batch, device))
+    full = encode_layers(model, TEXTS, [1, 3], batch_size=3, show_progress=False)
+    half = encode_layers(model, TEXTS, [1, 3], batch_size=3, dtype=np.float16, show_progress=False)
+    assert full.dtype == np.float32 and half.dtype == np.float16
+    assert np.array_equal(half, full.astype(np.float16))
+    assert moved_to == [model.device] * 4
+
+
+def test_length_order_is_longest_first_ties_in_their_order():
+    """16 texts of 1, 2, 3 characters in turn (numpy's default sort reorders ties from 16 on)."""
+    from trimbench.encoding import length_order
+
+    texts = ["a" * (1 + i % 3) for i in range(16)]
+    assert length_order(texts).tolist() == [2, 5, 8, 11, 14, 1, 4, 7, 10, 13, 0, 3, 6, 9, 12, 15]
+
+
+def test_forward_counter_counts_any_call_and_passes_it_on(tiny_bert_dir):
+    """The counted forward is the model's own for positional arguments too; closed, it counts no more."""
+    import torch
+
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    ids = torch.tensor([[101, 2000, 102]])
+    expected = model[0].auto_model(ids).last_hidden_state
+    counter = ForwardCounter(model)
+    assert torch.equal(model[0].auto_model(ids).last_hidden_state, expected) and counter.calls == 1
+    counter.close()
+    model[0].auto_model(input_ids=ids)
+    assert counter.calls == 1
