@@ -956,3 +956,121 @@ def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_b
     left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
     cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
     assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[1])
+
+
+# electra.train and electra.claims: values
+
+
+def pair_cosines(model, frame) -> np.ndarray:
+    """Each pair's cosine, both sides encoded alone (the reference the scorers must meet)."""
+    left, right = (model.encode(frame[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    return (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+
+
+def test_score_splits_rows_are_each_splits_own_metrics_of_the_kept_model(tiny_bert_dir):
+    """One row per (split, metric) in the frames' order: STS's Pearson and Spearman of the cosines
+    against the scores (cosine only), the binary F1 and accuracy at the validation threshold,
+    SICK's macro-F1 and accuracy of the classifier; each split scored on its own pairs."""
+    from scipy.stats import pearsonr, spearmanr
+
+    from trimbench.electra.train import class_scores, f1_threshold, score_splits, threshold_scores
+
+    loss = softmax_loss(tiny_bert_dir)
+    model = loss.model
+    test = pd.DataFrame({"sentence1": ["rivers flow", "a blue car", "dogs bark", "sun and moon", "the cat"],
+                         "sentence2": ["trees grow", "a red car", "the cat sleeps", "a dog runs", "moon and sun"],
+                         "score": [0.4, 0.9, 0.2, 0.1, 0.7], "label": [0, 1, 2, 1, 2]})
+    frames = {"validation": PAIRS, "test": test}
+    cosine = {split: pair_cosines(model, frame) for split, frame in frames.items()}
+
+    rows = score_splits("cosine_mse", loss, frames, batch_size=2)
+    assert [(r["split"], r["metric"]) for r in rows] == [
+        ("validation", "pearson_cosine"), ("validation", "spearman_cosine"),
+        ("test", "pearson_cosine"), ("test", "spearman_cosine")]
+    expected = [f(cosine[s], frames[s]["score"]).statistic for s in frames for f in (pearsonr, spearmanr)]
+    assert [r["value"] for r in rows] == pytest.approx(expected, abs=1e-5)
+    assert all(type(r["value"]) is float for r in rows)
+
+    binary = {s: f.assign(label=(f["score"] > 0.5).astype(int)) for s, f in frames.items()}
+    threshold = f1_threshold(cosine["validation"], binary["validation"]["label"].to_numpy())
+    rows = score_splits("cosine_bce", loss, binary, batch_size=2)
+    expected = {s: threshold_scores(cosine[s], binary[s]["label"].to_numpy(), threshold) for s in frames}
+    assert [(r["split"], r["metric"]) for r in rows] == [(s, m) for s in frames for m in ("f1", "accuracy")]
+    assert [r["value"] for r in rows] == pytest.approx([expected[s][m] for s in frames for m in ("f1", "accuracy")])
+
+    rows = score_splits("softmax", loss, frames, batch_size=2)
+    expected = {s: class_scores(training_logits(loss, f).argmax(axis=1), f["label"].to_numpy(), 3)
+                for s, f in frames.items()}
+    assert expected["validation"] != expected["test"]  # the case tells the splits apart
+    assert [(r["split"], r["metric"]) for r in rows] == [(s, m) for s in frames for m in ("macro_f1", "accuracy")]
+    values = [expected[s][m] for s in frames for m in ("macro_f1", "accuracy")]
+    assert [r["value"] for r in rows] == pytest.approx(values)
+
+
+def test_threshold_scores_of_pairs_with_no_paraphrase_predicted_nor_labelled():
+    """No positive predicted and none labelled: F1 of the positive class 0 (no 0/0), every pair right."""
+    from trimbench.electra.train import threshold_scores
+
+    assert threshold_scores(np.array([0.1, 0.4]), np.array([0, 0]), 0.5) == {"f1": 0.0, "accuracy": 1.0}
+
+
+def test_best_epoch_keeps_the_first_of_tied_epochs_and_the_history_of_each_evaluation():
+    """A later epoch only as good as the best is not kept (strictly better, as the paper's copy of
+    its best model); an evaluation before any epoch counts as epoch 0; when the kept epoch is the
+    last, no separate last-epoch weights are kept."""
+    from types import SimpleNamespace
+
+    from trimbench.electra.train import BestEpoch
+
+    module = torch.nn.Linear(1, 1)
+    callback = BestEpoch(module, "eval_dev_x", "best")
+    for epoch, step, value in ((None, 0, 0.2), (1.0, 3, 0.9), (2.0, 6, 0.9)):
+        torch.nn.init.constant_(module.weight, float(step))
+        callback.on_evaluate(None, SimpleNamespace(epoch=epoch, global_step=step), None, metrics={"eval_dev_x": value})
+    callback.on_train_end(None, SimpleNamespace(epoch=2.0, global_step=6), None)
+    assert callback.history == [{"epoch": 0, "step": 0, "eval_dev_x": 0.2}, {"epoch": 1, "step": 3, "eval_dev_x": 0.9},
+                                {"epoch": 2, "step": 6, "eval_dev_x": 0.9}]
+    assert (callback.best_epoch, callback.best_value, module.weight.item()) == (1, 0.9, 3.0)
+    assert callback.last_state["weight"].item() == 6.0
+
+    module = torch.nn.Linear(1, 1)
+    callback = BestEpoch(module, "eval_dev_x", "best")
+    for epoch, value in ((1.0, 0.1), (2.0, 0.7)):
+        torch.nn.init.constant_(module.weight, epoch)
+        callback.on_evaluate(None, SimpleNamespace(epoch=epoch, global_step=0), None, metrics={"eval_dev_x": value})
+    callback.on_train_end(None, SimpleNamespace(epoch=2.0, global_step=0), None)
+    assert (callback.best_epoch, module.weight.item(), callback.last_state) == (2, 2.0, None)
+
+
+def test_unique_texts_leave_out_the_scores_and_draw_max_samples_by_the_seed():
+    """STS's score is no text; at most max_samples texts, drawn by the seed (the same seed the
+    same texts), all of them in first-appearance order when there are no more than max_samples."""
+    from trimbench.electra.train import unique_texts
+
+    frame = pd.DataFrame({"sentence1": ["a", "b", "c", "a", None], "sentence2": ["d", "e", "a", "f", "g"],
+                          "score": [0.5, 1.0, 0.5, 2.0, 3.0]})
+    every = ["a", "b", "c", "d", "e", "f", "g"]
+    assert unique_texts(frame, "sts", None, 0) == every
+    assert unique_texts(frame, "sts", 7, 0) == every
+    drawn = {seed: unique_texts(frame, "sts", 3, seed) for seed in range(4)}
+    assert all(len(texts) == 3 and set(texts) < set(every) for texts in drawn.values())
+    assert drawn[0] == unique_texts(frame, "sts", 3, 0) == pd.Series(every).sample(n=3, random_state=0).tolist()
+    assert len({tuple(texts) for texts in drawn.values()}) > 1
+
+
+def test_fine_tune_cuts_hands_each_fine_tuning_its_task_and_start_model(tmp_path, monkeypatch):
+    """Every (k, seed) gets the job's objective, labels, kind, tables, settings and evaluation batch
+    size, the start model load_model gives for that very (k, seed), and passes the fault hold."""
+    from trimbench.electra import train as electra_train
+    from trimbench.jobs import faults
+
+    calls, held = [], []
+    monkeypatch.setattr(electra_train, "fine_tune_cut", lambda *args: calls.append(args) or ([], {}))
+    monkeypatch.setattr(faults, "hold", held.append)
+    tables, settings = {"train": "T"}, {"epochs": 1}
+    electra_train.fine_tune_cuts(lambda k, seed: f"start-{k}-{seed}", [(1, 0), (2, 3)], "softmax", 3, "pair-class",
+                                 tables, settings, 16, tmp_path / "work", "f")
+    assert calls == [("start-1-0", 1, "softmax", 3, "pair-class", tables, settings, 0, 16),
+                     ("start-2-3", 2, "softmax", 3, "pair-class", tables, settings, 3, 16)]
+    # commit, committed: the atomic write's own holds
+    assert [point for point in held if not point.startswith("commit")] == ["fine_tuning", "fine_tuning"]
