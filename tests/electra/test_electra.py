@@ -956,3 +956,165 @@ def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_b
     left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
     cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
     assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[1])
+
+
+# electra.report: values
+
+
+#: (task, model, layer) -> seeds' scores per split; dev picks stsb disc k=1, stsb gen k=0 (an exact tie
+#: with k=2: the shallower), mrpc disc k=1 (its full depth), mrpc gen k=0 (one seed only).
+SEEDED = {
+    ("stsb", "gen", 0): {"validation": [0.70, 0.70], "test": [0.66, 0.64], "test-last-epoch": [0.60, 0.62]},
+    ("stsb", "gen", 1): {"validation": [0.60, 0.62], "test": [0.55, 0.57], "test-last-epoch": [0.50, 0.54]},
+    ("stsb", "gen", 2): {"validation": [0.70, 0.70], "test": [0.80, 0.82], "test-last-epoch": [0.78, 0.74]},
+    ("stsb", "disc", 0): {"validation": [0.50, 0.52], "test": [0.40, 0.44], "test-last-epoch": [0.30, 0.36]},
+    ("stsb", "disc", 1): {"validation": [0.80, 0.78], "test": [0.75, 0.73], "test-last-epoch": [0.72, 0.70]},
+    ("stsb", "disc", 2): {"validation": [0.60, 0.62], "test": [0.65, 0.61], "test-last-epoch": [0.64, 0.58]},
+    ("mrpc", "disc", 0): {"validation": [0.60, 0.64], "test": [0.58, 0.62], "test-last-epoch": [0.50, 0.52]},
+    ("mrpc", "disc", 1): {"validation": [0.70, 0.66], "test": [0.66, 0.70], "test-last-epoch": [0.61, 0.65]},
+    ("mrpc", "gen", 0): {"validation": [0.81], "test": [0.79], "test-last-epoch": [0.77]},
+    ("mrpc", "gen", 1): {"validation": [0.75, 0.79], "test": [0.72, 0.76], "test-last-epoch": [0.70, 0.74]},
+}
+SEEDED_METRICS = {"stsb": "spearman_cosine", "mrpc": "f1"}
+#: parameters kept by a cut at k: disc's blocks twice gen's
+SEEDED_PARAMETERS = {"disc": (1000, 100), "gen": (500, 50)}
+
+
+def seeded_scores() -> pd.DataFrame:
+    """SEEDED's rows, beside rows the report must leave out: another metric of each task, another
+    dataset with the same metrics; and each cut's parameter count (once per seed and task)."""
+    rows = []
+    for (task, model, layer), splits in SEEDED.items():
+        for split, values in splits.items():
+            for seed, value in enumerate(values):
+                meta = {"experiment": "x", "track": "electra", "variant": "cut", "model": model, "layer": layer,
+                        "dim": 8, "seed": seed, "split": split}
+                rows += [{**meta, "dataset": task, "metric": SEEDED_METRICS[task], "value": value},
+                         {**meta, "dataset": task, "metric": "accuracy", "value": 0.99},
+                         {**meta, "dataset": "other", "metric": SEEDED_METRICS[task], "value": 0.11}]
+                base, block = SEEDED_PARAMETERS[model]
+                rows.append({**meta, "split": None, "dataset": task, "metric": "parameters",
+                             "value": float(base + block * layer)})
+    return scores.frame(rows)
+
+
+def seeded_stats(task, model, layer, split) -> tuple[float, float, int]:
+    values = SEEDED[(task, model, layer)][split]
+    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else np.nan, len(values)
+
+
+def test_per_layer_is_each_tasks_main_metric_per_model_and_layer_over_seeds():
+    """Mean, sample sd and seed count per split, from plain numpy over SEEDED; sorted by task, model,
+    layer; the other metric and the other dataset left out; each cut's own parameter count."""
+    table = electra_report.per_layer(seeded_scores(), SEEDED_METRICS)
+    expected = []
+    for task, model, layer in sorted(SEEDED):
+        row = {"task": task, "metric": SEEDED_METRICS[task], "model": model, "layer": layer}
+        for prefix, split in (("dev", "validation"), ("test", "test"), ("last", "test-last-epoch")):
+            row[f"{prefix}_mean"], row[f"{prefix}_sd"], row[f"{prefix}_seeds"] = seeded_stats(task, model, layer,
+                                                                                             split)
+        base, block = SEEDED_PARAMETERS[model]
+        expected.append({**row, "parameters": base + block * layer})
+    expected = pd.DataFrame(expected)
+    pd.testing.assert_frame_equal(table, expected, check_dtype=False)
+    assert table["layer"].dtype == "int64" and table["parameters"].dtype == "Int64"
+    assert table["test_seeds"].dtype == "int64"
+
+
+def test_dev_choice_reads_each_groups_layers_in_depth_order_whatever_the_rows_order():
+    """Rows given deepest first, models and tasks reversed: the choice is by dev mean, the exact tie
+    (stsb gen, k=0 and k=2) goes to the shallower, the full depth is the deepest layer."""
+    table = electra_report.per_layer(seeded_scores(), SEEDED_METRICS).iloc[::-1].reset_index(drop=True)
+    choice = electra_report.dev_choice(table)
+    sd = lambda values: float(np.std(values, ddof=1))  # noqa: E731
+    expected = pd.DataFrame([
+        ("mrpc", "disc", "f1", 1, 0.68, 0.68, sd([0.66, 0.70]), 1, 0.68, sd([0.66, 0.70]), 0.0, 1100, 1100),
+        ("mrpc", "gen", "f1", 0, 0.81, 0.79, np.nan, 1, 0.74, sd([0.72, 0.76]), 0.05, 500, 550),
+        ("stsb", "disc", "spearman_cosine", 1, 0.79, 0.74, sd([0.75, 0.73]), 2, 0.63, sd([0.65, 0.61]), 0.11,
+         1100, 1200),
+        ("stsb", "gen", "spearman_cosine", 0, 0.70, 0.65, sd([0.66, 0.64]), 2, 0.81, sd([0.80, 0.82]), -0.16,
+         500, 600)],
+        columns=["task", "model", "metric", "chosen_layer", "dev_mean", "test_mean", "test_sd", "full_layer",
+                 "full_test_mean", "full_test_sd", "gain", "parameters", "full_parameters"])
+    pd.testing.assert_frame_equal(choice, expected, check_dtype=False)
+
+
+def seeded_published() -> pd.DataFrame:
+    """Published cells: two experiments mapped to our tasks, rows of another metric and of an
+    experiment no task maps to (left out), a cell of a layer we did not run."""
+    return pd.DataFrame([("stsb-paper", "disc", 1, "spearman_cosine", "dev-best", 0.70),
+                         ("stsb-paper", "disc", 2, "spearman_cosine", "last", 0.52),
+                         ("stsb-paper", "disc", 2, "pearson_cosine", "last", 0.99),
+                         ("mrpc-paper", "gen", 0, "f1", "dev-best", 0.75),
+                         ("mrpc-paper", "disc", 1, "f1", "last", 0.60),
+                         ("mrpc-paper", "disc", 1, "accuracy", "last", 0.98),
+                         ("mrpc-paper", "gen", 5, "f1", "dev-best", 0.90),
+                         ("other-paper", "disc", 0, "spearman_cosine", "dev-best", 0.10),
+                         ("other-paper", "gen", 0, "f1", "last", 0.20)],
+                        columns=["experiment", "model", "layer", "metric", "epoch", "value"])
+
+
+def test_published_scores_are_the_mapped_experiments_main_metric_cells():
+    published = electra_report.published_scores(seeded_published(), {"stsb": "stsb-paper", "mrpc": "mrpc-paper"},
+                                                SEEDED_METRICS)
+    expected = pd.DataFrame([("stsb", "disc", 1, "dev-best", 0.70), ("stsb", "disc", 2, "last", 0.52),
+                             ("mrpc", "gen", 0, "dev-best", 0.75), ("mrpc", "disc", 1, "last", 0.60),
+                             ("mrpc", "gen", 5, "dev-best", 0.90)],
+                            columns=["task", "model", "layer", "epoch", "published"])
+    pd.testing.assert_frame_equal(published, expected)
+    # no task mapped to a published experiment: an empty frame of the same columns and types
+    empty = electra_report.published_scores(seeded_published(), {}, SEEDED_METRICS)
+    assert empty.columns.tolist() == ["task", "model", "layer", "epoch", "published"] and len(empty) == 0
+    assert empty["layer"].dtype == "int64" and empty["published"].dtype == "float64"
+
+
+def test_published_scores_name_the_unknown_epoch_kinds():
+    import re
+
+    bad = seeded_published().assign(epoch=["best", "dev-best", "last", "final", "last", "last", "last", "last",
+                                           "last"])
+    with pytest.raises(ValueError, match=re.escape(
+            "the ELECTRA reference's column 'epoch' must be one of ['dev-best', 'last'] (which epoch's model each "
+            "cell scored); found ['best', 'final']")):
+        electra_report.published_scores(bad, {"stsb": "stsb-paper"}, SEEDED_METRICS)
+    with pytest.raises(ValueError, match=re.escape("found ['None']")):
+        electra_report.published_scores(seeded_published().drop(columns="epoch"), {"stsb": "stsb-paper"},
+                                        SEEDED_METRICS)
+
+
+def test_ours_of_kind_takes_the_kept_epochs_or_the_last_epochs_mean_by_row():
+    table = pd.DataFrame({"test_mean": [0.1, 0.2, 0.3, 0.4], "last_mean": [0.5, 0.6, 0.7, 0.8]}, index=[7, 8, 9, 10])
+    epochs = pd.Series(["dev-best", "last", np.nan, "last"], index=table.index)
+    best = electra_report.ours_of_kind(table, epochs, "best")
+    pd.testing.assert_series_equal(best, pd.Series([0.1, 0.6, np.nan, 0.8], index=table.index))
+    # an experiment that keeps its last epoch has no dev-best score; its last epoch's still meet "last"
+    last = electra_report.ours_of_kind(table, epochs, "last")
+    pd.testing.assert_series_equal(last, pd.Series([np.nan, 0.6, np.nan, 0.8], index=table.index))
+
+
+def test_layer_table_sets_each_published_cell_beside_ours_of_its_kind_and_marks_devs_choice():
+    reference = {"stsb": "stsb-paper", "mrpc": "mrpc-paper"}
+    table = electra_report.layer_table(seeded_scores(), seeded_published(), reference, SEEDED_METRICS)
+    layers = electra_report.per_layer(seeded_scores(), SEEDED_METRICS)
+    assert table.columns.tolist() == [*layers.columns, "epoch", "published", "compared", "delta", "chosen"]
+    pd.testing.assert_frame_equal(table[layers.columns], layers, check_dtype=False)  # every layer kept
+    cells = table.set_index(["task", "model", "layer"])
+    # stsb disc k=1: the final table's value beside our kept epoch's test mean
+    assert cells.loc[("stsb", "disc", 1), ["epoch", "published"]].tolist() == ["dev-best", 0.70]
+    assert cells.loc[("stsb", "disc", 1), "compared"] == pytest.approx(0.74)
+    assert cells.loc[("stsb", "disc", 1), "delta"] == pytest.approx(0.74 - 0.70)
+    # the archives' last-epoch values beside our last epoch's
+    assert cells.loc[("stsb", "disc", 2), "compared"] == pytest.approx(0.61)
+    assert cells.loc[("stsb", "disc", 2), "delta"] == pytest.approx(0.61 - 0.52)
+    assert cells.loc[("mrpc", "disc", 1), "delta"] == pytest.approx(0.63 - 0.60)
+    assert cells.loc[("mrpc", "gen", 0), "delta"] == pytest.approx(0.79 - 0.75)
+    assert table["published"].notna().sum() == 4 and table["compared"].notna().sum() == 4
+    assert cells["published"].isna().equals(cells["compared"].isna()) and cells["delta"].isna().sum() == 6
+    chosen = sorted(cells.index[cells["chosen"]])
+    assert chosen == [("mrpc", "disc", 1), ("mrpc", "gen", 0), ("stsb", "disc", 1), ("stsb", "gen", 0)]
+    assert table["chosen"].dtype == bool
+    # an experiment keeping its last epoch: the final table's cells meet nothing of ours
+    kept_last = electra_report.layer_table(seeded_scores(), seeded_published(), reference, SEEDED_METRICS,
+                                           "last").set_index(["task", "model", "layer"])
+    assert pd.isna(kept_last.loc[("stsb", "disc", 1), "compared"])
+    assert kept_last.loc[("stsb", "disc", 2), "compared"] == pytest.approx(0.61)
