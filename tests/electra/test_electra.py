@@ -1181,3 +1181,62 @@ def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(mo
     renderer = figure.canvas.get_renderer()
     key = legend.get_window_extent(renderer)
     assert (key.x0 + key.x1) / 2 == pytest.approx(figure.bbox.width / 2, abs=2)  # centred under the panels
+
+
+def layer_heading(task: str, metric: str, seeds: int) -> str:
+    return (f"{task}: test {metric} per layer k (0 = embedding output), mean ± sd over {seeds} seed(s); published "
+            f"in parentheses, beside ours of its kind (the archives' last-epoch values beside our last epoch's); "
+            f"the layer chosen by dev emphasised")
+
+
+def test_layer_tables_render_one_wide_table_per_task_in_task_order():
+    """SEEDED's long table, rows reversed, with cells the runs can leave: a layer without a test
+    score ("–"; beside a last-epoch published value, only our last epoch's), one model short of a
+    layer (blank), a published value without a score of its kind (an experiment keeping the last
+    epoch: no parentheses), one seed (no sd)."""
+    import html
+
+    from trimbench.electra.report import _page, layer_table, layer_tables
+
+    table = layer_table(seeded_scores(), seeded_published(), {"stsb": "stsb-paper", "mrpc": "mrpc-paper"},
+                        SEEDED_METRICS)
+    cell = table.set_index(["task", "model", "layer"]).index
+    table = table[cell != ("mrpc", "gen", 1)].reset_index(drop=True)
+    cell = table.set_index(["task", "model", "layer"]).index
+    table.loc[cell.isin([("stsb", "gen", 1), ("stsb", "disc", 2)]), "test_mean"] = np.nan
+    table.loc[cell == ("stsb", "disc", 1), "compared"] = np.nan
+    stsb = pd.DataFrame({"layer": [0, 1, 2],
+                         "disc": ["0.4200 ± 0.0283", "{0.7400 ± 0.0141}", "last epoch 0.6100 ± 0.0424 (0.5200)"],
+                         "gen": ["{0.6500 ± 0.0141}", "–", "0.8100 ± 0.0141"]})
+    mrpc = pd.DataFrame({"layer": [0, 1],
+                         "disc": ["0.6000 ± 0.0283", "{0.6800 ± 0.0283}; last epoch 0.6300 ± 0.0283 (0.6000)"],
+                         "gen": ["{0.7900} (0.7500)", ""]})
+    sections = [(layer_heading("mrpc", "f1", 2), mrpc), (layer_heading("stsb", "spearman_cosine", 2), stsb)]
+
+    def bold(view, before, after):
+        return view.assign(**{c: view[c].str.replace("{", before).str.replace("}", after) for c in ("disc", "gen")})
+
+    tables = layer_tables(table.iloc[::-1])
+    assert tables["markdown"] == "\n".join(f"### {heading}\n\n{bold(view, '**', '**').to_markdown(index=False)}\n"
+                                           for heading, view in sections)
+    assert tables["html"] == _page("".join(
+        f"<h3>{html.escape(heading)}</h3>{bold(view, '<b>', '</b>').to_html(index=False, escape=False, border=0)}"
+        for heading, view in sections))
+    lines = layer_tables(table)["csv"].splitlines()
+    assert lines[0].split(",") == [*table.columns]
+    assert lines[1] == "mrpc,f1,disc,0,0.620000,0.028284,2,0.600000,0.028284,2,0.510000,0.014142,2,1000,,,,,False"
+    # a task of one row: its heading still names its metric
+    one = table[(table["task"] == "mrpc") & (table["model"] == "gen")]
+    assert layer_tables(one)["markdown"].startswith(f"### {layer_heading('mrpc', 'f1', 1)}\n\n")
+
+
+def test_page_is_a_utf8_html_document_around_the_body():
+    import re
+
+    from trimbench.electra.report import _page
+
+    page = _page("<p>body</p>")
+    assert page.startswith("<!DOCTYPE html><html><head><meta charset='utf-8'><style>")
+    assert page.endswith("</style></head><body><p>body</p></body></html>\n")
+    style = page[page.index("<style>") + len("<style>"):page.index("</style>")]
+    assert re.findall(r"([^{}]+)\{", style) == ["body", "table", "td,th"]
