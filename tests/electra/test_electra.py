@@ -1074,3 +1074,286 @@ def test_fine_tune_cuts_hands_each_fine_tuning_its_task_and_start_model(tmp_path
                      ("start-2-3", 2, "softmax", 3, "pair-class", tables, settings, 3, 16)]
     # commit, committed: the atomic write's own holds
     assert [point for point in held if not point.startswith("commit")] == ["fine_tuning", "fine_tuning"]
+
+# electra.report: values
+
+
+#: (task, model, layer) -> seeds' scores per split; dev picks stsb disc k=1, stsb gen k=0 (an exact tie
+#: with k=2: the shallower), mrpc disc k=1 (its full depth), mrpc gen k=0 (one seed only).
+SEEDED = {
+    ("stsb", "gen", 0): {"validation": [0.70, 0.70], "test": [0.66, 0.64], "test-last-epoch": [0.60, 0.62]},
+    ("stsb", "gen", 1): {"validation": [0.60, 0.62], "test": [0.55, 0.57], "test-last-epoch": [0.50, 0.54]},
+    ("stsb", "gen", 2): {"validation": [0.70, 0.70], "test": [0.80, 0.82], "test-last-epoch": [0.78, 0.74]},
+    ("stsb", "disc", 0): {"validation": [0.50, 0.52], "test": [0.40, 0.44], "test-last-epoch": [0.30, 0.36]},
+    ("stsb", "disc", 1): {"validation": [0.80, 0.78], "test": [0.75, 0.73], "test-last-epoch": [0.72, 0.70]},
+    ("stsb", "disc", 2): {"validation": [0.60, 0.62], "test": [0.65, 0.61], "test-last-epoch": [0.64, 0.58]},
+    ("mrpc", "disc", 0): {"validation": [0.60, 0.64], "test": [0.58, 0.62], "test-last-epoch": [0.50, 0.52]},
+    ("mrpc", "disc", 1): {"validation": [0.70, 0.66], "test": [0.66, 0.70], "test-last-epoch": [0.61, 0.65]},
+    ("mrpc", "gen", 0): {"validation": [0.81], "test": [0.79], "test-last-epoch": [0.77]},
+    ("mrpc", "gen", 1): {"validation": [0.75, 0.79], "test": [0.72, 0.76], "test-last-epoch": [0.70, 0.74]},
+}
+SEEDED_METRICS = {"stsb": "spearman_cosine", "mrpc": "f1"}
+#: parameters kept by a cut at k: disc's blocks twice gen's
+SEEDED_PARAMETERS = {"disc": (1000, 100), "gen": (500, 50)}
+
+
+def seeded_scores() -> pd.DataFrame:
+    """SEEDED's rows, beside rows the report must leave out: another metric of each task, another
+    dataset with the same metrics; and each cut's parameter count (once per seed and task)."""
+    rows = []
+    for (task, model, layer), splits in SEEDED.items():
+        for split, values in splits.items():
+            for seed, value in enumerate(values):
+                meta = {"experiment": "x", "track": "electra", "variant": "cut", "model": model, "layer": layer,
+                        "dim": 8, "seed": seed, "split": split}
+                rows += [{**meta, "dataset": task, "metric": SEEDED_METRICS[task], "value": value},
+                         {**meta, "dataset": task, "metric": "accuracy", "value": 0.99},
+                         {**meta, "dataset": "other", "metric": SEEDED_METRICS[task], "value": 0.11}]
+                base, block = SEEDED_PARAMETERS[model]
+                rows.append({**meta, "split": None, "dataset": task, "metric": "parameters",
+                             "value": float(base + block * layer)})
+    return scores.frame(rows)
+
+
+def seeded_stats(task, model, layer, split) -> tuple[float, float, int]:
+    values = SEEDED[(task, model, layer)][split]
+    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else np.nan, len(values)
+
+
+def test_per_layer_is_each_tasks_main_metric_per_model_and_layer_over_seeds():
+    """Mean, sample sd and seed count per split, from plain numpy over SEEDED; sorted by task, model,
+    layer; the other metric and the other dataset left out; each cut's own parameter count."""
+    table = electra_report.per_layer(seeded_scores(), SEEDED_METRICS)
+    expected = []
+    for task, model, layer in sorted(SEEDED):
+        row = {"task": task, "metric": SEEDED_METRICS[task], "model": model, "layer": layer}
+        for prefix, split in (("dev", "validation"), ("test", "test"), ("last", "test-last-epoch")):
+            row[f"{prefix}_mean"], row[f"{prefix}_sd"], row[f"{prefix}_seeds"] = seeded_stats(task, model, layer,
+                                                                                             split)
+        base, block = SEEDED_PARAMETERS[model]
+        expected.append({**row, "parameters": base + block * layer})
+    expected = pd.DataFrame(expected)
+    pd.testing.assert_frame_equal(table, expected, check_dtype=False)
+    assert table["layer"].dtype == "int64" and table["parameters"].dtype == "Int64"
+    assert table["test_seeds"].dtype == "int64"
+
+
+def test_dev_choice_reads_each_groups_layers_in_depth_order_whatever_the_rows_order():
+    """Rows given deepest first, models and tasks reversed: the choice is by dev mean, the exact tie
+    (stsb gen, k=0 and k=2) goes to the shallower, the full depth is the deepest layer."""
+    table = electra_report.per_layer(seeded_scores(), SEEDED_METRICS).iloc[::-1].reset_index(drop=True)
+    choice = electra_report.dev_choice(table)
+    sd = lambda values: float(np.std(values, ddof=1))  # noqa: E731
+    expected = pd.DataFrame([
+        ("mrpc", "disc", "f1", 1, 0.68, 0.68, sd([0.66, 0.70]), 1, 0.68, sd([0.66, 0.70]), 0.0, 1100, 1100),
+        ("mrpc", "gen", "f1", 0, 0.81, 0.79, np.nan, 1, 0.74, sd([0.72, 0.76]), 0.05, 500, 550),
+        ("stsb", "disc", "spearman_cosine", 1, 0.79, 0.74, sd([0.75, 0.73]), 2, 0.63, sd([0.65, 0.61]), 0.11,
+         1100, 1200),
+        ("stsb", "gen", "spearman_cosine", 0, 0.70, 0.65, sd([0.66, 0.64]), 2, 0.81, sd([0.80, 0.82]), -0.16,
+         500, 600)],
+        columns=["task", "model", "metric", "chosen_layer", "dev_mean", "test_mean", "test_sd", "full_layer",
+                 "full_test_mean", "full_test_sd", "gain", "parameters", "full_parameters"])
+    pd.testing.assert_frame_equal(choice, expected, check_dtype=False)
+
+
+def seeded_published() -> pd.DataFrame:
+    """Published cells: two experiments mapped to our tasks, rows of another metric and of an
+    experiment no task maps to (left out), a cell of a layer we did not run."""
+    return pd.DataFrame([("stsb-paper", "disc", 1, "spearman_cosine", "dev-best", 0.70),
+                         ("stsb-paper", "disc", 2, "spearman_cosine", "last", 0.52),
+                         ("stsb-paper", "disc", 2, "pearson_cosine", "last", 0.99),
+                         ("mrpc-paper", "gen", 0, "f1", "dev-best", 0.75),
+                         ("mrpc-paper", "disc", 1, "f1", "last", 0.60),
+                         ("mrpc-paper", "disc", 1, "accuracy", "last", 0.98),
+                         ("mrpc-paper", "gen", 5, "f1", "dev-best", 0.90),
+                         ("other-paper", "disc", 0, "spearman_cosine", "dev-best", 0.10),
+                         ("other-paper", "gen", 0, "f1", "last", 0.20)],
+                        columns=["experiment", "model", "layer", "metric", "epoch", "value"])
+
+
+def test_published_scores_are_the_mapped_experiments_main_metric_cells():
+    published = electra_report.published_scores(seeded_published(), {"stsb": "stsb-paper", "mrpc": "mrpc-paper"},
+                                                SEEDED_METRICS)
+    expected = pd.DataFrame([("stsb", "disc", 1, "dev-best", 0.70), ("stsb", "disc", 2, "last", 0.52),
+                             ("mrpc", "gen", 0, "dev-best", 0.75), ("mrpc", "disc", 1, "last", 0.60),
+                             ("mrpc", "gen", 5, "dev-best", 0.90)],
+                            columns=["task", "model", "layer", "epoch", "published"])
+    pd.testing.assert_frame_equal(published, expected)
+    # no task mapped to a published experiment: an empty frame of the same columns and types
+    empty = electra_report.published_scores(seeded_published(), {}, SEEDED_METRICS)
+    assert empty.columns.tolist() == ["task", "model", "layer", "epoch", "published"] and len(empty) == 0
+    assert empty["layer"].dtype == "int64" and empty["published"].dtype == "float64"
+
+
+def test_published_scores_name_the_unknown_epoch_kinds():
+    import re
+
+    bad = seeded_published().assign(epoch=["best", "dev-best", "last", "final", "last", "last", "last", "last",
+                                           "last"])
+    with pytest.raises(ValueError, match=re.escape(
+            "the ELECTRA reference's column 'epoch' must be one of ['dev-best', 'last'] (which epoch's model each "
+            "cell scored); found ['best', 'final']")):
+        electra_report.published_scores(bad, {"stsb": "stsb-paper"}, SEEDED_METRICS)
+    with pytest.raises(ValueError, match=re.escape("found ['None']")):
+        electra_report.published_scores(seeded_published().drop(columns="epoch"), {"stsb": "stsb-paper"},
+                                        SEEDED_METRICS)
+
+
+def test_ours_of_kind_takes_the_kept_epochs_or_the_last_epochs_mean_by_row():
+    table = pd.DataFrame({"test_mean": [0.1, 0.2, 0.3, 0.4], "last_mean": [0.5, 0.6, 0.7, 0.8]}, index=[7, 8, 9, 10])
+    epochs = pd.Series(["dev-best", "last", np.nan, "last"], index=table.index)
+    best = electra_report.ours_of_kind(table, epochs, "best")
+    pd.testing.assert_series_equal(best, pd.Series([0.1, 0.6, np.nan, 0.8], index=table.index))
+    # an experiment that keeps its last epoch has no dev-best score; its last epoch's still meet "last"
+    last = electra_report.ours_of_kind(table, epochs, "last")
+    pd.testing.assert_series_equal(last, pd.Series([np.nan, 0.6, np.nan, 0.8], index=table.index))
+
+
+def test_layer_table_sets_each_published_cell_beside_ours_of_its_kind_and_marks_devs_choice():
+    reference = {"stsb": "stsb-paper", "mrpc": "mrpc-paper"}
+    table = electra_report.layer_table(seeded_scores(), seeded_published(), reference, SEEDED_METRICS)
+    layers = electra_report.per_layer(seeded_scores(), SEEDED_METRICS)
+    assert table.columns.tolist() == [*layers.columns, "epoch", "published", "compared", "delta", "chosen"]
+    pd.testing.assert_frame_equal(table[layers.columns], layers, check_dtype=False)  # every layer kept
+    cells = table.set_index(["task", "model", "layer"])
+    # stsb disc k=1: the final table's value beside our kept epoch's test mean
+    assert cells.loc[("stsb", "disc", 1), ["epoch", "published"]].tolist() == ["dev-best", 0.70]
+    assert cells.loc[("stsb", "disc", 1), "compared"] == pytest.approx(0.74)
+    assert cells.loc[("stsb", "disc", 1), "delta"] == pytest.approx(0.74 - 0.70)
+    # the archives' last-epoch values beside our last epoch's
+    assert cells.loc[("stsb", "disc", 2), "compared"] == pytest.approx(0.61)
+    assert cells.loc[("stsb", "disc", 2), "delta"] == pytest.approx(0.61 - 0.52)
+    assert cells.loc[("mrpc", "disc", 1), "delta"] == pytest.approx(0.63 - 0.60)
+    assert cells.loc[("mrpc", "gen", 0), "delta"] == pytest.approx(0.79 - 0.75)
+    assert table["published"].notna().sum() == 4 and table["compared"].notna().sum() == 4
+    assert cells["published"].isna().equals(cells["compared"].isna()) and cells["delta"].isna().sum() == 6
+    chosen = sorted(cells.index[cells["chosen"]])
+    assert chosen == [("mrpc", "disc", 1), ("mrpc", "gen", 0), ("stsb", "disc", 1), ("stsb", "gen", 0)]
+    assert table["chosen"].dtype == bool
+    # an experiment keeping its last epoch: the final table's cells meet nothing of ours
+    kept_last = electra_report.layer_table(seeded_scores(), seeded_published(), reference, SEEDED_METRICS,
+                                           "last").set_index(["task", "model", "layer"])
+    assert pd.isna(kept_last.loc[("stsb", "disc", 1), "compared"])
+    assert kept_last.loc[("stsb", "disc", 2), "compared"] == pytest.approx(0.61)
+
+
+def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(monkeypatch):
+    """One row per task (in the config's order), one column per source: ours at the kept and the last
+    epoch, the published by the epoch it scored; a line per model at its mean over seeds per layer
+    (hue in the models' sorted order, the discriminator solid, the generator dashed); the star on
+    each task's dev-chosen layers in its "ours" panel only."""
+    import textwrap
+
+    import seaborn as sns
+
+    from trimbench.electra import report
+
+    saved = {}
+    monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure, paths=paths))
+    ours = seeded_scores()
+    table = report.layer_table(ours, seeded_published(), {"stsb": "stsb-paper", "mrpc": "mrpc-paper"},
+                               SEEDED_METRICS)
+    title = ("electra-paper: truncated ELECTRA discriminators and generators cut at every layer k, fine-tuned per "
+             "seed on STS-B and MRPC, the layer chosen by the mean dev score, beside the published per-layer curves")
+    paths = {"png": "layers.png"}
+    report.layer_figure(ours, table, {"gen": "generator", "disc": "discriminator"}, SEEDED_METRICS, title, paths)
+    figure = saved["figure"]
+    assert saved["paths"] is paths
+    sources = ["ours", "ours, last epoch", "published, dev-chosen epoch", "published, last epoch"]
+    assert [ax.get_title() for ax in figure.axes] == [f"{task} · {source}" for task in SEEDED_METRICS
+                                                       for source in sources]
+
+    def mean(task, model, layer, split):
+        return seeded_stats(task, model, layer, split)[0]
+
+    disc, gen = (tuple(colour) for colour in sns.color_palette()[:2])  # sorted: disc, then gen
+    expected = {}
+    for task, layers in (("stsb", [0, 1, 2]), ("mrpc", [0, 1])):
+        for source, split in (("ours", "test"), ("ours, last epoch", "test-last-epoch")):
+            expected[(task, source)] = {
+                (disc, "-", tuple(layers), tuple(mean(task, "disc", k, split) for k in layers)),
+                (gen, "--", tuple(layers), tuple(mean(task, "gen", k, split) for k in layers))}
+    expected[("stsb", "published, dev-chosen epoch")] = {(disc, "-", (1,), (0.70,))}
+    expected[("stsb", "published, last epoch")] = {(disc, "-", (2,), (0.52,))}
+    expected[("mrpc", "published, dev-chosen epoch")] = {(gen, "--", (0,), (0.75,))}
+    expected[("mrpc", "published, last epoch")] = {(disc, "-", (1,), (0.60,))}
+    stars = {"stsb": {(1, 0.74), (0, 0.65)}, "mrpc": {(1, 0.68), (0, 0.79)}}
+    for ax in figure.axes:
+        task, source = ax.get_title().split(" · ")
+        lines = {(tuple(line.get_color()), line.get_linestyle(), tuple(line.get_xdata()),
+                  tuple(np.round(line.get_ydata(), 6))) for line in ax.lines if len(line.get_xdata())}
+        assert lines == {(c, s, x, tuple(np.round(y, 6))) for c, s, x, y in expected[(task, source)]}, ax.get_title()
+        star = [c for c in ax.collections if c.get_label() == "chosen by dev"]
+        if source == "ours":
+            assert {(x, round(y, 6)) for x, y in star[0].get_offsets().tolist()} == stars[task]
+        else:
+            assert not star
+        assert all(float(tick).is_integer() for tick in ax.get_xticks())  # layers are whole numbers
+    assert [ax.get_xlabel() for ax in figure.axes] == [""] * 4 + ["layer k (0 = embedding output)"] * 4
+    assert [ax.get_ylabel() for ax in figure.axes] == (["test score"] + [""] * 3) * 2
+    # the title wrapped at 9 characters per inch of the figure's width, set just above the panels
+    assert figure._suptitle.get_text() == textwrap.fill(title, int(figure.get_figwidth() * 9))
+    assert figure._suptitle.get_position()[1] == 1.0 and figure._suptitle.get_va() == "bottom"
+    (legend,) = figure.legends
+    renderer = figure.canvas.get_renderer()
+    key = legend.get_window_extent(renderer)
+    assert (key.x0 + key.x1) / 2 == pytest.approx(figure.bbox.width / 2, abs=2)  # centred under the panels
+
+
+def layer_heading(task: str, metric: str, seeds: int) -> str:
+    return (f"{task}: test {metric} per layer k (0 = embedding output), mean ± sd over {seeds} seed(s); published "
+            f"in parentheses, beside ours of its kind (the archives' last-epoch values beside our last epoch's); "
+            f"the layer chosen by dev emphasised")
+
+
+def test_layer_tables_render_one_wide_table_per_task_in_task_order():
+    """SEEDED's long table, rows reversed, with cells the runs can leave: a layer without a test
+    score ("–"; beside a last-epoch published value, only our last epoch's), one model short of a
+    layer (blank), a published value without a score of its kind (an experiment keeping the last
+    epoch: no parentheses), one seed (no sd)."""
+    import html
+
+    from trimbench.electra.report import _page, layer_table, layer_tables
+
+    table = layer_table(seeded_scores(), seeded_published(), {"stsb": "stsb-paper", "mrpc": "mrpc-paper"},
+                        SEEDED_METRICS)
+    cell = table.set_index(["task", "model", "layer"]).index
+    table = table[cell != ("mrpc", "gen", 1)].reset_index(drop=True)
+    cell = table.set_index(["task", "model", "layer"]).index
+    table.loc[cell.isin([("stsb", "gen", 1), ("stsb", "disc", 2)]), "test_mean"] = np.nan
+    table.loc[cell == ("stsb", "disc", 1), "compared"] = np.nan
+    stsb = pd.DataFrame({"layer": [0, 1, 2],
+                         "disc": ["0.4200 ± 0.0283", "{0.7400 ± 0.0141}", "last epoch 0.6100 ± 0.0424 (0.5200)"],
+                         "gen": ["{0.6500 ± 0.0141}", "–", "0.8100 ± 0.0141"]})
+    mrpc = pd.DataFrame({"layer": [0, 1],
+                         "disc": ["0.6000 ± 0.0283", "{0.6800 ± 0.0283}; last epoch 0.6300 ± 0.0283 (0.6000)"],
+                         "gen": ["{0.7900} (0.7500)", ""]})
+    sections = [(layer_heading("mrpc", "f1", 2), mrpc), (layer_heading("stsb", "spearman_cosine", 2), stsb)]
+
+    def bold(view, before, after):
+        return view.assign(**{c: view[c].str.replace("{", before).str.replace("}", after) for c in ("disc", "gen")})
+
+    tables = layer_tables(table.iloc[::-1])
+    assert tables["markdown"] == "\n".join(f"### {heading}\n\n{bold(view, '**', '**').to_markdown(index=False)}\n"
+                                           for heading, view in sections)
+    assert tables["html"] == _page("".join(
+        f"<h3>{html.escape(heading)}</h3>{bold(view, '<b>', '</b>').to_html(index=False, escape=False, border=0)}"
+        for heading, view in sections))
+    lines = layer_tables(table)["csv"].splitlines()
+    assert lines[0].split(",") == [*table.columns]
+    assert lines[1] == "mrpc,f1,disc,0,0.620000,0.028284,2,0.600000,0.028284,2,0.510000,0.014142,2,1000,,,,,False"
+    # a task of one row: its heading still names its metric
+    one = table[(table["task"] == "mrpc") & (table["model"] == "gen")]
+    assert layer_tables(one)["markdown"].startswith(f"### {layer_heading('mrpc', 'f1', 1)}\n\n")
+
+
+def test_page_is_a_utf8_html_document_around_the_body():
+    import re
+
+    from trimbench.electra.report import _page
+
+    page = _page("<p>body</p>")
+    assert page.startswith("<!DOCTYPE html><html><head><meta charset='utf-8'><style>")
+    assert page.endswith("</style></head><body><p>body</p></body></html>\n")
+    style = page[page.index("<style>") + len("<style>"):page.index("</style>")]
+    assert re.findall(r"([^{}]+)\{", style) == ["body", "table", "td,th"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -479,3 +480,76 @@ def test_bm25_headline_is_empty_where_a_side_lacks_the_main_metric_and_its_lists
     scores.write(ours, path)
     with pytest.raises(ValueError, match="zip"):
         bm25_experiments(["x", "y"], [config], [str(path)], str(REPO_BM25))
+
+
+# electra.scoreboard: values
+
+
+def electra_two_by_two(select: str = "best", tasks: tuple = ("zz-task", "aa-task"),
+                       published: pd.DataFrame | None = None) -> Experiment:
+    """Two tasks and two models (the config's first: zz-task, m-gen; neither first in sorted order),
+    layers 0..2, one seed. Dev chooses aa/m-disc k=0, aa/m-gen k=1, zz/m-disc k=2, zz/m-gen k=1; each
+    cell's test score is its base + 0.01 k, the last epoch's 0.1 below."""
+    base = {("aa-task", "m-disc"): 0.30, ("aa-task", "m-gen"): 0.40, ("zz-task", "m-disc"): 0.50,
+            ("zz-task", "m-gen"): 0.60}
+    chosen = {("aa-task", "m-disc"): 0, ("aa-task", "m-gen"): 1, ("zz-task", "m-disc"): 2, ("zz-task", "m-gen"): 1}
+    rows = []
+    for (task, model), score in base.items():
+        for layer in range(3):
+            for split, value in (("validation", 0.9 if layer == chosen[(task, model)] else 0.5),
+                                 ("test", score + 0.01 * layer), ("test-last-epoch", score + 0.01 * layer - 0.1)):
+                rows.append({"experiment": "el", "track": "electra", "variant": "truncated", "model": model,
+                             "layer": layer, "dim": 64, "dataset": task, "split": split,
+                             "metric": "spearman_cosine", "value": value, "seed": 0})
+    if published is None:  # the final table's value at zz/m-gen's chosen k=1, the archive's at its k=2
+        published = pd.DataFrame({"model": "m-gen", "experiment": "stsb-z", "layer": [1, 2],
+                                  "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": ["dev-best", "last"],
+                                  "value": [0.55, 0.58]})
+    config = {"track": "electra", "scale": "paper", "models": ["m-gen", "m-disc"], "tasks": list(tasks),
+              "evaluation": {"batch_size": 8}, "train": {"select": select},
+              "reference": {"file": "x", "experiments": {"aa-task": "stsb-a", "zz-task": "stsb-z"},
+                            "tolerance": 0.01, "work": None}}
+    return Experiment("el", config, scores.frame(rows), published,
+                      {"aa-task": "spearman_cosine", "zz-task": "spearman_cosine"})
+
+
+def test_electra_headline_is_the_configs_first_task_and_model_at_devs_layer():
+    from trimbench.electra.scoreboard import headline
+
+    assert headline(electra_two_by_two()) == pytest.approx({
+        "ours": 0.61, "ours_cell": "m-gen L1 (dev-chosen) zz-task", "published": 0.55,
+        "published_cell": "m-gen L1 zz-task"})
+    # a first task without scores: the first (task, model) of the dev choice, sorted
+    assert headline(electra_two_by_two(tasks=("no-task", "zz-task"))) == pytest.approx({
+        "ours": 0.30, "ours_cell": "m-disc L0 (dev-chosen) aa-task", "published": None, "published_cell": ""})
+    # an experiment keeping its last epoch: the final table's (dev-chosen epoch's) value meets no score of ours
+    assert headline(electra_two_by_two(select="last")) == pytest.approx({
+        "ours": 0.61, "ours_cell": "m-gen L1 (dev-chosen) zz-task", "published": None, "published_cell": ""})
+
+
+def test_electra_comparison_sets_our_unpublished_cells_as_the_kept_epoch():
+    """Each of our 12 cells once: against the published cell of its kind, else as the epoch the
+    experiment keeps (dev-best: the test mean; last: the last epoch's); a published cell with no
+    score of its kind stays, ours empty."""
+    from trimbench.electra.scoreboard import comparison
+
+    def expected(select):
+        rows = []
+        for task, model, score in (("aa-task", "m-disc", 0.30), ("aa-task", "m-gen", 0.40),
+                                   ("zz-task", "m-disc", 0.50), ("zz-task", "m-gen", 0.60)):
+            for layer in range(3):
+                kept, last = score + 0.01 * layer, score + 0.01 * layer - 0.1
+                if (task, model, layer) == ("zz-task", "m-gen", 1):
+                    rows.append((task, model, layer, "dev-best", kept if select == "best" else np.nan, 0.55))
+                elif (task, model, layer) == ("zz-task", "m-gen", 2):
+                    rows.append((task, model, layer, "last", last, 0.58))
+                elif select == "best":
+                    rows.append((task, model, layer, "dev-best", kept, np.nan))
+                else:
+                    rows.append((task, model, layer, "last", last, np.nan))
+        frame = pd.DataFrame(rows, columns=["task", "model", "layer", "epoch", "ours", "published"])
+        return frame.assign(delta=frame["ours"] - frame["published"])
+
+    for select in ("best", "last"):
+        long = comparison(electra_two_by_two(select=select))
+        pd.testing.assert_frame_equal(long, expected(select), check_dtype=False)
