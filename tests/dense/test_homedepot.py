@@ -170,3 +170,172 @@ def test_headline_is_the_last_methods_recall_at_its_widest_dim_on_each_side():
     config["methods"] = ["separate"]  # neither side has it
     assert homedepot.headline(scores, published, config) == {
         "ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+
+
+# --- the views on a hand-made table: every cell, row and line checked ------------------------------
+
+#: ours: the deepest layer (6) only; the matryoshka method under the write-up's label; a layer-3 cell
+#: that must not show
+HAND_SCORES = pd.DataFrame([
+    ("pretrained", 6, 384, "recall@10", 0.5), ("pretrained", 6, 48, "recall@10", 0.3),
+    ("pretrained", 3, 384, "recall@10", 0.99), ("matryoshka", 6, 384, "recall@10", 0.7),
+    ("matryoshka", 6, 48, "mrr@10", 0.4),
+], columns=["variant", "layer", "dim", "metric", "value"])
+#: the write-up: model M's cells (one only it has, at d96) and another model's, which must not show
+HAND_PUBLISHED = pd.DataFrame([
+    ("s", "M", "pretrained", 384, "recall@10", 0.55), ("s", "M", "fine-tuned-matryoshka", 384, "recall@10", 0.6),
+    ("s", "M", "fine-tuned-matryoshka", 96, "recall@10", 0.58), ("s", "Other", "pretrained", 384, "recall@10", 0.11),
+], columns=["source", "model", "method", "dim", "metric", "value"])
+HAND_CONFIG = {"model": "minilm", "methods": ["pretrained", "matryoshka"], "reference": {"model": "M"},
+               "evaluation": {"datasets": ["hd"]}}
+
+
+def test_comparison_is_every_cell_of_either_side_at_the_deepest_layer_sorted_by_metric_method_widest_dim():
+    long = homedepot.comparison(HAND_SCORES, HAND_PUBLISHED, HAND_CONFIG)
+    assert list(long.columns) == ["model", "method", "dim", "metric", "ours", "published", "delta"]
+    nan = float("nan")
+    expected = pd.DataFrame([
+        ("M", "fine-tuned-matryoshka", 48, "mrr@10", 0.4, nan, nan),
+        ("M", "fine-tuned-matryoshka", 384, "recall@10", 0.7, 0.6, 0.7 - 0.6),
+        ("M", "fine-tuned-matryoshka", 96, "recall@10", nan, 0.58, nan),
+        ("M", "pretrained", 384, "recall@10", 0.5, 0.55, 0.5 - 0.55),
+        ("M", "pretrained", 48, "recall@10", 0.3, nan, nan),
+    ], columns=long.columns)
+    pd.testing.assert_frame_equal(long, expected, check_dtype=False)
+    assert long["dim"].dtype.kind == "i"
+    # no reference model: ours are named by the experiment's model, and match none of the write-up's
+    published = pd.concat([HAND_PUBLISHED, HAND_PUBLISHED.iloc[:1].assign(model="minilm", value=0.25)])
+    own = homedepot.comparison(HAND_SCORES, published, {**HAND_CONFIG, "reference": {}})
+    assert set(own["model"]) == {"minilm"} and len(own) == 4
+    assert own["published"].fillna(-1).tolist() == [-1, -1, 0.25, -1]  # the write-up's cell of that model
+    # one cell of ours
+    one = homedepot.comparison(HAND_SCORES.iloc[:1], HAND_PUBLISHED, HAND_CONFIG)
+    assert one[["method", "dim", "ours", "published"]].fillna(-1).values.tolist() == [
+        ["fine-tuned-matryoshka", 384, -1, 0.6], ["fine-tuned-matryoshka", 96, -1, 0.58],
+        ["pretrained", 384, 0.5, 0.55]]
+    # none of ours (yet): the write-up's cells of the reference model alone
+    none = homedepot.comparison(HAND_SCORES.iloc[:0], HAND_PUBLISHED, HAND_CONFIG)
+    assert none[["method", "dim", "published"]].values.tolist() == [
+        ["fine-tuned-matryoshka", 384, 0.6], ["fine-tuned-matryoshka", 96, 0.58], ["pretrained", 384, 0.55]]
+    assert none["ours"].isna().all()
+
+
+def test_tables_cells_are_ours_and_published_per_dim_with_bm25_under_every_dim_and_the_largest_gap():
+    import re
+
+    bm25 = pd.DataFrame({"variant": "bm25", "dataset": "hd", "metric": ["recall@10", "ndcg@10", "mrr@10"],
+                         "value": [0.44, 0.9, 0.2]})
+    out = homedepot.tables(HAND_SCORES, HAND_PUBLISHED, HAND_CONFIG, bm25)
+    summary = ("Home Depot test, cosine; ours (published in parentheses). 2 cells in common, largest |Δ| 0.1000 "
+               "at fine-tuned-matryoshka d384 recall@10.")
+    assert out["markdown"].startswith(summary + "\n\n| model")
+    # columns the widest dim first; BM25's one value under every dim, after its metric's rows; no
+    # ndcg@10 row (ours have none)
+    assert re.findall(r"<th>(.*?)</th>", out["html"]) == ["model", "metric", "method", "384", "96", "48"]
+    assert out["html"].startswith("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body><p>")
+    assert f"<p>{summary}</p><table class=\"dataframe\">" in out["html"] and out["html"].endswith("</body></html>\n")
+    cells = re.findall(r"<td>(.*?)</td>", out["html"])
+    assert [cells[i:i + 6] for i in range(0, len(cells), 6)] == [
+        ["M", "mrr@10", "fine-tuned-matryoshka", "", "", "0.4000"],
+        ["M", "mrr@10", "BM25", "0.2000", "0.2000", "0.2000"],
+        ["M", "recall@10", "fine-tuned-matryoshka", "0.7000 (0.6000)", "(0.5800)", ""],
+        ["M", "recall@10", "pretrained", "0.5000 (0.5500)", "", "0.3000"],
+        ["M", "recall@10", "BM25", "0.4400", "0.4400", "0.4400"]]
+    # the markdown holds the same rows
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out["markdown"].splitlines()[4:]]
+    assert [r[2] for r in rows] == ["fine-tuned-matryoshka", "BM25", "fine-tuned-matryoshka", "pretrained", "BM25"]
+    assert rows[2][3:5] == ["0.7000 (0.6000)", "(0.5800)"]
+    # the CSV: ours only (no published-only dim 96), as numbers
+    assert out["csv"].splitlines() == [
+        "model,metric,method,384,48",
+        "M,mrr@10,fine-tuned-matryoshka,,0.400000",
+        "M,mrr@10,BM25,0.200000,0.200000",
+        "M,recall@10,fine-tuned-matryoshka,0.700000,",
+        "M,recall@10,pretrained,0.500000,0.300000",
+        "M,recall@10,BM25,0.440000,0.440000"]
+    # a cell of ours without a value, and none published there: a dash
+    missing = homedepot.tables(HAND_SCORES.assign(value=HAND_SCORES["value"].where(HAND_SCORES["dim"] != 48)),
+                               HAND_PUBLISHED, HAND_CONFIG)
+    assert "<td>pretrained</td>\n      <td>0.5000 (0.5500)</td>\n      <td></td>\n      <td>–</td>" in missing["html"]
+    # without BM25, without a cell in common
+    plain = homedepot.tables(HAND_SCORES, HAND_PUBLISHED.iloc[:0], HAND_CONFIG)
+    assert "BM25" not in plain["csv"] + plain["html"] and "(" not in plain["csv"]
+    assert plain["markdown"].startswith("Home Depot test, cosine; ours (published in parentheses). No cell in common "
+                                        "with the write-up.\n\n|") and "0.3000" in plain["html"]
+
+
+def test_summary_names_the_cell_of_the_largest_absolute_gap():
+    long = pd.DataFrame({"model": "M", "method": ["a", "b", "c"], "dim": [8, 16, 32], "metric": "recall@10",
+                         "ours": [0.5, 0.2, 0.9], "published": [0.45, 0.5, float("nan")]})
+    long["delta"] = long["ours"] - long["published"]
+    assert homedepot._summary(long) == "2 cells in common, largest |Δ| 0.3000 at b d16 recall@10."
+
+
+def test_recall_figure_draws_ours_as_a_line_per_method_the_write_ups_as_crosses_and_bm25(monkeypatch):
+    kept = {}
+    monkeypatch.setattr(homedepot, "save", lambda figure, paths: kept.update(figure=figure, paths=paths))
+    bm25 = pd.DataFrame({"variant": "bm25", "dataset": ["other", "hd", "hd"], "metric": ["recall@10", "recall@10",
+                                                                                         "mrr@10"],
+                         "value": [0.1, 0.44, 0.2]})
+    homedepot.recall_figure(HAND_SCORES, HAND_PUBLISHED, HAND_CONFIG, "the title", {"svg": "x.svg"}, bm25)
+    assert kept["paths"] == {"svg": "x.svg"}
+    ax = kept["figure"].axes[0]
+    # recall@10 only (no mrr@10 point at 0.4): a line per method, the methods in name order
+    drawn = [(list(map(float, line.get_xdata())), list(map(float, line.get_ydata())), line.get_color())
+             for line in ax.get_lines() if len(line.get_xdata())]
+    matryoshka, pretrained, bm25_line = drawn
+    assert matryoshka[:2] == ([384.0], [0.7]) and pretrained[:2] == ([48.0, 384.0], [0.3, 0.5])
+    assert bm25_line[1] == [0.44, 0.44]  # the evaluation dataset's recall@10, not another dataset's
+    # the crosses: each published cell in its method's colour
+    crosses = ax.collections[-1]
+    colour = {tuple(c[:3]) for c in crosses.get_facecolors()[:2]}
+    assert crosses.get_offsets().tolist() == [[384.0, 0.6], [96.0, 0.58], [384.0, 0.55]]
+    assert colour == {tuple(matryoshka[2])} and tuple(crosses.get_facecolors()[2][:3]) == tuple(pretrained[2])
+    assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
+    assert ax.get_xticks().tolist() == [48, 96, 384] and [t.get_text() for t in ax.get_xticklabels()] == [
+        "48", "96", "384"]
+    assert ax.get_title() == "the title" and [t.get_text() for t in ax.texts] == ["BM25"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["fine-tuned-matryoshka", "pretrained"]
+    # a method only the write-up has keeps its colour: ours (pretrained) in the colour of its crosses
+    homedepot.recall_figure(HAND_SCORES.iloc[:3], HAND_PUBLISHED, HAND_CONFIG, "t", {})
+    ax = kept["figure"].axes[0]
+    (line,) = [line for line in ax.get_lines() if len(line.get_xdata())]
+    crosses = ax.collections[-1].get_facecolors()
+    assert tuple(crosses[2][:3]) == tuple(line.get_color()[:3]) != tuple(crosses[0][:3])
+    # without BM25 or the write-up's cells: no line across, no crosses
+    homedepot.recall_figure(HAND_SCORES, HAND_PUBLISHED.iloc[:0], HAND_CONFIG, "t", {})
+    ax = kept["figure"].axes[0]
+    assert not ax.texts and not any(type(c).__name__ == "PathCollection" for c in ax.collections)
+    assert ax.get_xticks().tolist() == [48, 384]
+
+
+def test_distractors_of_string_product_ids_come_in_the_shuffled_tables_order(tmp_path):
+    """Products keyed by strings (salted hashes: no stable set order): the distractors are the
+    products of neither part in their order in the shuffled table (E = p15 at row 109, then G = p17);
+    the int ids' pick (list(set)[:1] = 17) would differ."""
+    table = HAND_TABLE.assign(entity_id="p" + HAND_TABLE["entity_id"].astype(str))
+    entry = _hand_entry(tmp_path, table, distractors=1)
+    train, test, full = homedepot_data.cut_and_split(entry)
+    assert homedepot_data.distractor_products(train, test, full, 1) == ["p15"]
+    assert homedepot_data.distractor_products(train, test, full, 5) == ["p15", "p17"]
+    assert homedepot_data.distractor_products(train, test, full, 0) == []
+    split = homedepot_data.retrieval_split(entry, "test")
+    assert split.corpus.to_dict("records") == [{"doc_id": "p12", "title": "", "text": "B v1"},
+                                               {"doc_id": "p11", "title": "", "text": "A"},
+                                               {"doc_id": "p15", "title": "", "text": "E"}]
+    assert split.qrels.to_dict("records") == [{"query_id": "102", "doc_id": "p11", "relevance": 1}]
+
+
+def test_a_query_id_twice_in_the_test_part_is_one_query_its_last_row(tmp_path):
+    """Two judged test rows under one id (row 104 relabelled 102 and judged 3): one query, the last
+    row's text and product (src/data.py builds a dict keyed by id: the last row wins)."""
+    table = HAND_TABLE.assign(relevance=HAND_TABLE["relevance"].where(HAND_TABLE["id"] != 104, 3.0),
+                              id=HAND_TABLE["id"].replace(104, 102))
+    split = homedepot_data.retrieval_split(_hand_entry(tmp_path, table, distractors=0), "test")
+    assert split.queries.to_dict("records") == [{"query_id": "102", "text": "b drill"}]
+    assert split.qrels.to_dict("records") == [{"query_id": "102", "doc_id": "12", "relevance": 1}]
+    assert split.corpus["doc_id"].tolist() == ["12", "11"]
+    with pytest.raises(ValueError, match="retrieval split 'test', not 'train'"):
+        homedepot_data.retrieval_split(_hand_entry(tmp_path), "train")
+    with pytest.raises(ValueError, match="training pairs for split 'train', not 'test'"):
+        homedepot_data.pairs_table(_hand_entry(tmp_path), "test")

@@ -596,3 +596,89 @@ def test_claims_pages_word_for_word_on_a_hand_made_summary():
     empty = summary.iloc[:0]
     assert claims_markdown("e", empty, cells.iloc[:0]).endswith("table).\n\nNo claim of this track is checked.\n")
     assert "<h2>Claims: e</h2><p>No claim of this track is checked.</p></body>" in claims_html("e", empty, cells)
+
+
+# splade.claims: values
+
+SPLADE_COLUMNS = ["method", "model", "lambda_q", "lambda_d", "dataset", "metric", "value"]
+
+
+def test_splade_view_cells_are_each_trained_variants_identity_and_its_mean_over_seeds():
+    from trimbench.splade.claims import claim_views, splade_published_cells, splade_view_cells
+
+    config = {"reference": {"tolerance": 0.02},
+              "variants": {"b": {"method": "splade_max", "published_model": "m", "lambda_q": 0.1, "lambda_d": 0.08},
+                           "a": {"method": "distil_splade", "published_model": "m", "lambda_q": 0.01,
+                                 "lambda_d": 0.008}},
+              "ensembles": {"ens": {"variants": ["a", "b"], "published": None}}}
+    scores = pd.DataFrame([
+        ("b", "tiny", "dev", "mrr@10", 1, 0.30), ("b", "tiny", "dev", "mrr@10", 2, 0.40),
+        ("b", "tiny", "dev", "flops", 1, 2.0), ("a", "tiny", "dl19", "ndcg@10", 1, 0.6),
+        ("ens", "tiny", "dev", "mrr@10", 1, 0.9),  # an ensemble: no identity, not a cell
+    ], columns=["variant", "model", "dataset", "metric", "seed", "value"])
+    cells = splade_view_cells(scores, config)
+    expected = pd.DataFrame([("distil_splade", "m", 0.01, 0.008, "dl19", "ndcg@10", 0.6),
+                             ("splade_max", "m", 0.1, 0.08, "dev", "flops", 2.0),
+                             ("splade_max", "m", 0.1, 0.08, "dev", "mrr@10", 0.35)], columns=SPLADE_COLUMNS)
+    pd.testing.assert_frame_equal(cells, expected, check_dtype=False)
+    published = pd.DataFrame([
+        ("src", "splade_max", "m", 0.1, 0.08, "dev", "flops", 1.5),
+        ("src", "ensemble A B", None, None, None, "dev", "flops", 0.1),   # an ensemble: not a run
+        ("src", "distil_splade", "m", 0.01, 0.008, "dev", "mrr@10", 0.36),
+    ], columns=["source", "variant", *SPLADE_COLUMNS[1:]])
+    theirs = splade_published_cells(published)
+    pd.testing.assert_frame_equal(theirs, pd.DataFrame([("splade_max", "m", 0.1, 0.08, "dev", "flops", 1.5),
+                                                        ("distil_splade", "m", 0.01, 0.008, "dev", "mrr@10", 0.36)],
+                                                       columns=SPLADE_COLUMNS), check_dtype=False)
+    ours_view, their_view = claim_views("s", {"s": config, "other": {}}, {"s": scores}, published, {}, {})
+    pd.testing.assert_frame_equal(ours_view.cells, cells)
+    pd.testing.assert_frame_equal(their_view.cells, theirs)
+    assert (ours_view.ablations, ours_view.tolerance) == (their_view.ablations, their_view.tolerance) == ((), 0.02)
+
+
+def _splade_view(rows: list[tuple]) -> View:
+    return View(pd.DataFrame(rows, columns=SPLADE_COLUMNS))
+
+
+def test_larger_lambda_sparser_pairs_runs_of_one_method_model_dataset_whose_lambdas_both_rise():
+    from trimbench.splade.claims import _larger_lambda_sparser
+
+    low, high = ("splade_max", "m", 2.0, 0.5), ("splade_max", "m", 10.0, 0.8)   # "10.0" sorts before "2.0" as text
+    rows = []
+    for dataset, (f_low, f_high, m_low, m_high) in {
+            "d1": (4.0, 1.0, 0.40, 0.38),     # FLOPS −75 %, MRR@10 −5 %: holds
+            "d2": (2.0, 1.0, 0.40, 0.20),     # both fall by half: the cost is not smaller than the gain
+            "d3": (2.0, 2.0, 0.40, 0.50)}.items():   # FLOPS the same: not sparser
+        rows += [(*low, dataset, "flops", f_low), (*low, dataset, "mrr@10", m_low),
+                 (*high, dataset, "flops", f_high), (*high, dataset, "mrr@10", m_high)]
+    # not paired with those: λq up but λd down; another method, model or dataset; no MRR@10
+    rows += [(*run, dataset, metric, value) for run, dataset in [
+        (("splade_max", "m", 20.0, 0.1), "d1"), (("distil_splade", "m", 30.0, 0.9), "d1"),
+        (("splade_max", "n", 30.0, 0.9), "d1"), (("splade_max", "m", 30.0, 0.9), "d9")]
+        for metric, value in (("flops", 0.1), ("mrr@10", 0.1))]
+    rows += [("splade_max", "m", 40.0, 1.0, "d1", "flops", 0.01), ("splade_max", "m", 40.0, 1.0, "d1", "ndcg@10", 0.4)]
+    cells = _larger_lambda_sparser(_splade_view(rows))
+    assert cells[:2] == [
+        {"cell": "splade_max m d1 λq 2→10", "evidence": "FLOPS 4.000→1.000 (−75%), MRR@10 0.4000→0.3800 (−5.0%)",
+         "holds": True},
+        {"cell": "splade_max m d2 λq 2→10", "evidence": "FLOPS 2.000→1.000 (−50%), MRR@10 0.4000→0.2000 (−50.0%)",
+         "holds": False}]
+    assert (cells[2]["cell"], cells[2]["holds"], len(cells)) == ("splade_max m d3 λq 2→10", False, 3)
+
+
+def test_distillation_beats_max_compares_every_pair_of_one_model_and_dataset_per_metric():
+    from trimbench.splade.claims import _distillation_beats_max, _signed
+
+    distil, plain = ("distil_splade", "m", 0.01, 0.008), ("splade_max", "m", 0.1, 0.08)
+    wider, other_model = ("splade_max", "m", 0.5, 0.4), ("a", 0.01, 0.008, "dev", "mrr@10")
+    rows = [(*distil, "dev", "mrr@10", 0.38), (*plain, "dev", "mrr@10", 0.38), (*wider, "dev", "mrr@10", 0.30),
+            (*distil, "dev", "ndcg@10", 0.7), (*plain, "dev", "ndcg@10", 0.6),
+            ("distil_splade", *other_model, 0.1), ("splade_max", "a", 0.1, 0.08, "dev", "mrr@10", 0.2),
+            (*plain, "dev", "flops", 9.0), (*distil, "dev", "flops", 1.0), (*distil, "dl19", "ndcg@10", 0.9)]
+    cells = _distillation_beats_max(_splade_view(rows))
+    assert [(c["cell"], c["evidence"], c["holds"]) for c in cells] == [
+        ("a dev mrr@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.1000 vs SPLADE-max 0.2000", False),
+        ("m dev mrr@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.3800 vs SPLADE-max 0.3800", False),
+        ("m dev mrr@10: distil λq 0.01 vs max λq 0.5", "DistilSPLADE-max 0.3800 vs SPLADE-max 0.3000", True),
+        ("m dev ndcg@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.7000 vs SPLADE-max 0.6000", True)]
+    assert (_signed(-0.634, ".0%"), _signed(0.021, ".1%"), _signed(0.0, ".0%")) == ("−63%", "+2.1%", "+0%")
