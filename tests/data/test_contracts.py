@@ -661,3 +661,62 @@ def test_a_split_and_its_config_key_through_holdout_and_splits():
     assert contracts.plan_architecture_keys({"model_type": "bert"}) == contracts.PLAN_ARCHITECTURE_KEYS == (
         "num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size",
         "max_position_embeddings")
+
+
+def _failing(problem):
+    raise contracts.ContractError(problem)
+
+
+def test_length_figures_may_all_be_equal_and_one_token():
+    """The bounds are inclusive: one token everywhere (mean = p50 = p90 = p99 = max = 1) is a valid record."""
+    ones = {"mean": 1, "p50": 1, "p90": 1, "p99": 1, "max": 1, "tokenizer": "wp", "source": "f.jsonl"}
+    contracts._validate_length_figures(ones, "w", _failing)
+    contracts._validate_length_figures({**ones, "mean": 1.0, "p90": 2.5, "p99": 3, "max": 3}, "w", _failing)
+    with pytest.raises(contracts.ContractError, match=r"^w: the figures must be ordered, p50 <= p90 <= p99 <= max "
+                                                      r"and mean <= max$"):
+        contracts._validate_length_figures({**ones, "p50": 2}, "w", _failing)
+    with pytest.raises(contracts.ContractError, match=r"^w: mean, p50, p90, p99 are positive numbers of tokens, max a "
+                                                      r"positive integer$"):
+        contracts._validate_length_figures({**ones, "p99": True}, "w", _failing)
+
+
+def test_lengths_name_the_configs_splits_and_text_features_there_are():
+    configs = {"default": {"splits": {"test": 3, "dev": 1}, "features": {"text": "string", "body": "large_string",
+                                                                        "label": "int64"}},
+               "titled": {"splits": {"test": 3}, "features": {"title": "string", "id": "string"}}}
+    figures = {"mean": 2, "p50": 2, "p90": 3, "p99": 4, "max": 5, "tokenizer": "wp", "source": "f"}
+    for fine in (None, {"default": None}, {"default": {"test": None}}, {"default": {"dev": {"body": figures}}}):
+        contracts._validate_lengths(fine, configs, _failing)
+    for lengths, problem in [
+        ({"other": {}}, "lengths: no config 'other' (configs: default, titled)"),
+        ({"default": {"train": {}}}, "lengths.default: no split 'train' (splits: test, dev)"),
+        ({"default": {"test": {"label": figures}}},
+         "lengths.default.test.label: not a text feature of config 'default' (text features: text, body)"),
+        ({"titled": {"test": {"title+text": figures}}},
+         "lengths.titled.test.title+text: not a text feature of config 'titled' (text features: title, id)"),
+        ({"default": {"test": {"text+body": figures}}},
+         "lengths.default.test.text+body: not a text feature of config 'default' (text features: text, body)"),
+        ({"default": {"test": {"text": {**figures, "p50": 9}}}},
+         "lengths.default.test.text: the figures must be ordered, p50 <= p90 <= p99 <= max and mean <= max"),
+    ]:
+        with pytest.raises(contracts.ContractError) as raised:
+            contracts._validate_lengths(lengths, configs, _failing)
+        assert str(raised.value) == problem
+
+
+def test_a_model_contracts_smallest_sizes_and_a_config_without_heads_pass():
+    """One layer, one head, width 1 are positive integers; a config that records no heads (or no width)
+    has nothing to divide; 12 heads of 768 divide it, 5 do not."""
+    contracts._validate_architecture({key: 1 for key in contracts.ARCHITECTURE_KEYS}, _failing)
+    contracts._validate_architecture({"hidden_size": 768}, _failing)
+    contracts._validate_architecture({"num_attention_heads": 5}, _failing)
+    contracts._validate_architecture({"hidden_size": 768, "num_attention_heads": 12}, _failing)
+    with pytest.raises(contracts.ContractError,
+                       match=r"^config: num_attention_heads 5 does not divide hidden_size 768$"):
+        contracts._validate_architecture({"hidden_size": 768, "num_attention_heads": 5}, _failing)
+    with pytest.raises(contracts.ContractError, match=r"^config: record DistilBERT's 'dim' as 'hidden_size' \(the "
+                                                      r"common names the checks and the plan read\)$"):
+        contracts._validate_architecture({"dim": 768}, _failing)
+    with pytest.raises(contracts.ContractError, match=r"^config: 'num_hidden_layers' must be a positive integer, "
+                                                      r"not None$"):
+        contracts._validate_architecture({"num_hidden_layers": None}, _failing)
