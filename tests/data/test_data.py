@@ -553,3 +553,26 @@ def test_word_similarity_files_and_split_names(tmp_path):
     with pytest.raises(DataError, match=re.escape(
             f"word-similarity set 'rg65' ({tmp_path / 'rg.csv'}): columns ['word1', 'word2'] not found")):
         _word_set("rg65", str(tmp_path / "rg.csv"), tmp_path)
+
+
+def test_each_source_names_itself_in_a_bad_rows_error_and_a_local_file_keeps_its_quoting(tmp_path):
+    """The origin a bad row's error names: a URL's file, the word-similarity sets, the gensim builder;
+    a local entry's ``quoting: none`` reaches the reader (an unclosed quote stays text)."""
+    (tmp_path / "test.tsv").write_text("sentence1\tsentence2\tscore\na\tb\t1\nc\td\t9\n")
+    url = {"source": "url", "kind": "sts", "splits": {}, "columns": {}, "score_range": [0, 5], "quoting": "minimal",
+           "urls": {"test": str(tmp_path / "test.tsv")}}
+    with pytest.raises(DataError, match=re.escape(f"dataset 'u' (file '{tmp_path / 'test.tsv'}'): 1 of 2 rows")):
+        load_split("u", url, "test")
+    files = _write_word_sets(tmp_path / "sets", [(f"a{i}", f"b{i}", 2.0) for i in range(20)], [], [], [])
+    words = {"source": "word_similarity", "kind": "sts", "splits": {}, "columns": {}, "score_range": [0, 0.4],
+             "sets": ["rg65"], "files": files, "seed": 0}
+    with pytest.raises(DataError, match=re.escape("dataset 'w' (the word-similarity sets ['rg65']): 14 of 14 rows")):
+        load_split("w", words, "train")
+    lee = {"source": "gensim", "builder": "lee_similarity", "kind": "sts", "splits": {}, "columns": {},
+           "score_range": [0, 1e-9]}
+    with pytest.raises(DataError, match=r"^dataset 'l' \(gensim builder 'lee_similarity'\): \d+ of \d+ rows"):
+        load_split("l", lee, "test")
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "test.csv").write_text('sentence1,sentence2,score\n"open,b,1\nc,d,2\n')
+    local = local_entry(tmp_path / "local", quoting="none")
+    assert load_split("l", local, "test")["sentence1"].tolist() == ['"open', "c"]
