@@ -539,6 +539,7 @@ def _spec(**changes) -> dict:
     ({"configs": _spec(files={"train": "tr.parquet", "test": "te.parquet"}), "parquet_export": {
         "revision": "b" * 40, "files": {"default": {"train": "x"}}}}, None),
     ({"configs": _spec(judged_queries={"test": 1})}, None),
+    ({"configs": _spec(judged_queries={"train": 4, "test": 2})}, None),
     ({"configs": _spec(features={"text": {"dtype": "string", "values": ["a"]}})}, None),
     ({"id": "me/other"}, "'id' must be 'me/data'"),
     ({"type": "files"}, "'type' must be dataset or model"),
