@@ -564,6 +564,7 @@ def _spec(**changes) -> dict:
        "config 'default': 'judged_queries' maps some of its splits to a positive count of queries")
       for judged in ([3], {"dev": 3}, {"test": 0}, {"test": True}, {"test": 1.5})],
     ({"lengths": ["default"]}, "'lengths' maps config -> split -> text column -> its figures"),
+    ({"lengths": {"other": {}}}, "lengths: no config 'other' (configs: default)"),
     ({"parquet_export": {"revision": "b" * 40}}, "'parquet_export' needs 'revision' and 'files'"),
     ({"parquet_export": {"files": {}}}, "'parquet_export' needs 'revision' and 'files'"),
     ({"type": "model", "config": BERT_BASE}, "a model needs 'config' (config.json facts) and 'mlm_head' (true/false)"),
