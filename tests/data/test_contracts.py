@@ -480,6 +480,19 @@ def test_lengths_are_none_where_the_contract_records_none():
                                                                                          "text") is None
 
 
+def _validated(raw: dict, path: Path, repo_id: str, problem: str | None) -> None:
+    """``raw`` passes as the contract at ``path``, or fails with exactly ``problem``, named with the
+    contract and the format's page."""
+    import re
+
+    if problem is None:
+        contracts._validate(raw, path, repo_id)
+        return
+    with pytest.raises(contracts.ContractError,
+                       match=f"^{re.escape(f'contract {path}: {problem} (format: reference/hub/README.md)')}$"):
+        contracts._validate(raw, path, repo_id)
+
+
 FILE_SPEC = {"url": "https://x/a.tsv", "format": "tsv", "columns": {"a": "string", "b": "float64"}}
 FILE_KEYS_SHOWN = "also_at, blank_rows, columns, format, header, index, member, quoting, rows, url"
 
@@ -508,16 +521,8 @@ FILE_KEYS_SHOWN = "also_at, blank_rows, columns, format, header, index, member, 
 def test_a_files_contract_names_the_file_and_fact_it_gets_wrong(files, problem):
     """reference/files/*.yaml (the URL downloads' facts): each file's https url, format, zip member,
     quoting and typed columns; a wrong one is an error naming the contract, the file and the fact."""
-    import re
-
-    path = contracts.FILES_CONTRACT_DIR / "me--files.yaml"
     raw = {"id": "me/files", "type": "files", "revision": "ab" * 20, "read_from": ["x"], "files": files}
-    if problem is None:
-        contracts._validate(raw, path, "me/files")
-        return
-    with pytest.raises(contracts.ContractError,
-                       match=f"^{re.escape(f'contract {path}: {problem} (format: reference/hub/README.md)')}$"):
-        contracts._validate(raw, path, "me/files")
+    _validated(raw, contracts.FILES_CONTRACT_DIR / "me--files.yaml", "me/files", problem)
 
 
 # data.contracts: values
@@ -574,16 +579,8 @@ def _spec(**changes) -> dict:
 def test_a_dataset_contract_names_the_fact_it_gets_wrong(change, problem):
     """reference/hub/*.yaml: each wrong fact of a dataset (or model) contract is one error naming the
     contract and the fact, word for word; each right variant passes."""
-    import re
-
-    path = contracts.contract_path("me/data")
     raw = {key: value for key, value in {**DATASET, **change}.items() if value is not None or key == "revision"}
-    if problem is None:
-        contracts._validate(raw, path, "me/data")
-        return
-    with pytest.raises(contracts.ContractError,
-                       match=f"^{re.escape(f'contract {path}: {problem} (format: reference/hub/README.md)')}$"):
-        contracts._validate(raw, path, "me/data")
+    _validated(raw, contracts.contract_path("me/data"), "me/data", problem)
 
 
 def test_a_model_contract_needs_no_configs_and_a_files_contract_only_files():
