@@ -480,6 +480,19 @@ def test_lengths_are_none_where_the_contract_records_none():
                                                                                          "text") is None
 
 
+def _validated(raw: dict, path: Path, repo_id: str, problem: str | None) -> None:
+    """``raw`` passes as the contract at ``path``, or fails with exactly ``problem``, named with the
+    contract and the format's page."""
+    import re
+
+    if problem is None:
+        contracts._validate(raw, path, repo_id)
+        return
+    with pytest.raises(contracts.ContractError,
+                       match=f"^{re.escape(f'contract {path}: {problem} (format: reference/hub/README.md)')}$"):
+        contracts._validate(raw, path, repo_id)
+
+
 FILE_SPEC = {"url": "https://x/a.tsv", "format": "tsv", "columns": {"a": "string", "b": "float64"}}
 FILE_KEYS_SHOWN = "also_at, blank_rows, columns, format, header, index, member, quoting, rows, url"
 
@@ -508,13 +521,201 @@ FILE_KEYS_SHOWN = "also_at, blank_rows, columns, format, header, index, member, 
 def test_a_files_contract_names_the_file_and_fact_it_gets_wrong(files, problem):
     """reference/files/*.yaml (the URL downloads' facts): each file's https url, format, zip member,
     quoting and typed columns; a wrong one is an error naming the contract, the file and the fact."""
-    import re
-
-    path = contracts.FILES_CONTRACT_DIR / "me--files.yaml"
     raw = {"id": "me/files", "type": "files", "revision": "ab" * 20, "read_from": ["x"], "files": files}
-    if problem is None:
-        contracts._validate(raw, path, "me/files")
-        return
+    _validated(raw, contracts.FILES_CONTRACT_DIR / "me--files.yaml", "me/files", problem)
+
+
+# data.contracts: values
+
+DATASET = {"id": "me/data", "type": "dataset", "revision": "a" * 40, "read_from": ["x"],
+           "configs": {"default": {"features": {"text": "string", "score": {"dtype": "float64", "range": [0, 5]}},
+                                   "splits": {"train": 4, "test": 2}}}}
+
+
+def _spec(**changes) -> dict:
+    """DATASET's one config with ``changes``."""
+    return {"default": {**DATASET["configs"]["default"], **changes}}
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({}, None),
+    ({"revision": None, "unknown": ["revision: no commit found on the hub"]}, None),
+    ({"configs": None, "files": ["a.parquet"]}, None),
+    ({"configs": _spec(files={"train": "tr.parquet", "test": "te.parquet"}), "parquet_export": {
+        "revision": "b" * 40, "files": {"default": {"train": "x"}}}}, None),
+    ({"configs": _spec(judged_queries={"test": 1})}, None),
+    ({"configs": _spec(judged_queries={"train": 4, "test": 2})}, None),
+    ({"configs": _spec(features={"text": {"dtype": "string", "values": ["a"]}})}, None),
+    ({"id": "me/other"}, "'id' must be 'me/data'"),
+    ({"type": "files"}, "'type' must be dataset or model"),
+    ({"revision": None}, "'revision' may be null only where 'unknown' says why no commit was found"),
+    ({"revision": None, "unknown": ["the row counts"]},
+     "'revision' may be null only where 'unknown' says why no commit was found"),
+    ({"revision": "A" * 40}, "'revision' must be a full 40-hex commit"),
+    ({"revision": "a" * 39}, "'revision' must be a full 40-hex commit"),
+    ({"read_from": []}, "'read_from' must name where the facts come from"),
+    ({"configs": {}}, "a dataset needs 'configs' (or, for one read as files only, 'files')"),
+    ({"configs": ["default"]}, "a dataset needs 'configs' (or, for one read as files only, 'files')"),
+    ({"configs": {"default": {"features": {"text": "string"}}}}, "config 'default' needs 'features' and 'splits'"),
+    ({"configs": {"default": {"features": ["text"], "splits": {"train": 1}}}},
+     "config 'default' needs 'features' and 'splits'"),
+    ({"configs": _spec(features={"text": "strin"})}, "config 'default' feature 'text': unknown type 'strin'"),
+    ({"configs": _spec(features={"n": {"dtype": "int64", "values": ["1"]}})},
+     "config 'default' feature 'n': 'values' lists the values of a text feature"),
+    ({"configs": _spec(features={"text": {"dtype": "string", "values": []}})},
+     "config 'default' feature 'text': 'values' lists the values of a text feature"),
+    ({"configs": _spec(files={"train": "tr.parquet"})}, "config 'default': 'files' must name a file for each split"),
+    *[({"configs": _spec(judged_queries=judged)},
+       "config 'default': 'judged_queries' maps some of its splits to a positive count of queries")
+      for judged in ([3], {"dev": 3}, {"test": 0}, {"test": True}, {"test": 1.5})],
+    ({"lengths": ["default"]}, "'lengths' maps config -> split -> text column -> its figures"),
+    ({"lengths": {"other": {}}}, "lengths: no config 'other' (configs: default)"),
+    ({"parquet_export": {"revision": "b" * 40}}, "'parquet_export' needs 'revision' and 'files'"),
+    ({"parquet_export": {"files": {}}}, "'parquet_export' needs 'revision' and 'files'"),
+    ({"type": "model", "config": BERT_BASE}, "a model needs 'config' (config.json facts) and 'mlm_head' (true/false)"),
+    ({"type": "model", "config": [], "mlm_head": True},
+     "a model needs 'config' (config.json facts) and 'mlm_head' (true/false)"),
+])
+def test_a_dataset_contract_names_the_fact_it_gets_wrong(change, problem):
+    """reference/hub/*.yaml: each wrong fact of a dataset (or model) contract is one error naming the
+    contract and the fact, word for word; each right variant passes."""
+    raw = {key: value for key, value in {**DATASET, **change}.items() if value is not None or key == "revision"}
+    _validated(raw, contracts.contract_path("me/data"), "me/data", problem)
+
+
+def test_a_model_contract_needs_no_configs_and_a_files_contract_only_files():
+    path = contracts.contract_path("me/data")
+    model = {key: v for key, v in DATASET.items() if key != "configs"}
+    contracts._validate({**model, "type": "model", "config": BERT_BASE, "mlm_head": False}, path, "me/data")
+    files_path = contracts.FILES_CONTRACT_DIR / "me--data.yaml"
+    with pytest.raises(contracts.ContractError, match=r"'type' must be files \("):
+        contracts._validate(DATASET, files_path, "me/data")
+    with pytest.raises(contracts.ContractError, match=r"'id' must be 'me/data'"):
+        contracts._validate(["me/data"], path, "me/data")
+
+
+def test_feature_types_read_as_the_contract_writes_them():
+    """A feature's type, its fields, class names, listed values and range, and which types are known."""
+    nested = {"list": {"docid": "string", "score": "float32"}}
+    labels = {"class_label": ["no", "yes"]}
+    ranged = {"dtype": "float64", "range": [0, 5]}
+    valued = {"dtype": "string", "values": ["a", "b"]}
+    assert [contracts.dtype(s) for s in ("int64", nested, labels, ranged, valued)] == [
+        "int64", "list<struct<docid: string, score: float32>>", "class_label", "float64", "string"]
+    assert [contracts.fields(s) for s in (nested, labels, "string")] == [{"docid": "string", "score": "float32"},
+                                                                        None, None]
+    assert [contracts.class_names(s) for s in (labels, ranged, "string")] == [["no", "yes"], None, None]
+    assert [contracts.text_values(s) for s in (valued, ranged, "string")] == [["a", "b"], None, None]
+    assert [contracts.value_range(s) for s in (ranged, valued, "float64")] == [[0, 5], None, None]
+    assert [contracts.is_text(s) for s in ("string", "large_string", valued, "int64", labels)] == [
+        True, True, True, False, False]
+    known = ["string", "bool", "float16", labels, ranged, nested, {"list": {"a": {"list": {"b": "int8"}}}}]
+    unknown = ["strin", 5, {"dtype": "decimal"}, {"list": {}}, {"list": ["string"]}, {"list": {"a": "strin"}}]
+    assert [contracts._known_type(s) for s in known] == [True] * len(known)
+    assert [contracts._known_type(s) for s in unknown] == [False] * len(unknown)
+    assert contracts.describe_features({"text": "string", "label": labels, "p": nested}) == (
+        "text (string), label (class_label), p (list<struct<docid: string, score: float32>>)")
+
+
+def test_a_contract_at_its_revision_or_its_parquet_export():
+    """A script dataset's contract: at its own revision the script and the configs' own files, at the
+    parquet export's revision no script and the export's files of the configs it converted."""
+    raw = {"script": "data.py", "files": ["data.py", "extra.tsv"],
+           "configs": {"a": {"files": {"train": "a/train.tsv"}}, "b": {"splits": {"test": 1}}},
+           "parquet_export": {"revision": "e" * 40, "files": {"a": {"train": "a/train.parquet"}}}}
+    contract = contracts.Contract("me/s", "dataset", "c" * 40, contracts.contract_path("me/s"), raw)
+    export = "e" * 40
+    assert contract.where == "reference/hub/me--s.yaml" and contract.pinned_revision == export
+    assert [contract.describes(r) for r in (None, "c" * 40, export, "d" * 40)] == [True, True, True, False]
+    assert [contract.is_export(r) for r in (None, "c" * 40, export)] == [False, False, True]
+    assert [contract.script(r) for r in (None, export)] == ["data.py", None]
+    assert contract.configs() == raw["configs"] and contract.configs("c" * 40) == raw["configs"]
+    assert contract.configs(export) == {"a": {"files": {"train": "a/train.parquet"}}}
+    assert contract.files() == {"a/train.tsv", "data.py", "extra.tsv"}
+    assert contract.files(export) == {"a/train.parquet"}
+    assert contract.label() == f"hub dataset me/s at ccccccc ({contract.where})"
+    assert contract.label("main") == f"hub dataset me/s at main ({contract.where})"
+    assert contract.label(export) == f"hub dataset me/s at eeeeeee ({contract.where})"
+    plain = contracts.Contract("me/p", "model", None, contracts.contract_path("me/p"), {"script": "x.py"})
+    assert plain.pinned_revision is None and plain.label() == "hub model me/p at main (reference/hub/me--p.yaml)"
+    assert plain.is_export(None) is False and plain.script(None) == "x.py" and plain.files() == set()
+    assert not plain.describes("c" * 40) and plain.describes(None)
+    assert contracts.contract_path("me/p").name == "me--p.yaml" and contracts.contract_path("me/p").parent == (
+        contracts.CONTRACT_DIR)
+
+
+def test_a_split_and_its_config_key_through_holdout_and_splits():
+    entry = {"holdout": {"split": "validation", "from": "train"}, "splits": {"train": "tr", "test": "te"}}
+    assert [contracts.source_split(entry, s) for s in ("validation", "train", "test", "dev")] == [
+        "tr", "tr", "te", "dev"]
+    assert [contracts.split_key("datasets.x", entry, s) for s in ("validation", "train", "test", "dev")] == [
+        "datasets.x.splits.train", "datasets.x.splits.train", "datasets.x.splits.test", "datasets.x.splits"]
+    plain = {"splits": {"validation": "dev"}}
+    assert contracts.source_split(plain, "validation") == "dev" and contracts.split_key("d", plain, "train") == (
+        "d.splits")
+    mismatch = contracts.Mismatch("datasets.x.id", "no such repository")
+    assert (mismatch.key, str(mismatch)) == ("datasets.x.id", "no such repository")
+    assert contracts.plan_architecture_keys({"model_type": "electra"}) == (*contracts.PLAN_ARCHITECTURE_KEYS,
+                                                                          "embedding_size")
+    assert contracts.plan_architecture_keys({"model_type": "bert"}) == contracts.PLAN_ARCHITECTURE_KEYS == (
+        "num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size",
+        "max_position_embeddings")
+
+
+def _failing(problem):
+    raise contracts.ContractError(problem)
+
+
+def test_length_figures_may_all_be_equal_and_one_token():
+    """The bounds are inclusive: one token everywhere (mean = p50 = p90 = p99 = max = 1) is a valid record."""
+    ones = {"mean": 1, "p50": 1, "p90": 1, "p99": 1, "max": 1, "tokenizer": "wp", "source": "f.jsonl"}
+    contracts._validate_length_figures(ones, "w", _failing)
+    contracts._validate_length_figures({**ones, "mean": 1.0, "p90": 2.5, "p99": 3, "max": 3}, "w", _failing)
+    with pytest.raises(contracts.ContractError, match=r"^w: the figures must be ordered, p50 <= p90 <= p99 <= max "
+                                                      r"and mean <= max$"):
+        contracts._validate_length_figures({**ones, "p50": 2}, "w", _failing)
+    with pytest.raises(contracts.ContractError, match=r"^w: mean, p50, p90, p99 are positive numbers of tokens, max a "
+                                                      r"positive integer$"):
+        contracts._validate_length_figures({**ones, "p99": True}, "w", _failing)
+
+
+def test_lengths_name_the_configs_splits_and_text_features_there_are():
+    configs = {"default": {"splits": {"test": 3, "dev": 1}, "features": {"text": "string", "body": "large_string",
+                                                                        "label": "int64"}},
+               "titled": {"splits": {"test": 3}, "features": {"title": "string", "id": "string"}}}
+    figures = {"mean": 2, "p50": 2, "p90": 3, "p99": 4, "max": 5, "tokenizer": "wp", "source": "f"}
+    for fine in (None, {"default": None}, {"default": {"test": None}}, {"default": {"dev": {"body": figures}}}):
+        contracts._validate_lengths(fine, configs, _failing)
+    for lengths, problem in [
+        ({"other": {}}, "lengths: no config 'other' (configs: default, titled)"),
+        ({"default": {"train": {}}}, "lengths.default: no split 'train' (splits: test, dev)"),
+        ({"default": {"test": {"label": figures}}},
+         "lengths.default.test.label: not a text feature of config 'default' (text features: text, body)"),
+        ({"titled": {"test": {"title+text": figures}}},
+         "lengths.titled.test.title+text: not a text feature of config 'titled' (text features: title, id)"),
+        ({"default": {"test": {"text+body": figures}}},
+         "lengths.default.test.text+body: not a text feature of config 'default' (text features: text, body)"),
+        ({"default": {"test": {"text": {**figures, "p50": 9}}}},
+         "lengths.default.test.text: the figures must be ordered, p50 <= p90 <= p99 <= max and mean <= max"),
+    ]:
+        with pytest.raises(contracts.ContractError) as raised:
+            contracts._validate_lengths(lengths, configs, _failing)
+        assert str(raised.value) == problem
+
+
+def test_a_model_contracts_smallest_sizes_and_a_config_without_heads_pass():
+    """One layer, one head, width 1 are positive integers; a config that records no heads (or no width)
+    has nothing to divide; 12 heads of 768 divide it, 5 do not."""
+    contracts._validate_architecture({key: 1 for key in contracts.ARCHITECTURE_KEYS}, _failing)
+    contracts._validate_architecture({"hidden_size": 768}, _failing)
+    contracts._validate_architecture({"num_attention_heads": 5}, _failing)
+    contracts._validate_architecture({"hidden_size": 768, "num_attention_heads": 12}, _failing)
     with pytest.raises(contracts.ContractError,
-                       match=f"^{re.escape(f'contract {path}: {problem} (format: reference/hub/README.md)')}$"):
-        contracts._validate(raw, path, "me/files")
+                       match=r"^config: num_attention_heads 5 does not divide hidden_size 768$"):
+        contracts._validate_architecture({"hidden_size": 768, "num_attention_heads": 5}, _failing)
+    with pytest.raises(contracts.ContractError, match=r"^config: record DistilBERT's 'dim' as 'hidden_size' \(the "
+                                                      r"common names the checks and the plan read\)$"):
+        contracts._validate_architecture({"dim": 768}, _failing)
+    with pytest.raises(contracts.ContractError, match=r"^config: 'num_hidden_layers' must be a positive integer, "
+                                                      r"not None$"):
+        contracts._validate_architecture({"num_hidden_layers": None}, _failing)

@@ -422,3 +422,157 @@ def test_min_score_errors_name_the_dataset_the_column_and_the_key():
             "dataset 'mine' (file 'm.csv'): 1 of 2 rows have a missing, non-numeric or out-of-range score (each must "
             "be a number in [1, 5]; datasets.mine.score_range); the first is data row 2: score 0.5")):
         normalise(raw.assign(gold=[3.0, 0.5]), entry, "mine", "file 'm.csv'")
+
+
+# data.tables: values
+
+
+def test_normalise_maps_casts_drops_and_rescales_word_for_word(caplog):
+    """Columns mapped and in our order (article_id kept, other columns not), a row without text dropped
+    and logged word for word, numbers read as text, scores from strings rescaled from [1, 5]."""
+    raw = pd.DataFrame({"junk": [0, 0, 0], "b": ["p", "q", "r"], "a": ["x", None, 3], "gold": ["5", "2", 1.0],
+                        "article_id": [7, 8, 9]})
+    entry = {"kind": "sts", "columns": {"sentence1": "a", "sentence2": "b", "score": "gold"}, "score_range": [1, 5]}
+    with caplog.at_level("WARNING", logger="trimbench"):
+        frame = normalise(raw, entry, "mine", "file 'f.csv'")
+    assert list(frame.columns) == ["sentence1", "sentence2", "score", "article_id"]
+    assert frame.values.tolist() == [["x", "p", 1.0, 7], ["3", "r", 0.0, 9]] and frame.index.tolist() == [0, 1]
+    assert caplog.messages == ["dataset 'mine' (file 'f.csv'): 1 of 3 rows without text in ['sentence1', 'sentence2'] "
+                               "dropped (the first: data row 2)"]
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'mine' (file 'f.csv'): no row has text in every one of ['sentence1', 'sentence2']")):
+        normalise(raw.assign(b=None), entry, "mine", "file 'f.csv'")
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'mine': columns s2 (for sentence2), score (for score) not found; it has ['junk', 'b', 'a', "
+            "'gold', 'article_id']. Map them with datasets.mine.columns")):
+        normalise(raw, {**entry, "columns": {"sentence1": "a", "sentence2": "s2"}}, "mine")
+    with pytest.raises(DataError, match=r"^dataset 'mine': no rows$"):
+        normalise(raw.iloc[:0], entry, "mine")
+
+
+def test_labels_mapped_checked_as_integers_and_rows_named_by_their_label():
+    """SICK-like label names mapped to integers; a label outside 0..num_labels-1 or a fraction is one
+    error, word for word; a source indexed by its own labels names the row by that label."""
+    from trimbench.data.tables import _row_name
+
+    entry = {"kind": "pair-class", "columns": {}, "num_labels": 3,
+             "label_values": {"A_entails_B": 0, "A_neutral_B": 1, "A_contradicts_B": 2}}
+    raw = pd.DataFrame({"sentence1": ["a", "b", "c"], "sentence2": ["d", "e", "f"],
+                        "label": ["A_contradicts_B", "A_entails_B", "A_neutral_B"]})
+    frame = normalise(raw, entry, "sick")
+    assert frame["label"].tolist() == [2, 0, 1] and frame["label"].dtype == int
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'sick': labels ['B_entails_A', 'other'] are not in datasets.sick.label_values "
+            "(['A_contradicts_B', 'A_entails_B', 'A_neutral_B'])")):
+        normalise(raw.assign(label=["other", "B_entails_A", "A_entails_B"]), entry, "sick")
+    plain = {"kind": "pair-class", "columns": {}, "num_labels": 3}
+    assert normalise(raw.assign(label=[2.0, 0.0, 1.0]), plain, "sick")["label"].tolist() == [2, 0, 1]
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'sick': 2 of 3 rows have a missing, non-numeric or out-of-range label (each must be an integer "
+            "in [0, 2]; datasets.sick.num_labels is 3; unlabelled rows are often -1); the first is data row 2: "
+            "label 3")):
+        normalise(raw.assign(label=[0, 3, -1]), plain, "sick")
+    with pytest.raises(DataError, match=r"the first is the data row labelled 'q2': label 1\.5$"):
+        normalise(raw.assign(label=[0, 1.5, 1]).set_axis(["q1", "q2", "q3"]), plain, "sick")
+    assert [_row_name(0, raw), _row_name(4, raw)] == ["data row 1", "data row 5"]
+    assert _row_name(3, raw.set_axis([1, 2, 3])) == "the data row labelled 3"
+    assert _row_name(2, raw.set_axis(pd.RangeIndex(0, 6, 2))) == "the data row labelled 2"
+    assert _row_name(1, raw.set_axis(pd.RangeIndex(1, 4))) == "the data row labelled 1"
+
+
+def test_score_bounds_are_inclusive_and_the_count_and_value_named():
+    from trimbench.data.tables import _numbers
+
+    raw = pd.DataFrame({"score": [0.0, 5.0, 2.5]})
+    assert _numbers(raw["score"], raw, "w", "score", (0, 5), "k").tolist() == [0.0, 5.0, 2.5]
+    with pytest.raises(DataError, match=re.escape(
+            "w: 2 of 3 rows have a missing, non-numeric or out-of-range score (each must be a number in [0.5, 4.5]; "
+            "k); the first is data row 1: score 0.0")):
+        _numbers(raw["score"], raw, "w", "score", (0.5, 4.5), "k")
+    blank = pd.DataFrame({"score": ["1", " ", "2"]})
+    with pytest.raises(DataError, match=r"1 of 3 rows .*the first is data row 2: score missing$"):
+        _numbers(blank["score"], blank, "w", "score", (0, 5), "k")
+
+
+def test_a_hub_split_is_read_at_the_entrys_id_config_split_and_revision(monkeypatch):
+    from contextlib import contextmanager
+
+    from trimbench.data import hub
+    from trimbench.data import tables as data
+
+    calls = []
+
+    class Source:
+        def dataset(self, repo_id, config, split, revision):
+            calls.append((repo_id, config, split, revision))
+            return type("Rows", (), {"to_pandas": lambda self: pd.DataFrame({"s": [split]})})()
+
+    @contextmanager
+    def opened(entry):
+        calls.append(entry["id"])
+        yield Source()
+
+    monkeypatch.setattr(hub, "opened", opened)
+    entry = {"id": "org/set", "config": "c", "revision": "r" * 40}
+    assert data._hub(entry, "dev")["s"].tolist() == ["dev"]
+    assert data._hub({"id": "org/other"}, "test")["s"].tolist() == ["test"]
+    assert calls == ["org/set", ("org/set", "c", "dev", "r" * 40), "org/other", ("org/other", None, "test", None)]
+
+
+def test_url_and_local_files_by_split(tmp_path, monkeypatch):
+    """A URL's suffix read without its query string; a split without a URL named with the ones there are;
+    a relative local folder under the working directory."""
+    from trimbench.data import tables as data
+
+    (tmp_path / "test.csv").write_text("sentence1;sentence2\n")
+    read = []
+    monkeypatch.setattr(data, "fetched", lambda location, workdir: f"{workdir}/{location}")
+    monkeypatch.setattr(data, "read_table", lambda *args: read.append(args) or "table")
+    entry = {"urls": {"test": "files/a.tsv?raw=true", "train": "b.csv"}, "quoting": "none"}
+    assert data._url(entry, "test", "d", Path("/w")) == "table"
+    assert read == [("/w/files/a.tsv?raw=true", "d", "none", ".tsv")]
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'd': no file for split 'dev' in datasets.d.urls (it has ['test', 'train'])")):
+        data._url(entry, "dev", "d", Path("/w"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "test.csv").write_text("x\n")
+    assert data._local_file({"path": "sub"}, "test", tmp_path) == tmp_path / "sub" / "test.csv"
+    assert data._local_file({"path": str(tmp_path / "sub")}, "test", Path("/nowhere")) == tmp_path / "sub" / "test.csv"
+
+
+def test_word_similarity_files_and_split_names(tmp_path):
+    from trimbench.data.columns import WORD_SIMILARITY_FILES
+    from trimbench.data.tables import _word_set, word_similarity_files, word_similarity_split
+
+    entry = {"sets": ["rg65", "simverb3500"], "files": {"rg65": "/mine/rg.csv"}, "seed": 0}
+    assert word_similarity_files(entry) == {"rg65": "/mine/rg.csv", "simverb3500": WORD_SIMILARITY_FILES["simverb3500"]}
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'ws': splits are ['train', 'validation', 'test'], not 'dev'")):
+        word_similarity_split(entry, "dev", "ws", tmp_path)
+    (tmp_path / "rg.csv").write_text(",w1,w2,similarity\n0,a,b,2.0\n")
+    with pytest.raises(DataError, match=re.escape(
+            f"word-similarity set 'rg65' ({tmp_path / 'rg.csv'}): columns ['word1', 'word2'] not found")):
+        _word_set("rg65", str(tmp_path / "rg.csv"), tmp_path)
+
+
+def test_each_source_names_itself_in_a_bad_rows_error_and_a_local_file_keeps_its_quoting(tmp_path):
+    """The origin a bad row's error names: a URL's file, the word-similarity sets, the gensim builder;
+    a local entry's ``quoting: none`` reaches the reader (an unclosed quote stays text)."""
+    (tmp_path / "test.tsv").write_text("sentence1\tsentence2\tscore\na\tb\t1\nc\td\t9\n")
+    url = {"source": "url", "kind": "sts", "splits": {}, "columns": {}, "score_range": [0, 5], "quoting": "minimal",
+           "urls": {"test": str(tmp_path / "test.tsv")}}
+    with pytest.raises(DataError, match=re.escape(f"dataset 'u' (file '{tmp_path / 'test.tsv'}'): 1 of 2 rows")):
+        load_split("u", url, "test")
+    files = _write_word_sets(tmp_path / "sets", [(f"a{i}", f"b{i}", 2.0) for i in range(20)], [], [], [])
+    words = {"source": "word_similarity", "kind": "sts", "splits": {}, "columns": {}, "score_range": [0, 0.4],
+             "sets": ["rg65"], "files": files, "seed": 0}
+    with pytest.raises(DataError, match=re.escape("dataset 'w' (the word-similarity sets ['rg65']): 14 of 14 rows")):
+        load_split("w", words, "train")
+    lee = {"source": "gensim", "builder": "lee_similarity", "kind": "sts", "splits": {}, "columns": {},
+           "score_range": [0, 1e-9]}
+    with pytest.raises(DataError, match=r"^dataset 'l' \(gensim builder 'lee_similarity'\): \d+ of \d+ rows"):
+        load_split("l", lee, "test")
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "test.csv").write_text('sentence1,sentence2,score\n"open,b,1\nc,d,2\n')
+    local = local_entry(tmp_path / "local", quoting="none")
+    assert load_split("l", local, "test")["sentence1"].tolist() == ['"open', "c"]

@@ -682,3 +682,65 @@ def test_distillation_beats_max_compares_every_pair_of_one_model_and_dataset_per
         ("m dev mrr@10: distil λq 0.01 vs max λq 0.5", "DistilSPLADE-max 0.3800 vs SPLADE-max 0.3000", True),
         ("m dev ndcg@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.7000 vs SPLADE-max 0.6000", True)]
     assert (_signed(-0.634, ".0%"), _signed(0.021, ".1%"), _signed(0.0, ".0%")) == ("−63%", "+2.1%", "+0%")
+
+# report.claims: values
+
+def test_claims_table_rows_per_claim_of_the_track_and_cells_per_side():
+    """Hand-made claims over stand-in views: only the track's claims, each side's outcome, share, held
+    and covered counts; the cells one table in claim/side order, renumbered, holds as booleans."""
+    rows = {"ours": [{"cell": "a", "evidence": "x", "holds": 1}, {"cell": "b", "evidence": "y", "holds": 0}],
+            "published": [{"cell": "a", "evidence": "z", "holds": 1}]}
+
+    def split(view):
+        return rows[view]
+
+    def nothing(view):
+        return []
+
+    def claim(claim_id, tracks, check):
+        return claims.Claim(claim_id, f"W {claim_id}", tracks, f"says {claim_id}", f"cites {claim_id}",
+                            f"reads {claim_id}", check)
+
+    given = (claim("c1", ("t",), split), claim("c2", ("other",), split), claim("c3", ("u", "t"), nothing))
+    summary, cells = claims.claims_table("subj", "t", "ours", "published", given)
+    assert list(summary.columns) == ["experiment", "claim", "work", "statement", "citation", "reading", "ours",
+                                     "ours_share", "ours_held", "ours_covered", "published", "published_share",
+                                     "published_held", "published_covered"]
+    assert summary.drop(columns=["ours_share", "published_share"]).values.tolist() == [
+        ["subj", "c1", "W c1", "says c1", "cites c1", "reads c1", PARTLY, 1, 2, HOLDS, 1, 1],
+        ["subj", "c3", "W c3", "says c3", "cites c3", "reads c3", NOT_COVERED, 0, 0, NOT_COVERED, 0, 0]]
+    assert summary["ours_share"].tolist()[0] == 0.5 and summary["published_share"].tolist()[0] == 1.0
+    assert summary[["ours_share", "published_share"]].iloc[1].isna().all()
+    assert list(cells.columns) == ["claim", "side", "cell", "evidence", "holds"]
+    assert cells.index.tolist() == [0, 1, 2]
+    assert cells.values.tolist() == [["c1", "ours", "a", "x", True], ["c1", "ours", "b", "y", False],
+                                     ["c1", "published", "a", "z", True]]
+    assert cells["holds"].dtype == bool
+    # a claim evaluated on no view covers nothing; a track with no claim: empty tables, the cells' columns still
+    assert claim("c1", ("t",), split).evaluate(None).outcome == NOT_COVERED
+    assert list(claim("c3", ("t",), nothing).evaluate("ours").cells.columns) == ["cell", "evidence", "holds"]
+    summary, cells = claims.claims_table("subj", "t", "ours", "published", given[1:2])
+    assert summary.empty and cells.empty and list(cells.columns) == ["claim", "side", "cell", "evidence", "holds"]
+
+
+def test_claims_outputs_of_an_electra_run_read_its_main_metrics_and_model_ids():
+    """The claims rule's three texts for an ELECTRA run: its views read through the run's main metrics
+    and model ids (a discriminator is known by its id), the CSV without an index and with six decimals."""
+    curves = {("stsb", "disc"): [0.3, 0.8, 0.7, 0.5], ("sick", "disc"): [0.3, 0.4, 0.5, 0.6]}
+    rows = [{"model": model, "layer": layer, "dataset": task, "split": split, "value": v}
+            for (task, model), values in curves.items() for layer, value in enumerate(values)
+            for split, v in (("test", value), ("validation", 0.5))]
+    table = _table(rows, experiment="el", track="electra", variant="cut", dim=8, metric="spearman_cosine", seed=0)
+    config = {"track": "electra", "_depths": dict.fromkeys(ELECTRA_IDS, 3),
+              "reference": {"tolerance": 0.01, "experiments": {}}}
+    outputs = claims_outputs("el", {"el": config}, {"el": table}, pd.DataFrame(),
+                             {"stsb": "spearman_cosine", "sick": "spearman_cosine"}, ELECTRA_IDS, CLAIMS)
+    lines = outputs["csv"].splitlines()
+    assert lines[0].startswith("experiment,claim,work,statement,")
+    summary = pd.read_csv(io.StringIO(outputs["csv"])).set_index("claim")
+    row = summary.loc["electra-truncation-beats-full-discriminator"]
+    assert (row["experiment"], row["ours"], row["ours_held"], row["ours_covered"]) == ("el", PARTLY, 1, 2)
+    line = next(line for line in lines if line.startswith("el,electra-truncation-beats-full-discriminator,"))
+    assert ",partly,0.500000,1,2,not covered,," in line
+    assert outputs["markdown"].startswith("# Claims: el\n")
+    assert "<h2>Claims: el</h2>" in outputs["html"]

@@ -553,3 +553,31 @@ def test_electra_comparison_sets_our_unpublished_cells_as_the_kept_epoch():
     for select in ("best", "last"):
         long = comparison(electra_two_by_two(select=select))
         pd.testing.assert_frame_equal(long, expected(select), check_dtype=False)
+
+# report.scoreboard: values
+
+
+def test_comparisons_page_word_for_word_the_tolerance_inclusive_and_a_run_without_common_cells():
+    """One judged run whose |Δ| are exactly the tolerance (within), the tolerance plus its hair of slack
+    (within) and a hair more (not), then a toy run with no cell in common: each run's heading, summary
+    line and table (no index, no border) or the sentence saying so, one after the other."""
+    from dataclasses import replace
+
+    published = pd.DataFrame([{"variant": "v1", "method": "BERT", "layer": 2, "dim": dim, "dataset": "sts-avg7",
+                               "metric": "spearman_cosine", "value": 0.0} for dim in (8, 16, 32)])
+    judged = replace(experiment({("full", 2, 8): 0.01, ("full", 2, 16): 0.01 + 1e-9, ("full", 2, 32): 0.01 + 3e-9}),
+                     published=published, name="e <1>")
+    toy = replace(experiment({("2dmse", 6, 384): 0.5}, scale="toy", dataset="sts-avg"), name="t")
+    page = comparisons_html([judged, toy])
+    body = page[page.index("<body>") + len("<body>"):page.index("</body>")]
+    first, second = body.split("</table>")
+    assert first.startswith("<h3>e &lt;1&gt;</h3><p>2DMSE STS v1 (e &lt;1&gt;, paper scale): 3 cells compared, "
+                            "2 within ±0.01, largest |Δ| 0.0100 at layer 2, method BERT, dim 32; 0 cells ours only, "
+                            '0 published only.</p><table class="dataframe">\n')
+    assert _cells(first, "th") == [["layer", "method", "dim", "ours", "published", "delta", "within"]]
+    assert sorted(_cells(first, "td"), key=lambda row: int(row[2])) == [
+        ["2", "BERT", "8", "0.0100", "0.0000", "0.0100", "yes"],
+        ["2", "BERT", "16", "0.0100", "0.0000", "0.0100", "yes"],
+        ["2", "BERT", "32", "0.0100", "0.0000", "0.0100", "no"]]
+    assert second == ("<h3>t</h3><p>2DMSE STS v1 (t, toy scale): 0 cells compared; 1 cells ours only, 0 published "
+                      "only.</p><p>No cell in common with the published grid.</p>")
