@@ -327,3 +327,39 @@ def test_published_at_depth_picks_the_dataset_with_most_cells_and_the_same_fract
     # Layer 1 of 3 of a 9-deep model rounds 3 exactly; 2 of 6 too; 5 of 6 is 7.5, rounded to 8: none.
     assert list(published_at_depth(published, "v1", "spearman_cosine", [2, 5], 6)["layer"]) == [3]
     assert published_at_depth(published, "v3", "spearman_cosine", [1], 3) is None
+
+
+def test_every_versions_table_file_on_two_blocks_worked_by_hand():
+    """The side-by-side files of two blocks (v2 has no pretrained row, and a method of no known rank,
+    which sorts last): every cell of the numbers CSV, the Markdown and the HTML page."""
+    import html as html_text
+
+    v1, v2 = version_blocks()
+    zeta = scores.frame([{**row, "variant": "zeta", "value": 0.05} for row in score_rows().to_dict("records")
+                         if row["variant"] == "full" and row["layer"] == 2])
+    v2 = VersionBlock(v2.label, pd.concat([v2.scores, zeta]), v2.published, v2.reference_variant, v2.dataset,
+                      v2.metric)
+    out = sts_versions_tables([v1, v2])
+    assert out["csv"] == (
+        "layer,method,v1-run 16,v1-run 8,v2-run 16,v2-run 8\n"
+        "2,pretrained,0.336000,0.328000,,\n2,BERT,0.536000,0.528000,0.136000,0.128000\n"
+        "2,2DMSE,0.636000,0.628000,0.236000,0.228000\n2,zeta,,,0.050000,0.050000\n"
+        "4,pretrained,0.356000,0.348000,,\n4,BERT,0.556000,0.548000,0.156000,0.148000\n"
+        "4,2DMSE,0.656000,0.648000,0.256000,0.248000\n")
+    summaries = [f"{label}: spearman_cosine on sts-avg7; ours, published ({variant}) in parentheses. "
+                 f"Cells compared: 1, mean |Δ| {delta}, largest |Δ| {delta} at layer 2, BERT, dim 8."
+                 for label, variant, delta in (("v1-run", "v1", "0.0840"), ("v2-run", "v2", "0.0280"))]
+    cells = pd.DataFrame([
+        [2, "pretrained", "0.3360", "0.3280", "", ""],
+        [2, "BERT", "0.5360", "0.5280 (0.444)", "0.1360", "0.1280 (0.100)"],
+        [2, "2DMSE", "**0.6360**", "**0.6280**", "**0.2360**", "**0.2280**"], [2, "zeta", "", "", "0.0500", "0.0500"],
+        [4, "pretrained", "0.3560", "0.3480", "", ""], [4, "BERT", "0.5560", "0.5480", "0.1560", "0.1480"],
+        [4, "2DMSE", "**0.6560**", "**0.6480**", "**0.2560**", "**0.2480**"]],
+        columns=["layer", "method", "v1-run 16", "v1-run 8", "v2-run 16", "v2-run 8"])
+    assert out["markdown"] == "\n\n".join(summaries) + "\n\n" + cells.to_markdown(index=False) + "\n"
+    page = out["html"]
+    assert "".join(f"<p>{html_text.escape(s)}</p>" for s in summaries) + "<table class=\"dataframe\">" in page
+    assert page.endswith("</table></body></html>\n") and "**" not in page
+    assert [cell.split("<")[0] for cell in page.split("<th>")[1:]] == list(cells.columns)  # no index column
+    assert "<td><b>0.6360</b></td>" in page and "<td>0.5280 (0.444)</td>" in page
+    assert "<td>2</td>\n      <td>zeta</td>\n      <td></td>\n      <td></td>\n      <td>0.0500</td>" in page
