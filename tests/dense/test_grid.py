@@ -283,6 +283,16 @@ def test_a_toy_figure_hands_both_rows_at_the_same_fractions_of_the_depth(monkeyp
                round(0.5 + layer / 100, 6))
               for method in ("BERT", "2DMSE") for layer in (6, 12) for dim in (768, 512, 256, 8)]
     assert curves(data, columns) == sorted(ours + theirs)
+    # A single published cell at our fraction: one panel of theirs.
+    one = paper[(paper["layer"] == 12) & (paper["method"] == "BERT") & (paper["dim"] == 8)]
+    (data, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, toy, one, "v1", "lee-sim", "spearman_cosine",
+                                        "t", {}, depth=4)
+    assert keywords["row_order"] == rows and keywords["titles"][(rows[1], full)] == "published · layer 12 of 12"
+    assert curves(data[data["source"] != "ours"]) == [("published v1 (paper scale)", "BERT", 12, 8, 0.62)]
+    # Without the toy's depth: one row of ours alone (no published cell of our layers).
+    (data, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, toy, paper, "v1", "lee-sim",
+                                        "spearman_cosine", "t", {})
+    assert keywords == {"baseline": None, "method_order": METHOD_ORDER} and set(data["source"]) == {"ours"}
 
 
 def test_the_versions_figure_hands_one_row_per_experiment(monkeypatch):
