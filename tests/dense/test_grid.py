@@ -239,17 +239,18 @@ def test_the_layer_figure_draws_ours_and_the_published_cells_of_our_layers(monke
     from trimbench.dense.grid import METHOD_ORDER
 
     baseline = pd.concat([BM25, BM25.assign(dataset="other", value=0.9), BM25.assign(metric="pearson", value=0.8)])
+    published = pd.concat([PUBLISHED, PUBLISHED.iloc[:1].assign(dim=32, value=0.7)])  # a dim we do not score
     (data, metric, title, paths), keywords = panels_drawn(
-        monkeypatch, sts_layer_figure, score_rows(), PUBLISHED, "v1", "sts-avg7", "spearman_cosine", "t",
+        monkeypatch, sts_layer_figure, score_rows(), published, "v1", "sts-avg7", "spearman_cosine", "t",
         {"png": "f.png"}, depth=4, baseline=baseline)
     assert (metric, title, paths) == ("spearman_cosine", "t", {"png": "f.png"})
     assert keywords == {"baseline": 0.55, "method_order": METHOD_ORDER}
     ours = [("ours", label, layer, dim, round(base + layer / 100 + dim / 1000, 6))
             for label, base in (("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)) for layer in (2, 4)
             for dim in (8, 16)]
-    assert curves(data) == sorted([*ours, ("published v1", "BERT", 2, 8, 0.444)])
+    assert curves(data) == sorted([*ours, ("published v1", "BERT", 2, 8, 0.444), ("published v1", "BERT", 2, 32, 0.7)])
     # Without depth there is no second row either.
-    (plain, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, score_rows(), PUBLISHED, "v1", "sts-avg7",
+    (plain, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, score_rows(), published, "v1", "sts-avg7",
                                          "spearman_cosine", "t", {})
     assert curves(plain) == curves(data) and keywords == {"baseline": None, "method_order": METHOD_ORDER}
 
