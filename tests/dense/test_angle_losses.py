@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from trimbench.dense.losses import AngleObjective, EspressoLoss, build_sts_loss, pca_compress
+from trimbench.dense.losses import AngleObjective, EspressoLoss, alignment_loss, build_sts_loss, pca_compress
 from trimbench.models import encoder_layers, load_sentence_model
 
 ANCHORS = ["a dog runs in the park", "the market fell today", "rain is expected tomorrow", "she plays violin"]
@@ -213,3 +213,86 @@ def test_built_angle_loss_carries_the_configs_weights_and_ese_settings(model, me
     if method != "full":
         assert type(loss) is EspressoLoss and loss.model is model
         assert (loss.compression_size, loss.kl_temperature, loss.pca) == (7, 0.25, False)
+
+
+def test_alignment_loss_by_hand():
+    """MSE + T·KL(softmax(t/T) ‖ softmax(i/T)), the KL a mean over rows; at T = 0 the MSE alone."""
+    inputs, targets = [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]], [[0.0, 1.0, 1.0], [1.5, 0.0, -0.5]]
+    mse = sum((i - t) ** 2 for row_i, row_t in zip(inputs, targets, strict=True)
+              for i, t in zip(row_i, row_t, strict=True)) / 6
+
+    def softmax(row, temperature):
+        exps = [math.exp(v / temperature) for v in row]
+        return [e / sum(exps) for e in exps]
+
+    def kl(temperature):
+        total = 0.0
+        for row_i, row_t in zip(inputs, targets, strict=True):
+            p, q = softmax(row_t, temperature), softmax(row_i, temperature)
+            total += sum(pt * math.log(pt / qt) for pt, qt in zip(p, q, strict=True))
+        return total / 2
+
+    def got(temperature):
+        return alignment_loss(torch.tensor(inputs, dtype=torch.float64), torch.tensor(targets, dtype=torch.float64),
+                              temperature).item()
+
+    assert got(2.0) == pytest.approx(mse + 2.0 * kl(2.0), rel=1e-12)
+    assert got(1.0) == pytest.approx(mse + kl(1.0), rel=1e-12)  # the default
+    assert alignment_loss(torch.tensor(inputs), torch.tensor(targets)).item() == pytest.approx(mse + kl(1.0), rel=1e-6)
+    assert got(0.0) == pytest.approx(mse, rel=1e-12)
+
+
+def hand_triplet(width=8, rows=3, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randn(rows, width, generator=gen) for _ in range(3)]
+
+
+def test_embedding_loss_weights_each_term_at_its_own_scale(model):
+    """ibn_w·CE(cos·ibn_tau) + cosine_w·CoSENT(cos·cosine_tau) + angle_w·AnglE(·angle_tau), each with its
+    own weight and scale, on embeddings given by hand; a term of weight 0 left out."""
+    a, p, n = hand_triplet()
+    u, v = torch.cat([a, a]), torch.cat([p, n])
+    ibn_term = ibn(a, p, n, tau=7.0)
+    cosine_term = ranked_pairs(F.cosine_similarity(u, v) * 11.0)
+    angle_term = ranked_pairs(angle_similarity(u, v, tau=13.0))
+    weights = {"ibn_w": 2.0, "cosine_w": 0.5, "angle_w": 3.0, "ibn_tau": 7.0, "cosine_tau": 11.0, "angle_tau": 13.0}
+    got = AngleObjective(model, **weights).embedding_loss([a, p, n])
+    assert got.item() == pytest.approx((2.0 * ibn_term + 0.5 * cosine_term + 3.0 * angle_term).item(), rel=1e-5)
+    only_cosine = AngleObjective(model, **{**weights, "ibn_w": 0.0, "angle_w": 0.0}).embedding_loss([a, p, n])
+    assert only_cosine.item() == pytest.approx((0.5 * cosine_term).item(), rel=1e-5)
+    defaults = AngleObjective(model).embedding_loss([a, p, n])  # the seed's: ibn 30, angle 1, scales 20
+    assert defaults.item() == pytest.approx(base_loss(a, p, n).item(), rel=1e-5)
+
+
+def test_compressed_loss_and_student_weights_by_hand(model):
+    """The base loss of the first c dims plus the alignment of those dims with the PCA of all texts
+    (at the ESE temperature); without pca the base loss alone. Student weights 1 / (1 + ln(1 + i))
+    (seed) or 1 / (1 + ln l) (corrected)."""
+    embeddings = hand_triplet(width=16, rows=4, seed=2)
+    ese_loss = EspressoLoss(model, AngleObjective(model), compression_size=4, kl_temperature=0.5)
+    torch.manual_seed(7)
+    got = ese_loss.compressed_loss(embeddings).item()
+    stacked = torch.cat(embeddings)
+    torch.manual_seed(7)
+    want = base_loss(*(e[:, :4] for e in embeddings)) + align(stacked[:, :4], pca(stacked, 4), 0.5)
+    assert got == pytest.approx(want.item(), rel=1e-5)
+    plain = EspressoLoss(model, AngleObjective(model), compression_size=4, pca=False).compressed_loss(embeddings)
+    assert plain.item() == pytest.approx(base_loss(*(e[:, :4] for e in embeddings)).item(), rel=1e-6)
+    seed, corrected = ese(model, "seed"), ese(model, "corrected")
+    assert [seed.student_weight(i) for i in (0, 2)] == pytest.approx([1.0, 1 / (1 + math.log(3))], rel=1e-12)
+    assert [corrected.student_weight(i) for i in (1, 3)] == pytest.approx([1.0, 1 / (1 + math.log(3))], rel=1e-12)
+    default = EspressoLoss(model, AngleObjective(model))
+    assert (default.compression_size, default.kl_temperature, default.pca, default.students) == (128, 1.0, True, "seed")
+    with pytest.raises(ValueError, match=r"students must be one of \['corrected', 'seed'\] or None, not 'all'"):
+        EspressoLoss(model, AngleObjective(model), students="all")
+
+
+def test_unwrapped_finds_the_model_inside_compile_and_ddp_wrappers(model):
+    from types import SimpleNamespace
+
+    from trimbench.dense.losses import unwrapped
+
+    assert unwrapped(model) is model
+    assert unwrapped(SimpleNamespace(module=model)) is model  # DDP
+    assert unwrapped(SimpleNamespace(_orig_mod=SimpleNamespace(module=model))) is model  # compiled DDP
+    assert unwrapped(SimpleNamespace(module=SimpleNamespace(_orig_mod=model))) is model

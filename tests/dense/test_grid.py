@@ -213,3 +213,164 @@ def test_every_table_file_on_a_grid_worked_by_hand():
     assert headers == ["layer", "method", "dim", "ours", "published", "delta"]  # no index column
     assert "<td>0.0560</td>" in out["comparison_html"] and "<td>–</td>" in out["comparison_html"]
     assert out["html"].split("<th>")[1].startswith("layer<")  # no index column
+
+
+def panels_drawn(monkeypatch, draw, *args, **kwargs):
+    """The arguments ``draw`` hands to layer_panels (which is not run): its data, metric, title, paths
+    and keywords."""
+    from trimbench.dense import grid
+
+    calls = []
+    monkeypatch.setattr(grid, "layer_panels", lambda *a, **k: calls.append((a, k)))
+    draw(*args, **kwargs)
+    assert len(calls) == 1
+    return calls[0]
+
+
+def curves(data, columns=("source", "method", "layer", "dim")):
+    """The drawn points as sorted tuples, the score rounded."""
+    points = data[[*columns, "score"]].itertuples(index=False, name=None)
+    return sorted((*point[:-1], round(point[-1], 6)) for point in points)
+
+
+def test_the_layer_figure_draws_ours_and_the_published_cells_of_our_layers(monkeypatch):
+    """Ours (every cell) and the published cells of our layers only (not layer 12, not v2's), each
+    with its score; BM25's value of this dataset and metric as the baseline line."""
+    from trimbench.dense.grid import METHOD_ORDER
+
+    baseline = pd.concat([BM25, BM25.assign(dataset="other", value=0.9), BM25.assign(metric="pearson", value=0.8)])
+    published = pd.concat([PUBLISHED, PUBLISHED.iloc[:1].assign(dim=32, value=0.7)])  # a dim we do not score
+    (data, metric, title, paths), keywords = panels_drawn(
+        monkeypatch, sts_layer_figure, score_rows(), published, "v1", "sts-avg7", "spearman_cosine", "t",
+        {"png": "f.png"}, depth=4, baseline=baseline)
+    assert (metric, title, paths) == ("spearman_cosine", "t", {"png": "f.png"})
+    assert keywords == {"baseline": 0.55, "method_order": METHOD_ORDER}
+    ours = [("ours", label, layer, dim, round(base + layer / 100 + dim / 1000, 6))
+            for label, base in (("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)) for layer in (2, 4)
+            for dim in (8, 16)]
+    assert curves(data) == sorted([*ours, ("published v1", "BERT", 2, 8, 0.444), ("published v1", "BERT", 2, 32, 0.7)])
+    # Without depth there is no second row either.
+    (plain, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, score_rows(), published, "v1", "sts-avg7",
+                                         "spearman_cosine", "t", {})
+    assert curves(plain) == curves(data) and keywords == {"baseline": None, "method_order": METHOD_ORDER}
+
+
+def test_a_toy_figure_hands_both_rows_at_the_same_fractions_of_the_depth(monkeypatch):
+    """Our layers 2 and 4 of 4 beside the paper's 6 and 12 of 12 (layer 3's cells left out): a row
+    per side, a column per fraction of the depth, a title per panel, each row its own y axis."""
+    from trimbench.dense.grid import METHOD_ORDER
+
+    toy = score_rows().assign(dataset="lee-sim")
+    paper = paper_grid(layers=(3, 6, 12))
+    (data, metric, title, paths), keywords = panels_drawn(
+        monkeypatch, sts_layer_figure, toy, paper, "v1", "lee-sim", "spearman_cosine", "t", {"png": "f.png"},
+        depth=4, baseline=BM25.assign(dataset="lee-sim"))
+    assert (metric, paths) == ("spearman_cosine", {"png": "f.png"})
+    assert title == ("t\nbelow: the published curves at the paper's scale (another model and data, no cell in "
+                     "common with ours), at the same fractions of the depth")
+    rows = ["ours (lee-sim)", "published v1 (sts-avg7)"]
+    half, full = "1/2 of the depth", "full depth"
+    assert keywords == {
+        "row": "row", "row_order": rows, "col": "depth", "sharey": "row", "baseline": 0.55,
+        "method_order": METHOD_ORDER,
+        "titles": {(rows[0], half): "ours · layer 2 of 4", (rows[0], full): "ours · layer 4 of 4",
+                   (rows[1], half): "published · layer 6 of 12", (rows[1], full): "published · layer 12 of 12"}}
+    columns = ("row", "depth", "source", "method", "layer", "dim", "full_depth")
+    ours = [(rows[0], half if layer == 2 else full, "ours", label, layer, dim, 4,
+             round(base + layer / 100 + dim / 1000, 6))
+            for label, base in (("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)) for layer in (2, 4)
+            for dim in (8, 16)]
+    theirs = [(rows[1], half if layer == 6 else full, "published v1 (paper scale)", method, layer, dim, 12,
+               round(0.5 + layer / 100, 6))
+              for method in ("BERT", "2DMSE") for layer in (6, 12) for dim in (768, 512, 256, 8)]
+    assert curves(data, columns) == sorted(ours + theirs)
+    # A single published cell at our fraction: one panel of theirs.
+    one = paper[(paper["layer"] == 12) & (paper["method"] == "BERT") & (paper["dim"] == 8)]
+    (data, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, toy, one, "v1", "lee-sim", "spearman_cosine",
+                                        "t", {}, depth=4)
+    assert keywords["row_order"] == rows and keywords["titles"][(rows[1], full)] == "published · layer 12 of 12"
+    assert curves(data[data["source"] != "ours"]) == [("published v1 (paper scale)", "BERT", 12, 8, 0.62)]
+    # Without the toy's depth: one row of ours alone (no published cell of our layers).
+    (data, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, toy, paper, "v1", "lee-sim",
+                                        "spearman_cosine", "t", {})
+    assert keywords == {"baseline": None, "method_order": METHOD_ORDER} and set(data["source"]) == {"ours"}
+
+
+def test_the_versions_figure_hands_one_row_per_experiment(monkeypatch):
+    from trimbench.dense.grid import METHOD_ORDER
+
+    (data, metric, title, paths), keywords = panels_drawn(monkeypatch, sts_versions_figure, version_blocks(), "t",
+                                                          {"png": "f.png"})
+    assert (metric, title, paths) == ("spearman_cosine", "t", {"png": "f.png"})
+    assert keywords == {"row": "version", "row_order": ["v1-run", "v2-run"], "method_order": METHOD_ORDER}
+    drawn = curves(data, ("version", "source", "method", "layer", "dim"))
+    v1 = [("v1-run", "ours", label, layer, dim, round(base + layer / 100 + dim / 1000, 6))
+          for label, base in (("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)) for layer in (2, 4)
+          for dim in (8, 16)]
+    v2 = [("v2-run", "ours", label, layer, dim, round(base - 0.4 + layer / 100 + dim / 1000, 6))
+          for label, base in (("BERT", 0.5), ("2DMSE", 0.6)) for layer in (2, 4) for dim in (8, 16)]
+    assert drawn == sorted([*v1, *v2, ("v1-run", "published", "BERT", 2, 8, 0.444),
+                            ("v2-run", "published", "BERT", 2, 8, 0.1)])
+
+
+def test_published_at_depth_picks_the_dataset_with_most_cells_and_the_same_fractions():
+    from trimbench.dense.grid import published_at_depth
+
+    def cell(dataset, layer, dim=8, variant="v1", metric="spearman_cosine", value=0.5):
+        return {"source": "s", "track": "2dmse-sts", "variant": variant, "method": "BERT", "layer": layer,
+                "dim": dim, "dataset": dataset, "metric": metric, "value": value}
+
+    published = pd.DataFrame([
+        # "b" and "a" tie at three cells (the first by name wins), "c" has one; another variant's and
+        # another metric's cells of "z" count for nothing.
+        cell("b", 4), cell("b", 8), cell("b", 12), cell("a", 3), cell("a", 9, value=0.7), cell("a", 9, dim=4),
+        cell("c", 12), *[cell("z", 6, dim=d, variant="v2") for d in range(4)],
+        *[cell("z", 6, dim=d, metric="pearson") for d in range(4)]])
+    # a's deepest layer is 9: our layers 1 and 3 of 3 are its layers 3 and 9; layer 2 of 3 its 6 (none).
+    out = published_at_depth(published, "v1", "spearman_cosine", [1, 2, 3], 3)
+    assert list(out.columns) == ["method", "layer", "dim", "score", "dataset", "full_depth"]
+    assert out.to_dict("records") == [
+        {"method": "BERT", "layer": 3, "dim": 8, "score": 0.5, "dataset": "a", "full_depth": 9},
+        {"method": "BERT", "layer": 9, "dim": 8, "score": 0.7, "dataset": "a", "full_depth": 9},
+        {"method": "BERT", "layer": 9, "dim": 4, "score": 0.5, "dataset": "a", "full_depth": 9}]
+    # Layer 1 of 2 is 4.5 of 9: rounded to 4, which "a" lacks.
+    assert published_at_depth(published, "v1", "spearman_cosine", [1], 2) is None
+    # Layer 1 of 3 of a 9-deep model rounds 3 exactly; 2 of 6 too; 5 of 6 is 7.5, rounded to 8: none.
+    assert list(published_at_depth(published, "v1", "spearman_cosine", [2, 5], 6)["layer"]) == [3]
+    assert published_at_depth(published, "v3", "spearman_cosine", [1], 3) is None
+
+
+def test_every_versions_table_file_on_two_blocks_worked_by_hand():
+    """The side-by-side files of two blocks (v2 has no pretrained row, and a method of no known rank,
+    which sorts last): every cell of the numbers CSV, the Markdown and the HTML page."""
+    import html as html_text
+
+    v1, v2 = version_blocks()
+    zeta = scores.frame([{**row, "variant": "zeta", "value": 0.05} for row in score_rows().to_dict("records")
+                         if row["variant"] == "full" and row["layer"] == 2])
+    v2 = VersionBlock(v2.label, pd.concat([v2.scores, zeta]), v2.published, v2.reference_variant, v2.dataset,
+                      v2.metric)
+    out = sts_versions_tables([v1, v2])
+    assert out["csv"] == (
+        "layer,method,v1-run 16,v1-run 8,v2-run 16,v2-run 8\n"
+        "2,pretrained,0.336000,0.328000,,\n2,BERT,0.536000,0.528000,0.136000,0.128000\n"
+        "2,2DMSE,0.636000,0.628000,0.236000,0.228000\n2,zeta,,,0.050000,0.050000\n"
+        "4,pretrained,0.356000,0.348000,,\n4,BERT,0.556000,0.548000,0.156000,0.148000\n"
+        "4,2DMSE,0.656000,0.648000,0.256000,0.248000\n")
+    summaries = [f"{label}: spearman_cosine on sts-avg7; ours, published ({variant}) in parentheses. "
+                 f"Cells compared: 1, mean |Δ| {delta}, largest |Δ| {delta} at layer 2, BERT, dim 8."
+                 for label, variant, delta in (("v1-run", "v1", "0.0840"), ("v2-run", "v2", "0.0280"))]
+    cells = pd.DataFrame([
+        [2, "pretrained", "0.3360", "0.3280", "", ""],
+        [2, "BERT", "0.5360", "0.5280 (0.444)", "0.1360", "0.1280 (0.100)"],
+        [2, "2DMSE", "**0.6360**", "**0.6280**", "**0.2360**", "**0.2280**"], [2, "zeta", "", "", "0.0500", "0.0500"],
+        [4, "pretrained", "0.3560", "0.3480", "", ""], [4, "BERT", "0.5560", "0.5480", "0.1560", "0.1480"],
+        [4, "2DMSE", "**0.6560**", "**0.6480**", "**0.2560**", "**0.2480**"]],
+        columns=["layer", "method", "v1-run 16", "v1-run 8", "v2-run 16", "v2-run 8"])
+    assert out["markdown"] == "\n\n".join(summaries) + "\n\n" + cells.to_markdown(index=False) + "\n"
+    page = out["html"]
+    assert "".join(f"<p>{html_text.escape(s)}</p>" for s in summaries) + "<table class=\"dataframe\">" in page
+    assert page.endswith("</table></body></html>\n") and "**" not in page
+    assert [cell.split("<")[0] for cell in page.split("<th>")[1:]] == list(cells.columns)  # no index column
+    assert "<td><b>0.6360</b></td>" in page and "<td>0.5280 (0.444)</td>" in page
+    assert "<td>2</td>\n      <td>zeta</td>\n      <td></td>\n      <td></td>\n      <td>0.0500</td>" in page

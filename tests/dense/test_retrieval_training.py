@@ -464,3 +464,110 @@ def test_ablation_groups_are_found_from_the_preset():
     }
     assert label(config["experiments"]["ablation-align-last"]) == "2DMSE +align to (L, full) dims 128"
     assert label(config["experiments"]["ablation-dims-6-full"]) == "2DMSE +CE(l, full) dims 8,16,32,64,128,512"
+
+
+def _hand_made_loss(tiny, monkeypatch, method, target_dims, settings, cut_dim=None):
+    """The loss over hand-made embeddings (2 queries; a positive and a negative column; each layer of the
+    tiny model's 3 its own, width 32), and what its ``_embed`` was given: the query columns' input ids."""
+    gen = torch.Generator().manual_seed(1)
+    embeddings = {layer: torch.randn(6, 32, generator=gen, dtype=torch.float64) for layer in (1, 2, 3)}
+    columns = [{"input_ids": torch.tensor([[101, 7, 8, 9, 102], [101, 7, 102, 0, 0]]),
+                "attention_mask": torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]), "column": c} for c in range(3)]
+    seen = []
+
+    def embed(features, layers):
+        seen.append((features["column"], features["input_ids"].tolist(), sorted(layers)))
+        return {layer: embeddings[layer][2 * features["column"]:2 * features["column"] + 2] for layer in layers}
+
+    loss = GroupedContrastiveLoss(tiny, method, target_dims, {**SETTINGS, **settings}, cut_dim=cut_dim)
+    monkeypatch.setattr(loss, "_embed", embed)
+    return loss(columns, None).item(), embeddings, seen
+
+
+def _hand_scores(embeddings, layer, dim, passage_layer=None, scale=1.0):
+    q = embeddings[layer][:2, :dim]
+    p = embeddings[passage_layer or layer]
+    passages = torch.stack([p[2:4], p[4:]], 1).flatten(0, 1)  # q0's positive, q0's negative, q1's ...
+    return scale * q @ passages[:, :dim].T
+
+
+def _hand_ce(scores):
+    return torch.nn.functional.cross_entropy(scores, torch.tensor([0, 2])).item()
+
+
+def test_each_methods_terms_on_hand_made_embeddings(tiny, monkeypatch):
+    """BERT, BERT-S, MSE and 2DMSE with every ablation flag, over embeddings given by hand: each the module
+    docstring's sum of cross-entropies at its (layer, dim) cuts, scores times ``scale``."""
+    emb = None
+
+    def ce(layer, dim, passage_layer=None, scale=1.0):
+        return _hand_ce(_hand_scores(emb, layer, dim, passage_layer, scale))
+
+    got, emb, seen = _hand_made_loss(tiny, monkeypatch, "full", [8], {"scale": 2.0, "q_max_length": 3})
+    assert got == pytest.approx(ce(3, 32, scale=2.0), rel=1e-9)
+    # The queries cut to q_max_length (the last kept token the tokenizer's [SEP]); passages as they come; layer L.
+    sep = tiny.tokenizer.sep_token_id
+    assert seen == [(0, [[101, 7, sep], [101, 7, 102]], [3]), (1, [[101, 7, 8, 9, 102], [101, 7, 102, 0, 0]], [3]),
+                    (2, [[101, 7, 8, 9, 102], [101, 7, 102, 0, 0]], [3])]
+    got, emb, _ = _hand_made_loss(tiny, monkeypatch, "separate", [16], {"scale": 0.5}, cut_dim=8)
+    assert got == pytest.approx(ce(3, 8, scale=0.5), rel=1e-9)
+    got, emb, _ = _hand_made_loss(tiny, monkeypatch, "separate", [16], {})  # no cut: the full width
+    assert got == pytest.approx(ce(3, 32), rel=1e-9)
+    got, emb, _ = _hand_made_loss(tiny, monkeypatch, "matryoshka", [4, 8], {})
+    assert got == pytest.approx(ce(3, 32) + ce(3, 8) + ce(3, 4), rel=1e-9)
+    got, emb, seen = _hand_made_loss(tiny, monkeypatch, "2dmse", [8], {"sub_layer_full_dim": True})
+    want = ce(3, 32) + ce(3, 8) + sum(layer_weight(k) * (ce(k, 8) + ce(k, 32)) for k in (1, 2))
+    assert got == pytest.approx(want, rel=1e-9)
+    assert [layers for *_, layers in seen] == [[1, 2, 3]] * 3
+    # fixed-doc: every layer's queries against the last layer's passages
+    got, emb, seen = _hand_made_loss(tiny, monkeypatch, "2dmse", [8, 4],
+                                     {"passage_to_last_layer": True, "sub_layer_full_dim": True})
+    want = ce(3, 32) + ce(3, 8) + ce(3, 4) + sum(
+        layer_weight(k) * (ce(k, 8, 3) + ce(k, 4, 3) + ce(k, 32, 3)) for k in (1, 2))
+    assert got == pytest.approx(want, rel=1e-9)
+    assert [layers for *_, layers in seen] == [[1, 2, 3], [3], [3]]
+
+
+@pytest.mark.parametrize("last", [False, True])
+def test_score_align_on_hand_made_embeddings(tiny, monkeypatch, last):
+    """Each sub-model's CE plus its scores aligned (at τ = 2, scale 3) with the full width of its own
+    layer, or of the last layer (compare_to_last_layer); the full model itself is not aligned."""
+    settings = {"score_align": True, "compare_to_last_layer": last, "kl_temperature": 2.0, "scale": 3.0}
+    got, emb, _ = _hand_made_loss(tiny, monkeypatch, "2dmse", [8], settings)
+
+    def term(layer, dim):
+        sub = _hand_scores(emb, layer, dim, scale=3.0)
+        teacher = _hand_scores(emb, 3 if last else layer, 32, scale=3.0)
+        return _hand_ce(sub) + _hand_alignment(sub.tolist(), teacher.tolist(), 2.0)
+
+    want = _hand_ce(_hand_scores(emb, 3, 32, scale=3.0)) + term(3, 8) + sum(
+        layer_weight(k) * term(k, 8) for k in (1, 2))
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_starbucks_step_on_hand_made_embeddings(tiny, monkeypatch):
+    """Layers [3, 2]: the drawn sub-layer can only be 2; the step is starbucks_loss of the scores at layers
+    2 and 3 (scale 2), over the dims [32, 8], with the KL weight."""
+    settings = {"starbucks_layers": [3, 2], "starbucks_dims": [32, 8], "starbucks_kl_weight": 0.5, "scale": 2.0}
+    got, emb, seen = _hand_made_loss(tiny, monkeypatch, "starbucks-2dmse", [16], settings)
+    assert [layers for *_, layers in seen] == [[2, 3]] * 3
+    want = starbucks_loss(lambda k, m: _hand_scores(emb, k, m, scale=2.0), torch.tensor([0, 2]), 2, 3, 32, [32, 8],
+                          0.5).item()
+    assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_truncate_features_cuts_every_token_matrix_and_ends_cut_rows_with_sep():
+    ids = torch.tensor([[101, 5, 6, 7, 102, 0], [101, 5, 102, 0, 0, 0], [101, 5, 6, 102, 0, 0]])
+    mask = (ids > 0).long()
+    features = {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids),
+                "lengths": torch.tensor([5, 3, 4]), "text": "kept"}
+    cut = truncate_features(features, 4, 102)
+    # Rows longer than 4 tokens end with [SEP]; a row of exactly 4 or fewer is kept as it was.
+    assert cut["input_ids"].tolist() == [[101, 5, 6, 102], [101, 5, 102, 0], [101, 5, 6, 102]]
+    assert cut["attention_mask"].tolist() == [[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 1, 1]]
+    assert cut["token_type_ids"].shape == (3, 4)
+    assert cut["lengths"].tolist() == [5, 3, 4] and cut["text"] == "kept"  # not a token matrix: as it was
+    assert ids[0].tolist() == [101, 5, 6, 7, 102, 0]  # the caller's ids untouched
+    assert truncate_features(features, 4, None)["input_ids"].tolist() == [[101, 5, 6, 7], [101, 5, 102, 0],
+                                                                           [101, 5, 6, 102]]
+    assert truncate_features(features, 6, 102) is features and truncate_features(features, None, 102) is features

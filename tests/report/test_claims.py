@@ -744,3 +744,134 @@ def test_claims_outputs_of_an_electra_run_read_its_main_metrics_and_model_ids():
     assert ",partly,0.500000,1,2,not covered,," in line
     assert outputs["markdown"].startswith("# Claims: el\n")
     assert "<h2>Claims: el</h2>" in outputs["html"]
+
+# dense.claims: values
+
+def dense_cells(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["method", "layer", "dim", "value"])
+
+
+def test_dense_views_average_the_compared_datasets_seeds_in_the_seeds_labels():
+    from trimbench.dense.claims import dense_published_cells, dense_view_cells
+
+    values = {("full", 2, 8): [0.25, 0.75], ("2dmse", 4, 16): 0.7, ("separate", 2, 8): 0.4}
+    ours = dense_view_cells(sts_scores(values), STS_CONFIG)  # beside rows of another dataset and metric
+    assert ours.to_dict("records") == [{"method": "2DMSE", "layer": 4, "dim": 16, "value": 0.7},
+                                       {"method": "BERT", "layer": 2, "dim": 8, "value": 0.5},
+                                       {"method": "BERT-S", "layer": 2, "dim": 8, "value": 0.4}]
+    assert [str(t) for t in ours.dtypes[1:]] == ["int64", "int64", "float64"]
+
+    def cell(dataset, value, variant="v1", metric="spearman_cosine", layer=2):
+        return {"variant": variant, "method": "BERT", "layer": str(layer), "dim": "8", "dataset": dataset,
+                "metric": metric, "value": value}
+
+    others = [cell("sts-avg7", 0.9), cell("sts-avg", 0.1, variant="v2"), cell("sts-avg", 0.2, metric="pearson")]
+    # The compared dataset published: its cells (duplicates averaged), not another dataset's.
+    published = pd.DataFrame([cell("sts-avg", 0.3), cell("sts-avg", 0.5), *others])
+    assert dense_published_cells(published, STS_CONFIG).to_dict("records") == [
+        {"method": "BERT", "layer": 2, "dim": 8, "value": 0.4}]
+    # Not published: the one dataset the work publishes, else nothing (which of several is unknown).
+    one = pd.DataFrame([cell("sts-avg7", 0.9, layer=12), cell("sts-avg", 0.1, variant="v2")])
+    assert dense_published_cells(one, STS_CONFIG).to_dict("records") == [
+        {"method": "BERT", "layer": 12, "dim": 8, "value": 0.9}]
+    two = pd.DataFrame([cell("sts-avg7", 0.9), cell("sts-b", 0.8), cell("sts-avg", 0.1, variant="v2")])
+    none = dense_published_cells(two, STS_CONFIG)
+    assert none.empty and list(none.columns) == ["method", "layer", "dim", "value"]
+
+
+#: a grid of layers 2, 4, 6 (6 only BERT's: the side's depth) and dims 8, 16, 32 (32 only BERT's: its width)
+GRID_CELLS = dense_cells([
+    ("2DMSE", 4, 16, 0.8), ("2DMSE", 2, 8, 0.6), ("2DMSE", 4, 8, 0.7), ("2DMSE", 2, 16, 0.65),
+    ("MSE", 2, 8, 0.5), ("MSE", 4, 8, 0.75), ("MSE", 2, 16, 0.65), ("MSE", 4, 16, 0.7), ("MSE", 3, 8, 0.1),
+    ("BERT", 4, 16, 0.9), ("BERT", 2, 8, 0.55), ("BERT", 6, 32, 0.95),
+    ("BERT-S", 2, 8, 0.6), ("BERT-S", 4, 16, 0.75)])
+
+
+def test_dense_grid_checks_compare_the_cells_both_methods_cover_below_the_sides_full_model():
+    from trimbench.dense.claims import _beats_full_on_sub_layers, _beats_mse_on_sub_dims, _not_above_separate
+
+    view = View(GRID_CELLS)
+    # Every dim is below the side's width (32): 2DMSE > MSE strictly; MSE's lone layer 3 has no pair.
+    assert _beats_mse_on_sub_dims(view) == [
+        {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs MSE 0.5000", "holds": True},
+        {"cell": "L2 d16", "evidence": "2DMSE 0.6500 vs MSE 0.6500", "holds": False},
+        {"cell": "L4 d8", "evidence": "2DMSE 0.7000 vs MSE 0.7500", "holds": False},
+        {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs MSE 0.7000", "holds": True}]
+    assert _beats_full_on_sub_layers(view) == [
+        {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs BERT 0.5500", "holds": True},
+        {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs BERT 0.9000", "holds": False}]
+    assert _not_above_separate(view) == [  # equal is not above
+        {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs BERT-S 0.6000", "holds": True},
+        {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs BERT-S 0.7500", "holds": False}]
+    # Without BERT's layer 6 and dim 32 the side's full model is layer 4, dim 16: those cells drop out.
+    narrow = View(GRID_CELLS[GRID_CELLS["layer"] < 6])
+    assert [c["cell"] for c in _beats_mse_on_sub_dims(narrow)] == ["L2 d8", "L4 d8"]
+    assert [c["cell"] for c in _beats_full_on_sub_layers(narrow)] == ["L2 d8"]
+    assert _beats_mse_on_sub_dims(View(dense_cells([]))) == []
+
+
+def test_ablation_pairs_and_cells_compare_2dmse_cells_of_each_member_with_its_base():
+    from trimbench.dense.claims import (
+        _fixed_doc_no_gain,
+        _full_dim_loss_helps,
+        _more_target_dims_help,
+        ablation_pairs,
+    )
+
+    def cells(value):
+        return dense_cells([("2DMSE", 4, 64, value), ("2DMSE", 2, 64, value - 0.1), ("BERT", 2, 64, 0.0),
+                            ("2DMSE", 2, 32, 0.9)])
+
+    tables = {"base": cells(0.4), "sub-full": cells(0.5), "dims": cells(0.3), "fixed-doc": cells(0.4),
+              "dims-full": cells(0.6)}
+    tables["base"] = tables["base"][tables["base"]["dim"] == 64]  # d32: the base lacks it, no pair
+    pairs = ablation_pairs("base", ABLATIONS, tables)
+    assert [(m, b, set(c)) for m, b, c, *_ in pairs] == [
+        ("dims", "base", {"target_dims"}), ("dims-full", "base", {"target_dims", "sub_layer_full_dim"}),
+        ("fixed-doc", "base", {"passage_to_last_layer"}), ("sub-full", "base", {"sub_layer_full_dim"})]
+    assert all(member is tables[m] and base is tables[b] for m, b, _, member, base in pairs)
+    assert [pair[:2] for pair in ablation_pairs("dims", ABLATIONS, tables)] == [("dims", "base")]
+    view = View(dense_cells([]), pairs)
+    assert _full_dim_loss_helps(view) == [
+        {"cell": "sub-full vs base L2 d64", "evidence": "sub-full 0.4000 vs base 0.3000", "holds": True},
+        {"cell": "sub-full vs base L4 d64", "evidence": "sub-full 0.5000 vs base 0.4000", "holds": True}]
+    assert _more_target_dims_help(view) == [
+        {"cell": "dims vs base L2 d64", "evidence": "dims 0.2000 vs base 0.3000", "holds": False},
+        {"cell": "dims vs base L4 d64", "evidence": "dims 0.3000 vs base 0.4000", "holds": False}]
+    assert [c["holds"] for c in _fixed_doc_no_gain(view)] == [True, True]  # equal: no gain
+    # Two members of one claim: the cells of both.
+    second = ("sub-full-b", "base", frozenset({"sub_layer_full_dim"}), cells(0.2), tables["base"])
+    assert [c["cell"] for c in _full_dim_loss_helps(View(dense_cells([]), (*pairs, second)))] == [
+        "sub-full vs base L2 d64", "sub-full vs base L4 d64", "sub-full-b vs base L2 d64", "sub-full-b vs base L4 d64"]
+
+
+def test_dense_claim_views_carry_the_subjects_cells_tolerance_and_ablations():
+    from trimbench.dense.claims import homedepot_claim_views, retrieval_claim_views, sts_claim_views
+
+    config = {**STS_CONFIG, "reference": {"variant": "v1", "tolerance": 0.05}}
+    published = pd.DataFrame([{"variant": "v1", "method": "BERT", "layer": 12, "dim": 768, "dataset": "sts-avg",
+                               "metric": "spearman_cosine", "value": 0.8}])
+    ours, theirs = sts_claim_views("e", {"e": config, "f": STS_CONFIG},
+                                   {"e": sts_scores({("full", 2, 8): 0.5}), "f": sts_scores({("full", 2, 8): 0.1})},
+                                   published, {}, {})
+    assert ours.cells.to_dict("records") == [{"method": "BERT", "layer": 2, "dim": 8, "value": 0.5}]
+    assert theirs.cells.to_dict("records") == [{"method": "BERT", "layer": 12, "dim": 768, "value": 0.8}]
+    assert (ours.tolerance, theirs.tolerance, ours.ablations, theirs.ablations) == (0.05, 0.05, (), ())
+
+    configs = {name: {**config, "reference": {**config["reference"], "tolerance": 0.03}}
+               for name, config in ABLATIONS.items()}
+    tables = {name: retrieval_scores(name, [0.3, 0.4]) for name in ABLATIONS}
+    ours, theirs = retrieval_claim_views("sub-full", configs, tables, pd.DataFrame(columns=DENSE_REFERENCE), {}, {})
+    assert [(m, b) for m, b, *_ in ours.ablations] == [("sub-full", "base")] and theirs.ablations == ()
+    assert ours.ablations[0][3].to_dict("records") == [{"method": "2DMSE", "layer": 2, "dim": 64, "value": 0.3},
+                                                       {"method": "2DMSE", "layer": 4, "dim": 64, "value": 0.4}]
+    assert (ours.tolerance, theirs.tolerance) == (0.03, 0.03)
+
+    hd_published = pd.DataFrame([{"source": "s", "model": "m", "method": FT, "dim": 384, "metric": "r", "value": 0.6}])
+    hd = {**HD_CONFIG, "reference": {**HD_CONFIG["reference"], "tolerance": 0.04}}
+    ours, theirs = homedepot_claim_views("hd", {"hd": hd}, {"hd": homedepot_scores({("full", "r", 384): 0.7})},
+                                         hd_published, {}, {})
+    assert theirs.cells.to_dict("records") == [{"model": "m", "method": FT, "dim": 384, "metric": "r", "value": 0.6}]
+    assert ours.cells[["method", "dim", "metric", "value"]].to_dict("records") == [
+        {"method": FT, "dim": 384, "metric": "r", "value": 0.7}]
+    assert (ours.tolerance, theirs.tolerance, ours.ablations, theirs.ablations) == (0.04, 0.04, (), ())
