@@ -581,3 +581,93 @@ def test_comparisons_page_word_for_word_the_tolerance_inclusive_and_a_run_withou
         ["2", "BERT", "32", "0.0100", "0.0000", "0.0100", "no"]]
     assert second == ("<h3>t</h3><p>2DMSE STS v1 (t, toy scale): 0 cells compared; 1 cells ours only, 0 published "
                       "only.</p><p>No cell in common with the published grid.</p>")
+
+# dense.scoreboard: values
+
+
+def _sts_headline_of(config_methods, ours_rows, published_rows, average="sts-avg7"):
+    """trimbench.dense.scoreboard.sts_headline of an STS experiment (reference variant v1) from rows
+    (variant, layer, dim, dataset, metric, value) and (variant, method, layer, dim, dataset, metric, value)."""
+    from trimbench.dense.scoreboard import sts_headline
+
+    ours = scores.frame([{"variant": v, "layer": layer, "dim": dim, "dataset": ds, "metric": metric, "value": value}
+                         for v, layer, dim, ds, metric, value in ours_rows])
+    published = pd.DataFrame(published_rows, columns=["variant", "method", "layer", "dim", "dataset", "metric",
+                                                      "value"])
+    config = {"track": "2dmse-sts", "methods": config_methods, "reference": {"variant": "v1"},
+              "evaluation": {"average_name": average, "main_metric": "spearman_cosine"}}
+    return sts_headline(Experiment("e", config, ours, published))
+
+
+def test_sts_headline_is_the_deepest_layers_widest_dim_of_the_method_average_and_metric():
+    """Ours and the work's cell at the deepest layer, then its widest dim, of 2DMSE on the STS average
+    in the main metric: a wider dim at a shallower layer, a deeper layer of another method, dataset,
+    metric or reference variant all stay out."""
+    spearman = "spearman_cosine"
+    ours = [("2dmse", 12, 768, "sts-avg7", spearman, 0.81), ("2dmse", 12, 384, "sts-avg7", spearman, 0.79),
+            ("2dmse", 6, 1024, "sts-avg7", spearman, 0.5), ("2dmse", 24, 768, "sts-b", spearman, 0.2),
+            ("2dmse", 24, 768, "sts-avg7", "pearson_cosine", 0.3), ("full", 24, 768, "sts-avg7", spearman, 0.9)]
+    published = [("v1", "2DMSE", 12, 768, "sts-avg7", spearman, 0.80),
+                 ("v1", "2DMSE", 12, 512, "sts-avg7", spearman, 0.78),
+                 ("v1", "2DMSE", 6, 1024, "sts-avg7", spearman, 0.6),
+                 ("v1", "2DMSE", 24, 768, "sts-b", spearman, 0.1),
+                 ("v1", "2DMSE", 24, 768, "sts-avg7", "pearson_cosine", 0.11),
+                 ("v1", "BERT", 24, 768, "sts-avg7", spearman, 0.7),
+                 ("v2", "2DMSE", 24, 768, "sts-avg7", spearman, 0.12)]
+    assert _sts_headline_of(["pretrained", "full", "2dmse"], ours, published) == {
+        "ours": 0.81, "ours_cell": "2DMSE L12 d768 sts-avg7", "published": 0.80,
+        "published_cell": "2DMSE L12 d768 sts-avg7"}
+    # a toy run's own average (sts-avg), which the work never published: the work's cell on its datasets
+    toy = [(v, layer, dim, ds.replace("sts-avg7", "sts-avg"), metric, value)
+           for v, layer, dim, ds, metric, value in ours]
+    assert _sts_headline_of(["pretrained", "full", "2dmse"], toy, published[:4], average="sts-avg") == {
+        "ours": 0.81, "ours_cell": "2DMSE L12 d768 sts-avg", "published": 0.1,
+        "published_cell": "2DMSE L24 d768 sts-b"}
+    # neither side has the method's cell: no number, an empty cell
+    assert _sts_headline_of(["full", "2dmse"], ours[3:5], published[4:]) == {
+        "ours": None, "ours_cell": "", "published": None, "published_cell": ""}
+
+
+#: the reference's labels of our methods, as the tables write them (trimbench.dense.variants.SEED_METHOD_LABELS)
+_LABEL = {"pretrained": "pretrained", "full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
+          "starbucks-2dmse": "BERT-2DMSE"}
+
+
+@pytest.mark.parametrize(("methods", "published", "headline"), [
+    (["2dmse", "full"], ["2DMSE", "BERT"], "2dmse"),  # 2DMSE first, not the last method
+    (["separate", "2dmse", "starbucks-2dmse"], ["BERT-S", "BERT-2DMSE"], "starbucks-2dmse"),  # no 2DMSE published
+    (["full", "2dmse"], [], "2dmse"),  # nothing published: 2DMSE all the same
+    (["full", "pretrained"], ["BERT", "pretrained"], "full"),  # a trained method before the pretrained model
+    (["pretrained"], ["pretrained"], "pretrained"),  # the pretrained model when it is all there is
+    (["full", "separate", "matryoshka"], ["BERT", "BERT-S"], "separate"),  # the last one published
+    (["full", "matryoshka"], [], "matryoshka"),  # the last trained when nothing is published
+])
+def test_sts_headline_method_is_2dmse_else_the_last_trained_the_work_publishes(methods, published, headline):
+    """Each method at L12 d768 on the average, the work's labels under reference variant v1; every label
+    under another variant, which must not count."""
+    ours = [(m, 12, 768, "sts-avg7", "spearman_cosine", 0.1 * (i + 1)) for i, m in enumerate(methods)]
+    rows = [("v1", label, 12, 768, "sts-avg7", "spearman_cosine", 0.5) for label in published]
+    rows += [("v2", label, 12, 768, "sts-avg7", "spearman_cosine", 0.9) for label in _LABEL.values()]
+    out = _sts_headline_of(methods, ours, rows)
+    assert out["ours_cell"] == f"{_LABEL[headline]} L12 d768 sts-avg7"
+    assert out["ours"] == pytest.approx(0.1 * (methods.index(headline) + 1))
+    assert out["published"] == (0.5 if _LABEL[headline] in published else None)
+
+
+def test_a_retrieval_run_on_no_published_dataset_is_compared_on_its_compared_dataset():
+    """A toy retrieval run evaluating toy-msmarco, which the work never published (its MS MARCO is
+    msmarco): our cells on toy-msmarco, each without a published number, not an empty comparison."""
+    from conftest import REPO
+
+    from trimbench.dense.scoreboard import retrieval_comparison
+
+    rows = [{"variant": v, "layer": layer, "dim": dim, "dataset": ds, "metric": "mrr@10", "value": value}
+            for v, layer, dim, ds, value in [("starbucks-2dmse", 2, 32, "toy-msmarco", 0.25),
+                                             ("starbucks-2dmse", 2, 32, "other", 0.5)]]
+    config = {"track": "2dmse-retrieval", "methods": ["starbucks-2dmse"],
+              "evaluation": {"datasets": ["toy-msmarco", "other"], "average_name": "beir-avg", "main_metric": "mrr@10"},
+              "reference": {"variant": "starbucks"}}
+    long = retrieval_comparison(Experiment("r", config, scores.frame(rows),
+                                           pd.read_csv(REPO / "reference" / "2dmse_retrieval.csv")))
+    assert long[["layer", "method", "dim", "ours"]].values.tolist() == [[2, "BERT-2DMSE", 32, 0.25]]
+    assert long["published"].isna().all()
