@@ -1019,6 +1019,13 @@ def test_per_layer_is_each_tasks_main_metric_per_model_and_layer_over_seeds():
     pd.testing.assert_frame_equal(table, expected, check_dtype=False)
     assert table["layer"].dtype == "int64" and table["parameters"].dtype == "Int64"
     assert table["test_seeds"].dtype == "int64"
+    # a cut without a parameter count keeps its scores, its count blank
+    ours = seeded_scores()
+    uncounted = ours[~((ours["model"] == "gen") & (ours["metric"] == "parameters"))]
+    table = electra_report.per_layer(uncounted, SEEDED_METRICS)
+    pd.testing.assert_frame_equal(table.drop(columns="parameters"), expected.drop(columns="parameters"),
+                                  check_dtype=False)
+    assert table["parameters"].isna().tolist() == (expected["model"] == "gen").tolist()
 
 
 def test_dev_choice_reads_each_groups_layers_in_depth_order_whatever_the_rows_order():
@@ -1135,7 +1142,10 @@ def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(mo
     monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure, paths=paths))
     ours = seeded_scores()
     stsb = {"stsb": "spearman_cosine"}
-    table = report.layer_table(ours, seeded_published(), {"stsb": "stsb-paper"}, stsb)
+    # a last-epoch cell at k=0, the first published row: the dev-chosen epoch's panel still comes first
+    published = pd.concat([seeded_published(), pd.DataFrame(
+        [("stsb-paper", "disc", 0, "spearman_cosine", "last", 0.35)], columns=seeded_published().columns)])
+    table = report.layer_table(ours, published, {"stsb": "stsb-paper"}, stsb)
     title = ("electra-paper: truncated ELECTRA discriminators and generators cut at every layer k, fine-tuned per "
              "seed on STS-B and MRPC, the layer chosen by the mean dev score, beside the published per-layer curves")
     paths = {"png": "layers.png"}
@@ -1156,7 +1166,7 @@ def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(mo
                 (disc, "-", tuple(layers), tuple(mean(task, "disc", k, split) for k in layers)),
                 (gen, "--", tuple(layers), tuple(mean(task, "gen", k, split) for k in layers))}
     expected[("stsb", "published, dev-chosen epoch")] = {(disc, "-", (1,), (0.70,))}
-    expected[("stsb", "published, last epoch")] = {(disc, "-", (2,), (0.52,))}
+    expected[("stsb", "published, last epoch")] = {(disc, "-", (0, 2), (0.35, 0.52))}
     stars = {"stsb": {(1, 0.74), (0, 0.65)}}
     for ax in figure.axes:
         task, source = ax.get_title().split(" · ")
