@@ -1136,6 +1136,13 @@ def test_per_layer_is_each_tasks_main_metric_per_model_and_layer_over_seeds():
     pd.testing.assert_frame_equal(table, expected, check_dtype=False)
     assert table["layer"].dtype == "int64" and table["parameters"].dtype == "Int64"
     assert table["test_seeds"].dtype == "int64"
+    # a cut without a parameter count keeps its scores, its count blank
+    ours = seeded_scores()
+    uncounted = ours[~((ours["model"] == "gen") & (ours["metric"] == "parameters"))]
+    table = electra_report.per_layer(uncounted, SEEDED_METRICS)
+    pd.testing.assert_frame_equal(table.drop(columns="parameters"), expected.drop(columns="parameters"),
+                                  check_dtype=False)
+    assert table["parameters"].isna().tolist() == (expected["model"] == "gen").tolist()
 
 
 def test_dev_choice_reads_each_groups_layers_in_depth_order_whatever_the_rows_order():
@@ -1238,10 +1245,10 @@ def test_layer_table_sets_each_published_cell_beside_ours_of_its_kind_and_marks_
 
 
 def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(monkeypatch):
-    """One row per task (in the config's order), one column per source: ours at the kept and the last
-    epoch, the published by the epoch it scored; a line per model at its mean over seeds per layer
-    (hue in the models' sorted order, the discriminator solid, the generator dashed); the star on
-    each task's dev-chosen layers in its "ours" panel only."""
+    """A panel per source: ours at the kept and the last epoch, the published by the epoch it scored; a
+    line per model at its mean over seeds per layer (hue in the models' sorted order, the discriminator
+    solid, the generator dashed); the star on the dev-chosen layers in the "ours" panel only. One task
+    (a row of four panels, the cheaper figure): the other task's scores stay out."""
     import textwrap
 
     import seaborn as sns
@@ -1251,33 +1258,33 @@ def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(mo
     saved = {}
     monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure, paths=paths))
     ours = seeded_scores()
-    table = report.layer_table(ours, seeded_published(), {"stsb": "stsb-paper", "mrpc": "mrpc-paper"},
-                               SEEDED_METRICS)
+    stsb = {"stsb": "spearman_cosine"}
+    # a last-epoch cell at k=0, the first published row: the dev-chosen epoch's panel still comes first
+    published = pd.concat([seeded_published(), pd.DataFrame(
+        [("stsb-paper", "disc", 0, "spearman_cosine", "last", 0.35)], columns=seeded_published().columns)])
+    table = report.layer_table(ours, published, {"stsb": "stsb-paper"}, stsb)
     title = ("electra-paper: truncated ELECTRA discriminators and generators cut at every layer k, fine-tuned per "
              "seed on STS-B and MRPC, the layer chosen by the mean dev score, beside the published per-layer curves")
     paths = {"png": "layers.png"}
-    report.layer_figure(ours, table, {"gen": "generator", "disc": "discriminator"}, SEEDED_METRICS, title, paths)
+    report.layer_figure(ours, table, {"gen": "generator", "disc": "discriminator"}, stsb, title, paths)
     figure = saved["figure"]
     assert saved["paths"] is paths
     sources = ["ours", "ours, last epoch", "published, dev-chosen epoch", "published, last epoch"]
-    assert [ax.get_title() for ax in figure.axes] == [f"{task} · {source}" for task in SEEDED_METRICS
-                                                       for source in sources]
+    assert [ax.get_title() for ax in figure.axes] == [f"stsb · {source}" for source in sources]
 
     def mean(task, model, layer, split):
         return seeded_stats(task, model, layer, split)[0]
 
     disc, gen = (tuple(colour) for colour in sns.color_palette()[:2])  # sorted: disc, then gen
     expected = {}
-    for task, layers in (("stsb", [0, 1, 2]), ("mrpc", [0, 1])):
+    for task, layers in (("stsb", [0, 1, 2]),):
         for source, split in (("ours", "test"), ("ours, last epoch", "test-last-epoch")):
             expected[(task, source)] = {
                 (disc, "-", tuple(layers), tuple(mean(task, "disc", k, split) for k in layers)),
                 (gen, "--", tuple(layers), tuple(mean(task, "gen", k, split) for k in layers))}
     expected[("stsb", "published, dev-chosen epoch")] = {(disc, "-", (1,), (0.70,))}
-    expected[("stsb", "published, last epoch")] = {(disc, "-", (2,), (0.52,))}
-    expected[("mrpc", "published, dev-chosen epoch")] = {(gen, "--", (0,), (0.75,))}
-    expected[("mrpc", "published, last epoch")] = {(disc, "-", (1,), (0.60,))}
-    stars = {"stsb": {(1, 0.74), (0, 0.65)}, "mrpc": {(1, 0.68), (0, 0.79)}}
+    expected[("stsb", "published, last epoch")] = {(disc, "-", (0, 2), (0.35, 0.52))}
+    stars = {"stsb": {(1, 0.74), (0, 0.65)}}
     for ax in figure.axes:
         task, source = ax.get_title().split(" · ")
         lines = {(tuple(line.get_color()), line.get_linestyle(), tuple(line.get_xdata()),
@@ -1289,8 +1296,8 @@ def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(mo
         else:
             assert not star
         assert all(float(tick).is_integer() for tick in ax.get_xticks())  # layers are whole numbers
-    assert [ax.get_xlabel() for ax in figure.axes] == [""] * 4 + ["layer k (0 = embedding output)"] * 4
-    assert [ax.get_ylabel() for ax in figure.axes] == (["test score"] + [""] * 3) * 2
+    assert [ax.get_xlabel() for ax in figure.axes] == ["layer k (0 = embedding output)"] * 4
+    assert [ax.get_ylabel() for ax in figure.axes] == ["test score"] + [""] * 3
     # the title wrapped at 9 characters per inch of the figure's width, set just above the panels
     assert figure._suptitle.get_text() == textwrap.fill(title, int(figure.get_figwidth() * 9))
     assert figure._suptitle.get_position()[1] == 1.0 and figure._suptitle.get_va() == "bottom"
