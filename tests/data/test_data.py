@@ -466,7 +466,9 @@ def test_labels_mapped_checked_as_integers_and_rows_named_by_their_label():
             "(['A_contradicts_B', 'A_entails_B', 'A_neutral_B'])")):
         normalise(raw.assign(label=["other", "B_entails_A", "A_entails_B"]), entry, "sick")
     plain = {"kind": "pair-class", "columns": {}, "num_labels": 3}
-    assert normalise(raw.assign(label=[2.0, 0.0, 1.0]), plain, "sick")["label"].tolist() == [2, 0, 1]
+    read = normalise(raw.assign(label=["2.0", "0", "1"]), plain, "sick")
+    assert list(read.columns) == ["sentence1", "sentence2", "label"] and read["label"].tolist() == [2, 0, 1]
+    assert read["label"].dtype == int
     with pytest.raises(DataError, match=re.escape(
             "dataset 'sick': 2 of 3 rows have a missing, non-numeric or out-of-range label (each must be an integer "
             "in [0, 2]; datasets.sick.num_labels is 3; unlabelled rows are often -1); the first is data row 2: "
