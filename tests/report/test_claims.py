@@ -636,7 +636,7 @@ def test_dense_views_average_the_compared_datasets_seeds_in_the_seeds_labels():
 GRID_CELLS = dense_cells([
     ("2DMSE", 4, 16, 0.8), ("2DMSE", 2, 8, 0.6), ("2DMSE", 4, 8, 0.7), ("2DMSE", 2, 16, 0.65),
     ("MSE", 2, 8, 0.5), ("MSE", 4, 8, 0.75), ("MSE", 2, 16, 0.65), ("MSE", 4, 16, 0.7), ("MSE", 3, 8, 0.1),
-    ("BERT", 4, 16, 0.9), ("BERT", 2, 8, 0.55), ("BERT", 6, 32, 0.95),
+    ("BERT", 4, 16, 0.9), ("BERT", 2, 8, 0.55), ("BERT", 2, 16, 0.65), ("BERT", 6, 32, 0.95),
     ("BERT-S", 2, 8, 0.6), ("BERT-S", 4, 16, 0.75)])
 
 
@@ -652,6 +652,7 @@ def test_dense_grid_checks_compare_the_cells_both_methods_cover_below_the_sides_
         {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs MSE 0.7000", "holds": True}]
     assert _beats_full_on_sub_layers(view) == [
         {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs BERT 0.5500", "holds": True},
+        {"cell": "L2 d16", "evidence": "2DMSE 0.6500 vs BERT 0.6500", "holds": False},  # equal is not above
         {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs BERT 0.9000", "holds": False}]
     assert _not_above_separate(view) == [  # equal is not above
         {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs BERT-S 0.6000", "holds": True},
@@ -659,7 +660,7 @@ def test_dense_grid_checks_compare_the_cells_both_methods_cover_below_the_sides_
     # Without BERT's layer 6 and dim 32 the side's full model is layer 4, dim 16: those cells drop out.
     narrow = View(GRID_CELLS[GRID_CELLS["layer"] < 6])
     assert [c["cell"] for c in _beats_mse_on_sub_dims(narrow)] == ["L2 d8", "L4 d8"]
-    assert [c["cell"] for c in _beats_full_on_sub_layers(narrow)] == ["L2 d8"]
+    assert [c["cell"] for c in _beats_full_on_sub_layers(narrow)] == ["L2 d8", "L2 d16"]
     assert _beats_mse_on_sub_dims(View(dense_cells([]))) == []
 
 
