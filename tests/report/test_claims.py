@@ -694,9 +694,11 @@ def test_ablation_pairs_and_cells_compare_2dmse_cells_of_each_member_with_its_ba
         {"cell": "dims vs base L4 d64", "evidence": "dims 0.3000 vs base 0.4000", "holds": False}]
     assert [c["holds"] for c in _fixed_doc_no_gain(view)] == [True, True]  # equal: no gain
     # Two members of one claim: the cells of both.
-    second = ("sub-full-b", "base", frozenset({"sub_layer_full_dim"}), cells(0.2), tables["base"])
-    assert [c["cell"] for c in _full_dim_loss_helps(View(dense_cells([]), (*pairs, second)))] == [
-        "sub-full vs base L2 d64", "sub-full vs base L4 d64", "sub-full-b vs base L2 d64", "sub-full-b vs base L4 d64"]
+    second = ("sub-full-b", "base", frozenset({"sub_layer_full_dim"}), cells(0.4), tables["base"])
+    both = _full_dim_loss_helps(View(dense_cells([]), (*pairs, second)))
+    assert [(c["cell"], c["holds"]) for c in both] == [  # sub-full-b ties its base: no help
+        ("sub-full vs base L2 d64", True), ("sub-full vs base L4 d64", True),
+        ("sub-full-b vs base L2 d64", False), ("sub-full-b vs base L4 d64", False)]
 
 
 def test_dense_claim_views_carry_the_subjects_cells_tolerance_and_ablations():
