@@ -693,6 +693,9 @@ def test_ablation_pairs_and_cells_compare_2dmse_cells_of_each_member_with_its_ba
         {"cell": "dims vs base L2 d64", "evidence": "dims 0.2000 vs base 0.3000", "holds": False},
         {"cell": "dims vs base L4 d64", "evidence": "dims 0.3000 vs base 0.4000", "holds": False}]
     assert [c["holds"] for c in _fixed_doc_no_gain(view)] == [True, True]  # equal: no gain
+    dims = ("dims", "base", frozenset({"target_dims"}), dense_cells([("2DMSE", 2, 64, 0.5), ("2DMSE", 4, 64, 0.4)]),
+            tables["base"])
+    assert [c["holds"] for c in _more_target_dims_help(View(dense_cells([]), (dims,)))] == [True, False]  # a tie
     # Two members of one claim: the cells of both.
     second = ("sub-full-b", "base", frozenset({"sub_layer_full_dim"}), cells(0.4), tables["base"])
     both = _full_dim_loss_helps(View(dense_cells([]), (*pairs, second)))
