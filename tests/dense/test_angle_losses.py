@@ -262,6 +262,8 @@ def test_embedding_loss_weights_each_term_at_its_own_scale(model):
     assert only_cosine.item() == pytest.approx((0.5 * cosine_term).item(), rel=1e-5)
     defaults = AngleObjective(model).embedding_loss([a, p, n])  # the seed's: ibn 30, angle 1, scales 20
     assert defaults.item() == pytest.approx(base_loss(a, p, n).item(), rel=1e-5)
+    with_cosine = AngleObjective(model, cosine_w=0.5).embedding_loss([a, p, n])  # CoSENT's default scale 20 too
+    assert with_cosine.item() == pytest.approx(base_loss(a, p, n, cosine_w=0.5).item(), rel=1e-5)
 
 
 def test_compressed_loss_and_student_weights_by_hand(model):

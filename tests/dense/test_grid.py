@@ -374,3 +374,16 @@ def test_every_versions_table_file_on_two_blocks_worked_by_hand():
     assert [cell.split("<")[0] for cell in page.split("<th>")[1:]] == list(cells.columns)  # no index column
     assert "<td><b>0.6360</b></td>" in page and "<td>0.5280 (0.444)</td>" in page
     assert "<td>2</td>\n      <td>zeta</td>\n      <td></td>\n      <td></td>\n      <td>0.0500</td>" in page
+
+
+def test_a_cell_a_method_does_not_score_is_blank_in_every_table():
+    """2DMSE scored at dim 16 only: its dim-8 cell is empty in the Markdown and the CSV, not "nan"."""
+    rows = [{"experiment": "x", "track": "2dmse-sts", "variant": variant, "model": "m", "layer": 2, "dim": dim,
+             "dataset": "sts", "split": "test", "metric": "spearman_cosine", "value": value}
+            for variant, dim, value in (("full", 16, 0.52), ("full", 8, 0.5), ("2dmse", 16, 0.61))]
+    out = sts_grid_tables(scores.frame(rows), PUBLISHED.iloc[:0], "v1", "sts", "spearman_cosine")
+    cells = pd.DataFrame([[2, "BERT", "0.5200", "**0.5000**"], [2, "2DMSE", "**0.6100**", ""]],
+                         columns=["layer", "method", "16", "8"])
+    assert out["markdown"].split("\n\n", 1)[1] == cells.to_markdown(index=False) + "\n"
+    assert out["csv"] == "layer,method,16,8\n2,2DMSE,0.610000,\n2,BERT,0.520000,0.500000\n"
+    assert "nan" not in out["html"].lower()

@@ -783,7 +783,7 @@ def test_dense_views_average_the_compared_datasets_seeds_in_the_seeds_labels():
 GRID_CELLS = dense_cells([
     ("2DMSE", 4, 16, 0.8), ("2DMSE", 2, 8, 0.6), ("2DMSE", 4, 8, 0.7), ("2DMSE", 2, 16, 0.65),
     ("MSE", 2, 8, 0.5), ("MSE", 4, 8, 0.75), ("MSE", 2, 16, 0.65), ("MSE", 4, 16, 0.7), ("MSE", 3, 8, 0.1),
-    ("BERT", 4, 16, 0.9), ("BERT", 2, 8, 0.55), ("BERT", 6, 32, 0.95),
+    ("BERT", 4, 16, 0.9), ("BERT", 2, 8, 0.55), ("BERT", 2, 16, 0.65), ("BERT", 6, 32, 0.95),
     ("BERT-S", 2, 8, 0.6), ("BERT-S", 4, 16, 0.75)])
 
 
@@ -799,6 +799,7 @@ def test_dense_grid_checks_compare_the_cells_both_methods_cover_below_the_sides_
         {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs MSE 0.7000", "holds": True}]
     assert _beats_full_on_sub_layers(view) == [
         {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs BERT 0.5500", "holds": True},
+        {"cell": "L2 d16", "evidence": "2DMSE 0.6500 vs BERT 0.6500", "holds": False},  # equal is not above
         {"cell": "L4 d16", "evidence": "2DMSE 0.8000 vs BERT 0.9000", "holds": False}]
     assert _not_above_separate(view) == [  # equal is not above
         {"cell": "L2 d8", "evidence": "2DMSE 0.6000 vs BERT-S 0.6000", "holds": True},
@@ -806,7 +807,7 @@ def test_dense_grid_checks_compare_the_cells_both_methods_cover_below_the_sides_
     # Without BERT's layer 6 and dim 32 the side's full model is layer 4, dim 16: those cells drop out.
     narrow = View(GRID_CELLS[GRID_CELLS["layer"] < 6])
     assert [c["cell"] for c in _beats_mse_on_sub_dims(narrow)] == ["L2 d8", "L4 d8"]
-    assert [c["cell"] for c in _beats_full_on_sub_layers(narrow)] == ["L2 d8"]
+    assert [c["cell"] for c in _beats_full_on_sub_layers(narrow)] == ["L2 d8", "L2 d16"]
     assert _beats_mse_on_sub_dims(View(dense_cells([]))) == []
 
 
@@ -839,10 +840,15 @@ def test_ablation_pairs_and_cells_compare_2dmse_cells_of_each_member_with_its_ba
         {"cell": "dims vs base L2 d64", "evidence": "dims 0.2000 vs base 0.3000", "holds": False},
         {"cell": "dims vs base L4 d64", "evidence": "dims 0.3000 vs base 0.4000", "holds": False}]
     assert [c["holds"] for c in _fixed_doc_no_gain(view)] == [True, True]  # equal: no gain
+    dims = ("dims", "base", frozenset({"target_dims"}), dense_cells([("2DMSE", 2, 64, 0.5), ("2DMSE", 4, 64, 0.4)]),
+            tables["base"])
+    assert [c["holds"] for c in _more_target_dims_help(View(dense_cells([]), (dims,)))] == [True, False]  # a tie
     # Two members of one claim: the cells of both.
-    second = ("sub-full-b", "base", frozenset({"sub_layer_full_dim"}), cells(0.2), tables["base"])
-    assert [c["cell"] for c in _full_dim_loss_helps(View(dense_cells([]), (*pairs, second)))] == [
-        "sub-full vs base L2 d64", "sub-full vs base L4 d64", "sub-full-b vs base L2 d64", "sub-full-b vs base L4 d64"]
+    second = ("sub-full-b", "base", frozenset({"sub_layer_full_dim"}), cells(0.4), tables["base"])
+    both = _full_dim_loss_helps(View(dense_cells([]), (*pairs, second)))
+    assert [(c["cell"], c["holds"]) for c in both] == [  # sub-full-b ties its base: no help
+        ("sub-full vs base L2 d64", True), ("sub-full vs base L4 d64", True),
+        ("sub-full-b vs base L2 d64", False), ("sub-full-b vs base L4 d64", False)]
 
 
 def test_dense_claim_views_carry_the_subjects_cells_tolerance_and_ablations():
