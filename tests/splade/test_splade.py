@@ -821,3 +821,25 @@ def test_the_bm25_baseline_is_the_last_row_of_the_splade_table():
     long = pd.read_csv(io.StringIO(out["csv"]))
     assert set(long[long["variant"] == "bm25"]["metric"]) == {"mrr@10", "ndcg@10"}
     assert "bm25" not in splade_tables(ours, published, exp)["markdown"]
+
+
+# --- the integer vectors as pyserini reads them: values of each row ------------------------------
+
+
+def test_quantise_rounds_a_float32_weight_times_the_factor_in_float64():
+    """The encoder's weights come as float32 (``_to_scipy``): 0.015 in float32 is 0.0149999997, so
+    round(w × 100) is 1; the product taken in float32 would round to 1.5 first, then 2."""
+    weights = np.array([[0.015, 0.0, 0.2]], dtype=np.float32)
+    assert sparse.quantize(weights, 100).toarray().tolist() == [[1, 0, 20]]
+    assert sparse.quantize(sp.csr_matrix(weights), 100).toarray().tolist() == [[1, 0, 20]]
+
+
+def test_term_maps_are_each_rows_own_terms_and_the_collection_needs_an_id_per_row(tmp_path):
+    matrix = sp.csr_matrix(np.array([[0, 3, 0], [2, 0, 5], [0, 0, 0]], dtype=np.int32))
+    maps = sparse.term_maps(matrix, ["a", "b", "c"])
+    assert maps == [{"b": 3}, {"a": 2, "c": 5}, {}] and all(type(w) is int for m in maps for w in m.values())
+    folder = tmp_path / "made" / "collection"  # parents made
+    sparse.write_vector_collection(["x", "y", "z"], matrix, ["a", "b", "c"], folder)
+    assert [json.loads(line)["vector"] for line in (folder / "docs.jsonl").read_text().splitlines()] == maps
+    with pytest.raises(ValueError, match="longer than argument 1"):  # not a silent cut
+        sparse.write_vector_collection(["x", "y"], matrix, ["a", "b", "c"], tmp_path / "two")
