@@ -152,6 +152,10 @@ def test_regulariser_schedule_constant_for_the_seed_ramped_for_st6(tiny_bert_dir
             callback.on_step_begin(None, state, TrainerControl())
             seen.append((loss.query_regularizer_weight, loss.document_regularizer_weight))
         weights[semantics] = seen
+        # what the trainer's log says (the weights of the last step)
+        logs = {}
+        callback.on_log(None, state, TrainerControl(), logs=logs)
+        assert logs == {"query_regularizer_weight": 0.3, "document_regularizer_weight": 0.2}
     assert weights["seed"] == [(0.3, 0.2)] * 4
     assert weights["st6"][0] == (0.0, 0.0) and weights["st6"][-1] == (0.3, 0.2)
     assert weights["st6"][1][0] == pytest.approx(0.3 * (5 / 10) ** 2)  # quadratic over the first third
@@ -843,3 +847,18 @@ def test_term_maps_are_each_rows_own_terms_and_the_collection_needs_an_id_per_ro
     assert [json.loads(line)["vector"] for line in (folder / "docs.jsonl").read_text().splitlines()] == maps
     with pytest.raises(ValueError, match="longer than argument 1"):  # not a silent cut
         sparse.write_vector_collection(["x", "y"], matrix, ["a", "b", "c"], tmp_path / "two")
+
+
+def test_a_sparse_encoder_folder_is_one_whose_modules_pool_with_splade(tmp_path):
+    from trimbench.splade.model import is_sparse_encoder_folder
+
+    (tmp_path / "splade").mkdir()
+    (tmp_path / "splade" / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "type": "sentence_transformers.sparse_encoder.modules.MLMTransformer"},
+        {"idx": 1, "name": "1", "type": "sentence_transformers.sparse_encoder.modules.SpladePooling"}]))
+    (tmp_path / "dense").mkdir()
+    (tmp_path / "dense" / "modules.json").write_text(json.dumps([
+        {"idx": 1, "name": "1", "type": "sentence_transformers.models.Pooling"}]))
+    (tmp_path / "bare").mkdir()  # a plain checkpoint: no modules.json
+    assert is_sparse_encoder_folder(tmp_path / "splade") and is_sparse_encoder_folder(str(tmp_path / "splade"))
+    assert not is_sparse_encoder_folder(tmp_path / "dense") and not is_sparse_encoder_folder(tmp_path / "bare")
