@@ -339,3 +339,39 @@ def test_a_query_id_twice_in_the_test_part_is_one_query_its_last_row(tmp_path):
         homedepot_data.retrieval_split(_hand_entry(tmp_path), "train")
     with pytest.raises(ValueError, match="training pairs for split 'train', not 'test'"):
         homedepot_data.pairs_table(_hand_entry(tmp_path), "test")
+
+
+def test_the_hub_table_is_read_at_the_entrys_config_and_revision_and_a_given_table_is_used_as_is(tmp_path,
+                                                                                                monkeypatch):
+    """raw_table asks the hub for the entry's dataset, config, the train split and the pinned
+    revision; cut_and_split works on a table it is given without reading the source; its parts keep
+    our five columns only, in our order."""
+    from contextlib import contextmanager
+
+    asked = []
+
+    class Source:
+        def dataset(self, *args):
+            import datasets
+
+            asked.append(args)
+            return datasets.Dataset.from_pandas(HAND_TABLE.assign(query="hub " + HAND_TABLE["query"]))
+
+    @contextmanager
+    def opened(entry):
+        asked.append(entry["id"])
+        yield Source()
+
+    monkeypatch.setattr(homedepot_data.hub, "opened", opened)
+    entry = {"source": "hub", "id": "owner/hd", "config": "cfg", "revision": "abc123"}
+    table = homedepot_data.raw_table(entry)
+    assert asked == ["owner/hd", ("owner/hd", "cfg", "train", "abc123")]
+    assert table["query"].iloc[0] == "hub b drill"
+    given = HAND_TABLE.assign(query="given " + HAND_TABLE["query"])
+    train, test, full = homedepot_data.cut_and_split(_hand_entry(tmp_path), given)
+    assert test["query"].tolist() == ["given a hammer", "given b drill"] and len(asked) == 2
+    ours = ["query", "document", "product", "query_id", "relevance"]
+    assert list(train.columns) == list(test.columns) == list(full.columns) == ours
+    assert list(train.index) == list(range(8)) and list(test.index) == [0, 1] and list(full.index) == list(range(12))
+    with pytest.raises(DataError, match=r"map ours \(query, document, product, query_id, relevance\) to its names"):
+        homedepot_data.cut_and_split(_hand_entry(tmp_path, HAND_TABLE.drop(columns=["id"])))

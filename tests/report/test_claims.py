@@ -656,7 +656,9 @@ def test_larger_lambda_sparser_pairs_runs_of_one_method_model_dataset_whose_lamb
         (("splade_max", "m", 20.0, 0.1), "d1"), (("distil_splade", "m", 30.0, 0.9), "d1"),
         (("splade_max", "n", 30.0, 0.9), "d1"), (("splade_max", "m", 30.0, 0.9), "d9")]
         for metric, value in (("flops", 0.1), ("mrr@10", 0.1))]
-    rows += [("splade_max", "m", 40.0, 1.0, "d1", "flops", 0.01), ("splade_max", "m", 40.0, 1.0, "d1", "ndcg@10", 0.4)]
+    rows += [("splade_max", "m", 40.0, 1.0, "d1", "flops", 0.01), ("splade_max", "m", 40.0, 1.0, "d1", "ndcg@10", 0.4),
+             # λd up, λq the same as the low run's: not both larger
+             ("splade_max", "m", 2.0, 0.9, "d1", "flops", 0.01), ("splade_max", "m", 2.0, 0.9, "d1", "mrr@10", 0.4)]
     cells = _larger_lambda_sparser(_splade_view(rows))
     assert cells[:2] == [
         {"cell": "splade_max m d1 λq 2→10", "evidence": "FLOPS 4.000→1.000 (−75%), MRR@10 0.4000→0.3800 (−5.0%)",

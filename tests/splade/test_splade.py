@@ -152,6 +152,10 @@ def test_regulariser_schedule_constant_for_the_seed_ramped_for_st6(tiny_bert_dir
             callback.on_step_begin(None, state, TrainerControl())
             seen.append((loss.query_regularizer_weight, loss.document_regularizer_weight))
         weights[semantics] = seen
+        # what the trainer's log says (the weights of the last step)
+        logs = {}
+        callback.on_log(None, state, TrainerControl(), logs=logs)
+        assert logs == {"query_regularizer_weight": 0.3, "document_regularizer_weight": 0.2}
     assert weights["seed"] == [(0.3, 0.2)] * 4
     assert weights["st6"][0] == (0.0, 0.0) and weights["st6"][-1] == (0.3, 0.2)
     assert weights["st6"][1][0] == pytest.approx(0.3 * (5 / 10) ** 2)  # quadratic over the first third
@@ -821,3 +825,40 @@ def test_the_bm25_baseline_is_the_last_row_of_the_splade_table():
     long = pd.read_csv(io.StringIO(out["csv"]))
     assert set(long[long["variant"] == "bm25"]["metric"]) == {"mrr@10", "ndcg@10"}
     assert "bm25" not in splade_tables(ours, published, exp)["markdown"]
+
+
+# --- the integer vectors as pyserini reads them: values of each row ------------------------------
+
+
+def test_quantise_rounds_a_float32_weight_times_the_factor_in_float64():
+    """The encoder's weights come as float32 (``_to_scipy``): 0.015 in float32 is 0.0149999997, so
+    round(w × 100) is 1; the product taken in float32 would round to 1.5 first, then 2."""
+    weights = np.array([[0.015, 0.0, 0.2]], dtype=np.float32)
+    assert sparse.quantize(weights, 100).toarray().tolist() == [[1, 0, 20]]
+    assert sparse.quantize(sp.csr_matrix(weights), 100).toarray().tolist() == [[1, 0, 20]]
+
+
+def test_term_maps_are_each_rows_own_terms_and_the_collection_needs_an_id_per_row(tmp_path):
+    matrix = sp.csr_matrix(np.array([[0, 3, 0], [2, 0, 5], [0, 0, 0]], dtype=np.int32))
+    maps = sparse.term_maps(matrix, ["a", "b", "c"])
+    assert maps == [{"b": 3}, {"a": 2, "c": 5}, {}] and all(type(w) is int for m in maps for w in m.values())
+    folder = tmp_path / "made" / "collection"  # parents made
+    sparse.write_vector_collection(["x", "y", "z"], matrix, ["a", "b", "c"], folder)
+    assert [json.loads(line)["vector"] for line in (folder / "docs.jsonl").read_text().splitlines()] == maps
+    with pytest.raises(ValueError, match="longer than argument 1"):  # not a silent cut
+        sparse.write_vector_collection(["x", "y"], matrix, ["a", "b", "c"], tmp_path / "two")
+
+
+def test_a_sparse_encoder_folder_is_one_whose_modules_pool_with_splade(tmp_path):
+    from trimbench.splade.model import is_sparse_encoder_folder
+
+    (tmp_path / "splade").mkdir()
+    (tmp_path / "splade" / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "type": "sentence_transformers.sparse_encoder.modules.MLMTransformer"},
+        {"idx": 1, "name": "1", "type": "sentence_transformers.sparse_encoder.modules.SpladePooling"}]))
+    (tmp_path / "dense").mkdir()
+    (tmp_path / "dense" / "modules.json").write_text(json.dumps([
+        {"idx": 1, "name": "1", "type": "sentence_transformers.models.Pooling"}]))
+    (tmp_path / "bare").mkdir()  # a plain checkpoint: no modules.json
+    assert is_sparse_encoder_folder(tmp_path / "splade") and is_sparse_encoder_folder(str(tmp_path / "splade"))
+    assert not is_sparse_encoder_folder(tmp_path / "dense") and not is_sparse_encoder_folder(tmp_path / "bare")
