@@ -1074,3 +1074,40 @@ def test_fine_tune_cuts_hands_each_fine_tuning_its_task_and_start_model(tmp_path
                      ("start-2-3", 2, "softmax", 3, "pair-class", tables, settings, 3, 16)]
     # commit, committed: the atomic write's own holds
     assert [point for point in held if not point.startswith("commit")] == ["fine_tuning", "fine_tuning"]
+
+
+def test_claims_view_cells_are_the_seed_mean_test_score_with_each_models_role_size_and_depth():
+    """Our side of the ELECTRA claims: per (task, model, layer) the test score's mean over seeds (a
+    layer without a test score left out); the role from the name and hub id (a DeBERTa is no BERT,
+    a BERT is one in any case), the size word, the depth from the config or else the model's
+    deepest layer scored."""
+    from trimbench.electra.claims import ELECTRA_COLUMNS, electra_view_cells
+
+    ids = {"disc": "google/electra-base-discriminator", "gen": "google/electra-small-generator",
+           "bert": "google-bert/bert-large-cased", "deb": "microsoft/deberta-v3-base", "TinyBERT": ""}
+    rows = []
+    for task, model, layer, value in [("stsb", "disc", 0, 0.2), ("stsb", "disc", 2, 0.6), ("stsb", "gen", 1, 0.5),
+                                      ("stsb", "gen", 3, 0.4), ("stsb", "bert", 2, 0.7), ("sick", "deb", 1, 0.3),
+                                      ("sick", "TinyBERT", 1, 0.1), ("sick", "TinyBERT", 4, 0.8)]:
+        for seed, shift in ((0, -0.05), (1, 0.05)):
+            rows.append({"dataset": task, "model": model, "layer": layer, "split": "test", "seed": seed,
+                         "metric": "spearman_cosine", "value": value + shift})
+    rows.append({"dataset": "sick", "model": "deb", "layer": 5, "split": "validation", "seed": 0,
+                 "metric": "spearman_cosine", "value": 0.9})  # no test score at k=5: no cell
+    rows.append({"dataset": "stsb", "model": "disc", "layer": 2, "split": "test", "seed": 0,
+                 "metric": "pearson_cosine", "value": 0.0})  # not the main metric
+    cells = electra_view_cells(pd.DataFrame(rows), {"_depths": {"disc": 12}},
+                               {"stsb": "spearman_cosine", "sick": "spearman_cosine"}, ids)
+    expected = pd.DataFrame(
+        [("sick", "TinyBERT", 1, 0.1, "bert", None, 4), ("sick", "TinyBERT", 4, 0.8, "bert", None, 4),
+         ("sick", "deb", 1, 0.3, "encoder", "base", 1),
+         ("stsb", "bert", 2, 0.7, "bert", "large", 2),
+         ("stsb", "disc", 0, 0.2, "discriminator", "base", 12), ("stsb", "disc", 2, 0.6, "discriminator", "base", 12),
+         ("stsb", "gen", 1, 0.5, "generator", "small", 3), ("stsb", "gen", 3, 0.4, "generator", "small", 3)],
+        columns=ELECTRA_COLUMNS)
+    assert list(cells.columns) == ELECTRA_COLUMNS
+    pd.testing.assert_frame_equal(cells.reset_index(drop=True), expected, check_dtype=False)
+    assert cells["layer"].dtype == int and cells["value"].dtype == float
+
+    empty = electra_view_cells(pd.DataFrame(), {}, {"stsb": "spearman_cosine"}, ids)
+    assert empty.empty and list(empty.columns) == ELECTRA_COLUMNS
