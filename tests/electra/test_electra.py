@@ -1111,3 +1111,90 @@ def test_claims_view_cells_are_the_seed_mean_test_score_with_each_models_role_si
 
     empty = electra_view_cells(pd.DataFrame(), {}, {"stsb": "spearman_cosine"}, ids)
     assert empty.empty and list(empty.columns) == ELECTRA_COLUMNS
+
+
+def electra_cells(rows) -> pd.DataFrame:
+    """View cells from (task, model, layer, value, role, size, depth) tuples."""
+    from trimbench.electra.claims import ELECTRA_COLUMNS
+
+    return pd.DataFrame(rows, columns=ELECTRA_COLUMNS)
+
+
+def test_truncation_claim_compares_the_best_cut_layer_with_the_full_depth_of_each_discriminator():
+    """Per (task, discriminator): the best k below the depth against the full depth; a curve without
+    its full depth (or without a cut) is no cell and does not end the check."""
+    from trimbench.electra.claims import CHECKS
+    from trimbench.face import View
+
+    cells = electra_cells([("sick", "disc", 1, 0.5, "discriminator", "base", 3),  # no full depth: no cell
+                           ("stsb", "disc", 1, 0.7, "discriminator", "base", 3),
+                           ("stsb", "disc", 2, 0.6, "discriminator", "base", 3),
+                           ("stsb", "disc", 3, 0.8, "discriminator", "base", 3),
+                           ("stsb", "gen", 1, 0.9, "generator", "base", 3),
+                           ("stsb", "gen", 3, 0.1, "generator", "base", 3),
+                           ("stsb", "big", 0, 0.9, "discriminator", "large", 2),
+                           ("stsb", "big", 2, 0.4, "discriminator", "large", 2)])
+    rows = CHECKS["electra-truncation-beats-full-discriminator"](View(cells))
+    assert rows == [{"cell": "stsb big", "evidence": "k=0 0.9000 vs full k=2 0.4000", "holds": True},
+                    {"cell": "stsb disc", "evidence": "k=1 0.7000 vs full k=3 0.8000", "holds": False}]
+
+
+def test_generator_claim_pairs_each_generator_with_the_bert_of_its_size_within_the_tolerance():
+    """Per task, each generator's best layer against each BERT of its size: holds when within the
+    tolerance (its very edge included); a generator without a BERT of its size, or without a size
+    word, is no cell and does not end the check."""
+    from trimbench.electra.claims import CHECKS
+    from trimbench.face import View
+
+    edge = 0.8 - 0.05 - 1e-9  # the comparison's own float slack: still within
+    cells = electra_cells([("stsb", "a-gen", 2, 0.9, "generator", "small", 3),   # no small BERT
+                           ("stsb", "b-gen", 1, 0.6, "generator", "base", 3), ("stsb", "b-gen", 2, edge, "generator",
+                                                                                 "base", 3),
+                           ("stsb", "bert", 2, 0.8, "bert", "base", 3), ("stsb", "bert", 3, 0.7, "bert", "base", 3),
+                           ("stsb", "c-gen", 1, 0.5, "generator", None, 3), ("stsb", "tiny", 1, 0.9, "bert", None, 3),
+                           ("sick", "b-gen", 1, 0.5, "generator", "base", 3),
+                           ("sick", "bert", 1, 0.7, "bert", "base", 3)])
+    rows = CHECKS["electra-generator-rivals-bert"](View(cells, (), 0.05))
+    assert rows == [{"cell": "sick b-gen vs bert", "evidence": "generator 0.5000 vs BERT 0.7000 (±0.05)",
+                     "holds": False},
+                    {"cell": "stsb b-gen vs bert", "evidence": f"generator {edge:.4f} vs BERT 0.8000 (±0.05)",
+                     "holds": True}]
+
+
+def test_claim_views_are_both_sides_cells_at_the_experiments_tolerance():
+    from trimbench.electra.claims import claim_views
+
+    config = {"_depths": {"disc": 2}, "reference": {"tolerance": 0.05}}
+    scores = pd.DataFrame([{"dataset": "stsb", "model": "disc", "layer": k, "split": "test", "seed": 0,
+                            "metric": "spearman_cosine", "value": 0.5} for k in (1, 2)])
+    ours, theirs = claim_views("el", {"el": config}, {"el": scores}, pd.DataFrame(columns=["experiment", "metric"]),
+                               {"stsb": "spearman_cosine"}, {"disc": "google/electra-base-discriminator"})
+    assert (ours.ablations, ours.tolerance, theirs.ablations, theirs.tolerance) == ((), 0.05, (), 0.05)
+    assert list(ours.cells["layer"]) == [1, 2] and theirs.cells.empty  # no experiment mapped: no published cell
+
+
+def published_curve(epochs_by_layer: dict[int, list[str]]) -> pd.DataFrame:
+    return pd.DataFrame([{"model": "google-electra-base-discriminator", "experiment": "stsb", "layer": k,
+                          "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": epoch,
+                          "value": k / 10 + (0.05 if epoch == "dev-best" else 0.0)}
+                         for k, epochs in epochs_by_layer.items() for epoch in epochs])
+
+
+@pytest.mark.parametrize(("epochs_by_layer", "kept"), [
+    # the final table holds the deepest layer (and another): its cells only
+    ({0: ["last"], 1: ["last", "dev-best"], 2: ["last", "dev-best"]}, [(1, "dev-best"), (2, "dev-best")]),
+    # the final table holds the deepest layer alone: that one cell
+    ({0: ["last"], 1: ["last"], 2: ["last", "dev-best"]}, [(2, "dev-best")]),
+    # the final table lacks the deepest layer: the archive's curve
+    ({0: ["last", "dev-best"], 1: ["last"], 2: ["last"]}, [(0, "last"), (1, "last"), (2, "last")]),
+])
+def test_published_cells_take_the_final_table_only_where_it_holds_the_deepest_layer(epochs_by_layer, kept):
+    from trimbench.electra.claims import electra_published_cells
+
+    config = {"reference": {"experiments": {"lee": "stsb"}}}
+    published = published_curve(epochs_by_layer)
+    cells = electra_published_cells(published, config, {"lee": "spearman_cosine"})
+    assert list(zip(cells["layer"], cells["value"], strict=True)) == pytest.approx(
+        [(k, k / 10 + (0.05 if epoch == "dev-best" else 0.0)) for k, epoch in kept])
+    assert set(cells["role"]) == {"discriminator"} and set(cells["depth"]) == {2}
+    assert electra_published_cells(published, {"reference": {}}, {"lee": "spearman_cosine"}).empty
