@@ -1198,3 +1198,36 @@ def test_published_cells_take_the_final_table_only_where_it_holds_the_deepest_la
         [(k, k / 10 + (0.05 if epoch == "dev-best" else 0.0)) for k, epoch in kept])
     assert set(cells["role"]) == {"discriminator"} and set(cells["depth"]) == {2}
     assert electra_published_cells(published, {"reference": {}}, {"lee": "spearman_cosine"}).empty
+
+
+def test_the_last_epochs_test_rows_are_scored_as_the_kept_ones(monkeypatch):
+    """When another epoch was kept, the last epoch's weights are loaded and scored on the same
+    splits, by the same objective and batch size as the kept model's; its test rows only come back,
+    under the last-epoch split."""
+    from trimbench.electra import train
+
+    class Loss:
+        state = "kept"
+
+        def load_state_dict(self, state):
+            self.state = state
+
+    loss, scored = Loss(), []
+
+    def fake_score_splits(objective, loss, frames, batch_size):
+        scored.append((objective, loss.state, {s: f.index.tolist() for s, f in frames.items()}, batch_size))
+        return [{"split": s, "metric": "f1", "value": 0.5 if loss.state == "last" else 0.25} for s in frames]
+
+    monkeypatch.setattr(train, "score_splits", fake_score_splits)
+    monkeypatch.setattr(train, "fine_tune_pairs", lambda *args: (loss, {}, "last"))
+    monkeypatch.setattr(train, "cut_layers", lambda model, k: model)
+    monkeypatch.setattr(train, "parameters_used", lambda model: 10)
+    table = pd.DataFrame({"sentence1": list("abcdef"), "sentence2": list("ghijkl"), "label": [0, 1] * 3})
+    tables = {"train": table, "validation": table.iloc[:2], "test": table.iloc[2:5]}
+    rows, _ = train.fine_tune_cut("model", 1, "cosine_bce", 2, "pair-class", tables, TRAIN_SETTINGS, 0, 7)
+    splits = {"validation": [0, 1], "test": [2, 3, 4]}
+    assert scored == [("cosine_bce", "kept", splits, 7), ("cosine_bce", "last", splits, 7)]
+    assert rows == [{"split": "validation", "metric": "f1", "value": 0.25},
+                    {"split": "test", "metric": "f1", "value": 0.25},
+                    {"split": "test-last-epoch", "metric": "f1", "value": 0.5},
+                    {"split": None, "metric": "parameters", "value": 10.0}]
