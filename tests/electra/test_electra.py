@@ -1109,6 +1109,8 @@ def test_claims_view_cells_are_the_seed_mean_test_score_with_each_models_role_si
     pd.testing.assert_frame_equal(cells.reset_index(drop=True), expected, check_dtype=False)
     assert cells["layer"].dtype == int and cells["value"].dtype == float
 
+    undeclared = electra_view_cells(pd.DataFrame(rows), {}, {"stsb": "spearman_cosine"}, ids)  # no _depths
+    assert list(undeclared["depth"]) == [2, 2, 2, 3, 3]  # each model's deepest layer scored
     empty = electra_view_cells(pd.DataFrame(), {}, {"stsb": "spearman_cosine"}, ids)
     assert empty.empty and list(empty.columns) == ELECTRA_COLUMNS
 
