@@ -1233,3 +1233,19 @@ def test_the_last_epochs_test_rows_are_scored_as_the_kept_ones(monkeypatch):
                     {"split": "test", "metric": "f1", "value": 0.25},
                     {"split": "test-last-epoch", "metric": "f1", "value": 0.5},
                     {"split": None, "metric": "parameters", "value": 10.0}]
+
+
+def test_the_cosine_losses_train_the_model_given_and_every_module_after_the_transformer_is_counted(tiny_bert_dir):
+    """Both cosine objectives wrap the model being fine-tuned; the parameter count takes every
+    module after the transformer, the first one included (here a projection, 32 × 8 + 8)."""
+    from sentence_transformers import SentenceTransformer
+
+    from trimbench.electra.train import build_loss, parameters_used
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, pooling="mean")
+    assert all(build_loss(model, objective, 2).model is model for objective in ("cosine_mse", "cosine_bce"))
+    transformer = model[0]
+    encoder = parameters_used(model)  # Pooling has no parameters
+    projected = SentenceTransformer(modules=[transformer, torch.nn.Linear(32, 8)], device="cpu")
+    assert parameters_used(projected) == encoder + 32 * 8 + 8
