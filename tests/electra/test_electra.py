@@ -1249,3 +1249,14 @@ def test_the_cosine_losses_train_the_model_given_and_every_module_after_the_tran
     encoder = parameters_used(model)  # Pooling has no parameters
     projected = SentenceTransformer(modules=[transformer, torch.nn.Linear(32, 8)], device="cpu")
     assert parameters_used(projected) == encoder + 32 * 8 + 8
+
+
+def test_classify_casts_the_features_to_the_classifiers_dtype(tiny_bert_dir):
+    """The pair features follow the classifier's weights (dtype and device: a float64 or GPU head),
+    so the labels are the same as the float32 head's."""
+    from trimbench.electra.train import classify
+
+    loss = softmax_loss(tiny_bert_dir)
+    labels = classify(loss, PAIRS, batch_size=4).tolist()
+    loss.classifier.double()
+    assert classify(loss, PAIRS, batch_size=4).tolist() == labels
