@@ -1260,3 +1260,31 @@ def test_classify_casts_the_features_to_the_classifiers_dtype(tiny_bert_dir):
     labels = classify(loss, PAIRS, batch_size=4).tolist()
     loss.classifier.double()
     assert classify(loss, PAIRS, batch_size=4).tolist() == labels
+
+
+def test_seed_head_draws_the_generators_bias_over_its_whole_range_freezes_the_head_only_and_refuses_an_untied_one():
+    """ELECTRA generator (embeddings 48 wide, blocks 32): the decoder bias is nn.Linear's draw,
+    uniform over (-1/sqrt(48), 1/sqrt(48)), both signs and near both ends over 500 words; the
+    encoder's weights are untouched; the frozen names are the head's. An untied decoder is refused
+    naming the model class."""
+    from transformers import BertConfig, BertForMaskedLM, ElectraConfig, ElectraForMaskedLM
+
+    from trimbench.electra.train import seed_head
+
+    torch.manual_seed(0)
+    mlm = ElectraForMaskedLM(ElectraConfig(vocab_size=500, embedding_size=48, hidden_size=32, num_hidden_layers=1,
+                                           num_attention_heads=4, intermediate_size=40))
+    encoder = {name: p.detach().clone() for name, p in mlm.base_model.named_parameters()}
+    frozen = seed_head(mlm)
+    bound = 1 / 48 ** 0.5
+    bias = mlm.get_output_embeddings().bias
+    assert bias.abs().max() <= bound and bias.min() < -0.8 * bound and bias.max() > 0.8 * bound
+    assert all(torch.equal(p, encoder[name]) for name, p in mlm.base_model.named_parameters())
+    encoder_ids = {id(p) for p in mlm.base_model.parameters()}
+    assert frozen == [name for name, p in mlm.named_parameters() if id(p) not in encoder_ids]
+    assert "generator_predictions.dense.weight" in frozen
+
+    untied = BertForMaskedLM(BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
+                                        intermediate_size=37, tie_word_embeddings=False))
+    with pytest.raises(RuntimeError, match="^BertForMaskedLM: the MLM decoder is not tied to the word embeddings$"):
+        seed_head(untied)
