@@ -1288,3 +1288,14 @@ def test_seed_head_draws_the_generators_bias_over_its_whole_range_freezes_the_he
                                         intermediate_size=37, tie_word_embeddings=False))
     with pytest.raises(RuntimeError, match="^BertForMaskedLM: the MLM decoder is not tied to the word embeddings$"):
         seed_head(untied)
+
+
+def test_the_binary_dev_evaluator_scores_cosines_whatever_similarity_the_model_declares(tiny_bert_dir):
+    """MRPC's objective is on the cosine: a model saved with another similarity (dot) is still
+    evaluated on its cosines, the F1 BestEpoch reads."""
+    from trimbench.electra.train import dev_evaluator
+
+    loss = softmax_loss(tiny_bert_dir)
+    loss.model.similarity_fn_name = "dot"
+    metrics = dev_evaluator("cosine_bce", loss, PAIRS.assign(label=[1, 0, 1, 0, 0, 1]), batch_size=4)(loss.model)
+    assert "dev_cosine_f1" in metrics and not any("dot" in key for key in metrics)
