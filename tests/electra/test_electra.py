@@ -1299,3 +1299,16 @@ def test_the_binary_dev_evaluator_scores_cosines_whatever_similarity_the_model_d
     loss.model.similarity_fn_name = "dot"
     metrics = dev_evaluator("cosine_bce", loss, PAIRS.assign(label=[1, 0, 1, 0, 0, 1]), batch_size=4)(loss.model)
     assert "dev_cosine_f1" in metrics and not any("dot" in key for key in metrics)
+
+
+def test_best_epoch_without_any_evaluation_keeps_no_epoch():
+    from types import SimpleNamespace
+
+    from trimbench.electra.train import BestEpoch
+
+    module = torch.nn.Linear(1, 1)
+    for select in ("best", "last"):
+        callback = BestEpoch(module, "eval_dev_x", select)
+        callback.on_train_end(None, SimpleNamespace(epoch=0, global_step=0), None)
+        kept = (callback.best_epoch, callback.best_value, callback.last_state, callback.history)
+        assert kept == (None, None, None, [])
