@@ -1364,3 +1364,241 @@ def test_page_is_a_utf8_html_document_around_the_body():
     assert page.endswith("</style></head><body><p>body</p></body></html>\n")
     style = page[page.index("<style>") + len("<style>"):page.index("</style>")]
     assert re.findall(r"([^{}]+)\{", style) == ["body", "table", "td,th"]
+
+
+def test_claims_view_cells_are_the_seed_mean_test_score_with_each_models_role_size_and_depth():
+    """Our side of the ELECTRA claims: per (task, model, layer) the test score's mean over seeds (a
+    layer without a test score left out); the role from the name and hub id (a DeBERTa is no BERT,
+    a BERT is one in any case), the size word, the depth from the config or else the model's
+    deepest layer scored."""
+    from trimbench.electra.claims import ELECTRA_COLUMNS, electra_view_cells
+
+    ids = {"disc": "google/electra-base-discriminator", "gen": "google/electra-small-generator",
+           "bert": "google-bert/bert-large-cased", "deb": "microsoft/deberta-v3-base", "TinyBERT": ""}
+    rows = []
+    for task, model, layer, value in [("stsb", "disc", 0, 0.2), ("stsb", "disc", 2, 0.6), ("stsb", "gen", 1, 0.5),
+                                      ("stsb", "gen", 3, 0.4), ("stsb", "bert", 2, 0.7), ("sick", "deb", 1, 0.3),
+                                      ("sick", "TinyBERT", 1, 0.1), ("sick", "TinyBERT", 4, 0.8)]:
+        for seed, shift in ((0, -0.05), (1, 0.05)):
+            rows.append({"dataset": task, "model": model, "layer": layer, "split": "test", "seed": seed,
+                         "metric": "spearman_cosine", "value": value + shift})
+    rows.append({"dataset": "sick", "model": "deb", "layer": 5, "split": "validation", "seed": 0,
+                 "metric": "spearman_cosine", "value": 0.9})  # no test score at k=5: no cell
+    rows.append({"dataset": "stsb", "model": "disc", "layer": 2, "split": "test", "seed": 0,
+                 "metric": "pearson_cosine", "value": 0.0})  # not the main metric
+    cells = electra_view_cells(pd.DataFrame(rows), {"_depths": {"disc": 12}},
+                               {"stsb": "spearman_cosine", "sick": "spearman_cosine"}, ids)
+    expected = pd.DataFrame(
+        [("sick", "TinyBERT", 1, 0.1, "bert", None, 4), ("sick", "TinyBERT", 4, 0.8, "bert", None, 4),
+         ("sick", "deb", 1, 0.3, "encoder", "base", 1),
+         ("stsb", "bert", 2, 0.7, "bert", "large", 2),
+         ("stsb", "disc", 0, 0.2, "discriminator", "base", 12), ("stsb", "disc", 2, 0.6, "discriminator", "base", 12),
+         ("stsb", "gen", 1, 0.5, "generator", "small", 3), ("stsb", "gen", 3, 0.4, "generator", "small", 3)],
+        columns=ELECTRA_COLUMNS)
+    assert list(cells.columns) == ELECTRA_COLUMNS
+    pd.testing.assert_frame_equal(cells.reset_index(drop=True), expected, check_dtype=False)
+    assert cells["layer"].dtype == int and cells["value"].dtype == float
+
+    undeclared = electra_view_cells(pd.DataFrame(rows), {}, {"stsb": "spearman_cosine"}, ids)  # no _depths
+    assert list(undeclared["depth"]) == [2, 2, 2, 3, 3]  # each model's deepest layer scored
+    empty = electra_view_cells(pd.DataFrame(), {}, {"stsb": "spearman_cosine"}, ids)
+    assert empty.empty and list(empty.columns) == ELECTRA_COLUMNS
+
+
+def electra_cells(rows) -> pd.DataFrame:
+    """View cells from (task, model, layer, value, role, size, depth) tuples."""
+    from trimbench.electra.claims import ELECTRA_COLUMNS
+
+    return pd.DataFrame(rows, columns=ELECTRA_COLUMNS)
+
+
+def test_truncation_claim_compares_the_best_cut_layer_with_the_full_depth_of_each_discriminator():
+    """Per (task, discriminator): the best k below the depth against the full depth; a curve without
+    its full depth (or without a cut) is no cell and does not end the check."""
+    from trimbench.electra.claims import CHECKS
+    from trimbench.face import View
+
+    cells = electra_cells([("sick", "disc", 1, 0.5, "discriminator", "base", 3),  # no full depth: no cell
+                           ("stsb", "disc", 1, 0.7, "discriminator", "base", 3),
+                           ("stsb", "disc", 2, 0.6, "discriminator", "base", 3),
+                           ("stsb", "disc", 3, 0.8, "discriminator", "base", 3),
+                           ("stsb", "gen", 1, 0.9, "generator", "base", 3),
+                           ("stsb", "gen", 3, 0.1, "generator", "base", 3),
+                           ("stsb", "big", 0, 0.9, "discriminator", "large", 2),
+                           ("stsb", "big", 2, 0.4, "discriminator", "large", 2)])
+    rows = CHECKS["electra-truncation-beats-full-discriminator"](View(cells))
+    assert rows == [{"cell": "stsb big", "evidence": "k=0 0.9000 vs full k=2 0.4000", "holds": True},
+                    {"cell": "stsb disc", "evidence": "k=1 0.7000 vs full k=3 0.8000", "holds": False}]
+
+
+def test_generator_claim_pairs_each_generator_with_the_bert_of_its_size_within_the_tolerance():
+    """Per task, each generator's best layer against each BERT of its size: holds when within the
+    tolerance (its very edge included); a generator without a BERT of its size, or without a size
+    word, is no cell and does not end the check."""
+    from trimbench.electra.claims import CHECKS
+    from trimbench.face import View
+
+    edge = 0.8 - 0.05 - 1e-9  # the comparison's own float slack: still within
+    cells = electra_cells([("stsb", "a-gen", 2, 0.9, "generator", "small", 3),   # no small BERT
+                           ("stsb", "b-gen", 1, 0.6, "generator", "base", 3), ("stsb", "b-gen", 2, edge, "generator",
+                                                                                 "base", 3),
+                           ("stsb", "bert", 2, 0.8, "bert", "base", 3), ("stsb", "bert", 3, 0.7, "bert", "base", 3),
+                           ("stsb", "c-gen", 1, 0.5, "generator", None, 3), ("stsb", "tiny", 1, 0.9, "bert", None, 3),
+                           ("sick", "b-gen", 1, 0.5, "generator", "base", 3),
+                           ("sick", "bert", 1, 0.7, "bert", "base", 3)])
+    rows = CHECKS["electra-generator-rivals-bert"](View(cells, (), 0.05))
+    assert rows == [{"cell": "sick b-gen vs bert", "evidence": "generator 0.5000 vs BERT 0.7000 (±0.05)",
+                     "holds": False},
+                    {"cell": "stsb b-gen vs bert", "evidence": f"generator {edge:.4f} vs BERT 0.8000 (±0.05)",
+                     "holds": True}]
+
+
+def test_claim_views_are_both_sides_cells_at_the_experiments_tolerance():
+    from trimbench.electra.claims import claim_views
+
+    config = {"_depths": {"disc": 2}, "reference": {"tolerance": 0.05}}
+    scores = pd.DataFrame([{"dataset": "stsb", "model": "disc", "layer": k, "split": "test", "seed": 0,
+                            "metric": "spearman_cosine", "value": 0.5} for k in (1, 2)])
+    ours, theirs = claim_views("el", {"el": config}, {"el": scores}, pd.DataFrame(columns=["experiment", "metric"]),
+                               {"stsb": "spearman_cosine"}, {"disc": "google/electra-base-discriminator"})
+    assert (ours.ablations, ours.tolerance, theirs.ablations, theirs.tolerance) == ((), 0.05, (), 0.05)
+    assert list(ours.cells["layer"]) == [1, 2] and theirs.cells.empty  # no experiment mapped: no published cell
+
+
+def published_curve(epochs_by_layer: dict[int, list[str]]) -> pd.DataFrame:
+    return pd.DataFrame([{"model": "google-electra-base-discriminator", "experiment": "stsb", "layer": k,
+                          "dataset": "stsb-test", "metric": "spearman_cosine", "epoch": epoch,
+                          "value": k / 10 + (0.05 if epoch == "dev-best" else 0.0)}
+                         for k, epochs in epochs_by_layer.items() for epoch in epochs])
+
+
+@pytest.mark.parametrize(("epochs_by_layer", "kept"), [
+    # the final table holds the deepest layer (and another): its cells only
+    ({0: ["last"], 1: ["last", "dev-best"], 2: ["last", "dev-best"]}, [(1, "dev-best"), (2, "dev-best")]),
+    # the final table holds the deepest layer alone: that one cell
+    ({0: ["last"], 1: ["last"], 2: ["last", "dev-best"]}, [(2, "dev-best")]),
+    # the final table lacks the deepest layer: the archive's curve
+    ({0: ["last", "dev-best"], 1: ["last"], 2: ["last"]}, [(0, "last"), (1, "last"), (2, "last")]),
+])
+def test_published_cells_take_the_final_table_only_where_it_holds_the_deepest_layer(epochs_by_layer, kept):
+    from trimbench.electra.claims import electra_published_cells
+
+    config = {"reference": {"experiments": {"lee": "stsb"}}}
+    published = published_curve(epochs_by_layer)
+    cells = electra_published_cells(published, config, {"lee": "spearman_cosine"})
+    assert list(zip(cells["layer"], cells["value"], strict=True)) == pytest.approx(
+        [(k, k / 10 + (0.05 if epoch == "dev-best" else 0.0)) for k, epoch in kept])
+    assert set(cells["role"]) == {"discriminator"} and set(cells["depth"]) == {2}
+    assert electra_published_cells(published, {"reference": {}}, {"lee": "spearman_cosine"}).empty
+
+
+def test_the_last_epochs_test_rows_are_scored_as_the_kept_ones(monkeypatch):
+    """When another epoch was kept, the last epoch's weights are loaded and scored on the same
+    splits, by the same objective and batch size as the kept model's; its test rows only come back,
+    under the last-epoch split."""
+    from trimbench.electra import train
+
+    class Loss:
+        state = "kept"
+
+        def load_state_dict(self, state):
+            self.state = state
+
+    loss, scored = Loss(), []
+
+    def fake_score_splits(objective, loss, frames, batch_size):
+        scored.append((objective, loss.state, {s: f.index.tolist() for s, f in frames.items()}, batch_size))
+        return [{"split": s, "metric": "f1", "value": 0.5 if loss.state == "last" else 0.25} for s in frames]
+
+    monkeypatch.setattr(train, "score_splits", fake_score_splits)
+    monkeypatch.setattr(train, "fine_tune_pairs", lambda *args: (loss, {}, "last"))
+    monkeypatch.setattr(train, "cut_layers", lambda model, k: model)
+    monkeypatch.setattr(train, "parameters_used", lambda model: 10)
+    table = pd.DataFrame({"sentence1": list("abcdef"), "sentence2": list("ghijkl"), "label": [0, 1] * 3})
+    tables = {"train": table, "validation": table.iloc[:2], "test": table.iloc[2:5]}
+    rows, _ = train.fine_tune_cut("model", 1, "cosine_bce", 2, "pair-class", tables, TRAIN_SETTINGS, 0, 7)
+    splits = {"validation": [0, 1], "test": [2, 3, 4]}
+    assert scored == [("cosine_bce", "kept", splits, 7), ("cosine_bce", "last", splits, 7)]
+    assert rows == [{"split": "validation", "metric": "f1", "value": 0.25},
+                    {"split": "test", "metric": "f1", "value": 0.25},
+                    {"split": "test-last-epoch", "metric": "f1", "value": 0.5},
+                    {"split": None, "metric": "parameters", "value": 10.0}]
+
+
+def test_the_cosine_losses_train_the_model_given_and_every_module_after_the_transformer_is_counted(tiny_bert_dir):
+    """Both cosine objectives wrap the model being fine-tuned; the parameter count takes every
+    module after the transformer, the first one included (here a projection, 32 × 8 + 8)."""
+    from sentence_transformers import SentenceTransformer
+
+    from trimbench.electra.train import build_loss, parameters_used
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, pooling="mean")
+    assert all(build_loss(model, objective, 2).model is model for objective in ("cosine_mse", "cosine_bce"))
+    transformer = model[0]
+    encoder = parameters_used(model)  # Pooling has no parameters
+    projected = SentenceTransformer(modules=[transformer, torch.nn.Linear(32, 8)], device="cpu")
+    assert parameters_used(projected) == encoder + 32 * 8 + 8
+
+
+def test_classify_casts_the_features_to_the_classifiers_dtype(tiny_bert_dir):
+    """The pair features follow the classifier's weights (dtype and device: a float64 or GPU head),
+    so the labels are the same as the float32 head's."""
+    from trimbench.electra.train import classify
+
+    loss = softmax_loss(tiny_bert_dir)
+    labels = classify(loss, PAIRS, batch_size=4).tolist()
+    loss.classifier.double()
+    assert classify(loss, PAIRS, batch_size=4).tolist() == labels
+
+
+def test_seed_head_draws_the_generators_bias_over_its_whole_range_freezes_the_head_only_and_refuses_an_untied_one():
+    """ELECTRA generator (embeddings 48 wide, blocks 32): the decoder bias is nn.Linear's draw,
+    uniform over (-1/sqrt(48), 1/sqrt(48)), both signs and near both ends over 500 words; the
+    encoder's weights are untouched; the frozen names are the head's. An untied decoder is refused
+    naming the model class."""
+    from transformers import BertConfig, BertForMaskedLM, ElectraConfig, ElectraForMaskedLM
+
+    from trimbench.electra.train import seed_head
+
+    torch.manual_seed(0)
+    mlm = ElectraForMaskedLM(ElectraConfig(vocab_size=500, embedding_size=48, hidden_size=32, num_hidden_layers=1,
+                                           num_attention_heads=4, intermediate_size=40))
+    encoder = {name: p.detach().clone() for name, p in mlm.base_model.named_parameters()}
+    frozen = seed_head(mlm)
+    bound = 1 / 48 ** 0.5
+    bias = mlm.get_output_embeddings().bias
+    assert bias.abs().max() <= bound and bias.min() < -0.8 * bound and bias.max() > 0.8 * bound
+    assert all(torch.equal(p, encoder[name]) for name, p in mlm.base_model.named_parameters())
+    encoder_ids = {id(p) for p in mlm.base_model.parameters()}
+    assert frozen == [name for name, p in mlm.named_parameters() if id(p) not in encoder_ids]
+    assert "generator_predictions.dense.weight" in frozen
+
+    untied = BertForMaskedLM(BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
+                                        intermediate_size=37, tie_word_embeddings=False))
+    with pytest.raises(RuntimeError, match="^BertForMaskedLM: the MLM decoder is not tied to the word embeddings$"):
+        seed_head(untied)
+
+
+def test_the_binary_dev_evaluator_scores_cosines_whatever_similarity_the_model_declares(tiny_bert_dir):
+    """MRPC's objective is on the cosine: a model saved with another similarity (dot) is still
+    evaluated on its cosines, the F1 BestEpoch reads."""
+    from trimbench.electra.train import dev_evaluator
+
+    loss = softmax_loss(tiny_bert_dir)
+    loss.model.similarity_fn_name = "dot"
+    metrics = dev_evaluator("cosine_bce", loss, PAIRS.assign(label=[1, 0, 1, 0, 0, 1]), batch_size=4)(loss.model)
+    assert "dev_cosine_f1" in metrics and not any("dot" in key for key in metrics)
+
+
+def test_best_epoch_without_any_evaluation_keeps_no_epoch():
+    from types import SimpleNamespace
+
+    from trimbench.electra.train import BestEpoch
+
+    module = torch.nn.Linear(1, 1)
+    for select in ("best", "last"):
+        callback = BestEpoch(module, "eval_dev_x", select)
+        callback.on_train_end(None, SimpleNamespace(epoch=0, global_step=0), None)
+        kept = (callback.best_epoch, callback.best_value, callback.last_state, callback.history)
+        assert kept == (None, None, None, [])
