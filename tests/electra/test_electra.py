@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -412,6 +413,7 @@ def test_domain_adaptation_resumes_from_its_checkpoint(tiny_bert_dir, tmp_path, 
     # 12 texts / batch 4 = 3 steps, a checkpoint after each: the resumed run trains steps 2 and 3 only.
     assert steps == ["checkpoint", "checkpoint"] and metrics["epoch"] == pytest.approx(1.0)
     assert (tmp_path / "adapted" / "model.safetensors").is_file() and not (tmp_path / "adapted.ckpt").exists()
+    assert (tmp_path / "adapted" / "tokenizer_config.json").is_file()  # each cut loads its tokenizer from here
     # Other settings never continue from these checkpoints.
     stale = tmp_path / "other.ckpt" / "trainer" / "checkpoint-1"
     stale.mkdir(parents=True)
@@ -1602,3 +1604,44 @@ def test_best_epoch_without_any_evaluation_keeps_no_epoch():
         callback.on_train_end(None, SimpleNamespace(epoch=0, global_step=0), None)
         kept = (callback.best_epoch, callback.best_value, callback.last_state, callback.history)
         assert kept == (None, None, None, [])
+
+
+def test_domain_adaptation_trainer_reads_the_texts_cut_at_max_seq_length_on_the_encoders_weights(
+        tiny_bert_dir, tmp_path, monkeypatch):
+    """dapt.py tokenises the texts with truncation at max_seq_length and no other column, masks them at
+    the stage's probability, and trains by epochs (no max_steps, no gradient checkpointing) from the
+    encoder's own weights; an encoder lacking weights the masked-LM model needs is one error naming
+    the model and the weights."""
+    import transformers
+    from transformers import AutoModel, BertTokenizerFast
+
+    from trimbench.electra.train import masked_lm_trainer
+
+    texts = ["a short one", " ".join(f"word{i}" for i in range(30))]
+    stage = {**DAPT_STAGE, "max_seq_length": 8, "mlm_probability": 0.3}
+    trainer = masked_lm_trainer(tiny_bert_dir, texts, stage, tmp_path / "trainer")
+    tokenizer = BertTokenizerFast.from_pretrained(str(tiny_bert_dir))
+    short_ids = tokenizer("a short one")["input_ids"]
+    assert len(short_ids) < 8 < len(tokenizer(texts[1])["input_ids"])  # the premise: only the long one is cut
+    assert trainer.train_dataset.column_names == ["input_ids", "token_type_ids", "attention_mask"]
+    cut = tokenizer(texts[1])["input_ids"][:7] + [tokenizer.sep_token_id]
+    assert trainer.train_dataset["input_ids"] == [short_ids, cut]
+    assert trainer.data_collator.mlm and trainer.data_collator.mlm_probability == 0.3
+    assert trainer.args.max_steps == -1 and trainer.args.num_train_epochs == stage["epochs"]
+    assert not trainer.args.gradient_checkpointing
+    encoder = AutoModel.from_pretrained(str(tiny_bert_dir)).state_dict()
+    loaded = trainer.model.base_model.state_dict()
+    assert all(torch.equal(loaded[name], weight) for name, weight in encoder.items() if name in loaded)
+
+    real = transformers.AutoModel.from_pretrained
+
+    def lacking_a_layer(*args, **kwargs):
+        model = real(*args, **kwargs)
+        full = model.state_dict
+        model.state_dict = lambda *a, **k: {n: w for n, w in full(*a, **k).items() if ".layer.1." not in n}
+        return model
+
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", lacking_a_layer)
+    named = rf"masked-LM model of '{re.escape(str(tiny_bert_dir))}' lacks encoder weights \[.*layer\.1\."
+    with pytest.raises(RuntimeError, match=named):
+        masked_lm_trainer(tiny_bert_dir, texts, stage, tmp_path / "lacking")
