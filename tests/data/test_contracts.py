@@ -525,7 +525,8 @@ def test_a_files_contract_names_the_file_and_fact_it_gets_wrong(files, problem):
     _validated(raw, contracts.FILES_CONTRACT_DIR / "me--files.yaml", "me/files", problem)
 
 
-# data.contracts: values
+# --- every fact of a contract, and its readers ---------------------------------------------------
+
 
 DATASET = {"id": "me/data", "type": "dataset", "revision": "a" * 40, "read_from": ["x"],
            "configs": {"default": {"features": {"text": "string", "score": {"dtype": "float64", "range": [0, 5]}},

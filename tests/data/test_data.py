@@ -424,7 +424,7 @@ def test_min_score_errors_name_the_dataset_the_column_and_the_key():
         normalise(raw.assign(gold=[3.0, 0.5]), entry, "mine", "file 'm.csv'")
 
 
-# data.tables: values
+# --- normalise, labels, score bounds and each source's reader, word for word ----------------
 
 
 def test_normalise_maps_casts_drops_and_rescales_word_for_word(caplog):

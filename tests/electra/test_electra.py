@@ -929,6 +929,12 @@ def test_fine_tune_cut_trains_the_cut_on_the_seeds_rows_and_scores_validation_te
         assert history == {"kept_epoch": 1, "parameters": count}
 
 
+def pair_cosines(model, frame) -> np.ndarray:
+    """Each pair's cosine, both sides encoded alone (the reference the scorers must meet)."""
+    left, right = (model.encode(frame[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
+    return (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+
+
 def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_bert_dir):
     """Trained against the dev scores (train score = 1 - dev score), the dev Spearman falls epoch
     after epoch: epoch 1 is kept (its weights restored in the model, their dev score the one the
@@ -951,22 +957,12 @@ def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_b
     assert values[0] > values[1] and history["kept_epoch"] == 1
     assert (history["select"], history["train_rows"], history["train_metrics"]["epoch"]) == ("best", 12, 2.0)
     assert loss.model is model and last_state is not None
-    left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
-    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
-    assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[0])
+    assert spearmanr(pair_cosines(model, dev), dev["score"]).statistic == pytest.approx(values[0])
     loss.load_state_dict(last_state)
-    left, right = (model.encode(dev[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
-    cosine = (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
-    assert spearmanr(cosine, dev["score"]).statistic == pytest.approx(values[1])
+    assert spearmanr(pair_cosines(model, dev), dev["score"]).statistic == pytest.approx(values[1])
 
 
-# electra.train and electra.claims: values
-
-
-def pair_cosines(model, frame) -> np.ndarray:
-    """Each pair's cosine, both sides encoded alone (the reference the scorers must meet)."""
-    left, right = (model.encode(frame[c].tolist(), convert_to_numpy=True) for c in ("sentence1", "sentence2"))
-    return (left * right).sum(1) / np.linalg.norm(left, axis=1) / np.linalg.norm(right, axis=1)
+# --- training and claims, value by value: splits' rows, epochs kept, the claims' cells ---------
 
 
 def test_score_splits_rows_are_each_splits_own_metrics_of_the_kept_model(tiny_bert_dir):
@@ -1077,7 +1073,8 @@ def test_fine_tune_cuts_hands_each_fine_tuning_its_task_and_start_model(tmp_path
     # commit, committed: the atomic write's own holds
     assert [point for point in held if not point.startswith("commit")] == ["fine_tuning", "fine_tuning"]
 
-# electra.report: values
+
+# --- the report on a hand-made seeded grid: per-layer means, dev choice, tables, figure ----------
 
 
 #: (task, model, layer) -> seeds' scores per split; dev picks stsb disc k=1, stsb gen k=0 (an exact tie
@@ -1195,8 +1192,6 @@ def test_published_scores_are_the_mapped_experiments_main_metric_cells():
 
 
 def test_published_scores_name_the_unknown_epoch_kinds():
-    import re
-
     bad = seeded_published().assign(epoch=["best", "dev-best", "last", "final", "last", "last", "last", "last",
                                            "last"])
     with pytest.raises(ValueError, match=re.escape(
@@ -1357,8 +1352,6 @@ def test_layer_tables_render_one_wide_table_per_task_in_task_order():
 
 
 def test_page_is_a_utf8_html_document_around_the_body():
-    import re
-
     from trimbench.electra.report import _page
 
     page = _page("<p>body</p>")
@@ -1631,6 +1624,7 @@ def test_domain_adaptation_trainer_reads_the_texts_cut_at_max_seq_length_on_the_
     assert not trainer.args.gradient_checkpointing
     encoder = AutoModel.from_pretrained(str(tiny_bert_dir)).state_dict()
     loaded = trainer.model.base_model.state_dict()
+    assert loaded and set(loaded) <= set(encoder)  # the masked-LM encoder has no weight of its own
     assert all(torch.equal(loaded[name], weight) for name, weight in encoder.items() if name in loaded)
 
     real = transformers.AutoModel.from_pretrained

@@ -598,7 +598,8 @@ def test_claims_pages_word_for_word_on_a_hand_made_summary():
     assert "<h2>Claims: e</h2><p>No claim of this track is checked.</p></body>" in claims_html("e", empty, cells)
 
 
-# splade.claims: values
+# --- SPLADE's claims on hand-made runs: view cells, λ pairs, distillation ---------------------
+
 
 SPLADE_COLUMNS = ["method", "model", "lambda_q", "lambda_d", "dataset", "metric", "value"]
 
@@ -685,7 +686,9 @@ def test_distillation_beats_max_compares_every_pair_of_one_model_and_dataset_per
         ("m dev ndcg@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.7000 vs SPLADE-max 0.6000", True)]
     assert (_signed(-0.634, ".0%"), _signed(0.021, ".1%"), _signed(0.0, ".0%")) == ("−63%", "+2.1%", "+0%")
 
-# report.claims: values
+
+# --- the claims table and the claims rule's outputs ---------------------------------------------
+
 
 def test_claims_table_rows_per_claim_of_the_track_and_cells_per_side():
     """Hand-made claims over stand-in views: only the track's claims, each side's outcome, share, held
@@ -747,7 +750,9 @@ def test_claims_outputs_of_an_electra_run_read_its_main_metrics_and_model_ids():
     assert outputs["markdown"].startswith("# Claims: el\n")
     assert "<h2>Claims: el</h2>" in outputs["html"]
 
-# dense.claims: values
+
+# --- 2DMSE's claims on hand-made grids: views, grid checks, ablations ----------------------------
+
 
 def dense_cells(rows) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["method", "layer", "dim", "value"])

@@ -482,7 +482,7 @@ def test_bm25_headline_is_empty_where_a_side_lacks_the_main_metric_and_its_lists
         bm25_experiments(["x", "y"], [config], [str(path)], str(REPO_BM25))
 
 
-# electra.scoreboard: values
+# --- ELECTRA: headline and comparison on a two-task, two-model grid ---------------------------
 
 
 def electra_two_by_two(select: str = "best", tasks: tuple = ("zz-task", "aa-task"),
@@ -554,7 +554,8 @@ def test_electra_comparison_sets_our_unpublished_cells_as_the_kept_epoch():
         long = comparison(electra_two_by_two(select=select))
         pd.testing.assert_frame_equal(long, expected(select), check_dtype=False)
 
-# report.scoreboard: values
+
+# --- the comparisons page, word for word ------------------------------------------------------
 
 
 def test_comparisons_page_word_for_word_the_tolerance_inclusive_and_a_run_without_common_cells():
@@ -582,7 +583,8 @@ def test_comparisons_page_word_for_word_the_tolerance_inclusive_and_a_run_withou
     assert second == ("<h3>t</h3><p>2DMSE STS v1 (t, toy scale): 0 cells compared; 1 cells ours only, 0 published "
                       "only.</p><p>No cell in common with the published grid.</p>")
 
-# dense.scoreboard: values
+
+# --- 2DMSE: the STS headline's cell and method, a toy retrieval run's comparison -------------
 
 
 def _sts_headline_of(config_methods, ours_rows, published_rows, average="sts-avg7"):
@@ -628,11 +630,6 @@ def test_sts_headline_is_the_deepest_layers_widest_dim_of_the_method_average_and
         "ours": None, "ours_cell": "", "published": None, "published_cell": ""}
 
 
-#: the reference's labels of our methods, as the tables write them (trimbench.dense.variants.SEED_METHOD_LABELS)
-_LABEL = {"pretrained": "pretrained", "full": "BERT", "separate": "BERT-S", "matryoshka": "MSE", "2dmse": "2DMSE",
-          "starbucks-2dmse": "BERT-2DMSE"}
-
-
 @pytest.mark.parametrize(("methods", "published", "headline"), [
     (["2dmse", "full"], ["2DMSE", "BERT"], "2dmse"),  # 2DMSE first, not the last method
     (["separate", "2dmse", "starbucks-2dmse"], ["BERT-S", "BERT-2DMSE"], "starbucks-2dmse"),  # no 2DMSE published
@@ -645,13 +642,16 @@ _LABEL = {"pretrained": "pretrained", "full": "BERT", "separate": "BERT-S", "mat
 def test_sts_headline_method_is_2dmse_else_the_last_trained_the_work_publishes(methods, published, headline):
     """Each method at L12 d768 on the average, the work's labels under reference variant v1; every label
     under another variant, which must not count."""
+    from trimbench.dense.variants import SEED_METHOD_LABELS, seed_label
+
     ours = [(m, 12, 768, "sts-avg7", "spearman_cosine", 0.1 * (i + 1)) for i, m in enumerate(methods)]
     rows = [("v1", label, 12, 768, "sts-avg7", "spearman_cosine", 0.5) for label in published]
-    rows += [("v2", label, 12, 768, "sts-avg7", "spearman_cosine", 0.9) for label in _LABEL.values()]
+    rows += [("v2", seed_label(m), 12, 768, "sts-avg7", "spearman_cosine", 0.9)
+             for m in ("pretrained", *SEED_METHOD_LABELS)]
     out = _sts_headline_of(methods, ours, rows)
-    assert out["ours_cell"] == f"{_LABEL[headline]} L12 d768 sts-avg7"
+    assert out["ours_cell"] == f"{seed_label(headline)} L12 d768 sts-avg7"
     assert out["ours"] == pytest.approx(0.1 * (methods.index(headline) + 1))
-    assert out["published"] == (0.5 if _LABEL[headline] in published else None)
+    assert out["published"] == (0.5 if seed_label(headline) in published else None)
 
 
 def test_a_retrieval_run_on_no_published_dataset_is_compared_on_its_compared_dataset():
