@@ -74,6 +74,15 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=start_order)  # stable: a module's tests keep their order
 
 
+@pytest.fixture(autouse=True)
+def _a_mutants_test_works_in_a_folder_of_its_own(tmp_path_factory, monkeypatch):
+    """Under make mutate (mutmut sets MUTANT_UNDER_TEST) every test starts in an empty folder: a
+    mutant that turns a path into None writes ./None or ./tmp_trainer, and a later mutant's test
+    would read them there (an index at 'None' once made a path mutant look harmless)."""
+    if "MUTANT_UNDER_TEST" in os.environ:
+        monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory) -> Path:
     """A 3-layer, 32-wide random BERT with the MiniLM WordPiece vocabulary."""

@@ -207,8 +207,9 @@ def _write_word_sets(folder: Path, rg65, simlex, simverb, ws353) -> dict[str, st
     for name, rows in (("rg-65.csv", rg65), ("wordsim353-sim.csv", ws353)):
         pd.DataFrame(rows, columns=["word1", "word2", "similarity"]).to_csv(folder / name)
     simlex_text = "word1\tword2\tPOS\tSimLex999\tconc(w1)\n" + "".join(f"{a}\t{b}\tN\t{s}\t4.0\n" for a, b, s in simlex)
-    with zipfile.ZipFile(folder / "SimLex-999.zip", "w") as archive:
-        archive.writestr("SimLex-999/SimLex-999.txt", simlex_text)
+    with zipfile.ZipFile(folder / "SimLex-999.zip", "w") as archive:  # the published zip's two files
+        archive.writestr("SimLex-999/README.txt", "SimLex-999 is a gold standard resource ...\r\n")
+        archive.writestr("SimLex-999/SimLex-999.txt", simlex_text.replace("\n", "\r\n"))
     (folder / "SimVerb-3500.txt").write_text("".join(f"{a}\t{b}\tV\t{s}\tSYNONYMS\n" for a, b, s in simverb))
     return {"rg65": str(folder / "rg-65.csv"), "simlex999": str(folder / "SimLex-999.zip"),
             "simverb3500": str(folder / "SimVerb-3500.txt"), "wordsim353-sim": str(folder / "wordsim353-sim.csv")}
@@ -555,6 +556,72 @@ def test_word_similarity_files_and_split_names(tmp_path):
     with pytest.raises(DataError, match=re.escape(
             f"word-similarity set 'rg65' ({tmp_path / 'rg.csv'}): columns ['word1', 'word2'] not found")):
         _word_set("rg65", str(tmp_path / "rg.csv"), tmp_path)
+
+
+def test_word_similarity_split_of_90_pairs_leaves_out_the_row_the_papers_call_leaves_out(tmp_path, monkeypatch):
+    """On 90 pairs train_test_split(train_size=0.7, test_size=0.3) takes floor(62.99..) = 62 and
+    ceil(27) = 27 rows: one pair is in no split, as in the paper's script; the rest split 13 / 14. The
+    sets' relative paths are read in ``workdir``, not the current folder."""
+    from trimbench.data.tables import word_similarity_split
+
+    rows = [[(f"{kind}{i}", f"{kind}x{i}", i % 5) for i in range(30)] for kind in ("r", "s", "v")]
+    files = _write_word_sets(tmp_path / "sets", rows[0], rows[1], rows[2], [])
+    relative = {name: str(Path(path).relative_to(tmp_path)) for name, path in files.items()}
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    entry = {"sets": ["rg65", "simlex999", "simverb3500"], "files": relative, "seed": 0}
+    splits = {split: word_similarity_split(entry, split, "ws", tmp_path) for split in ("train", "validation", "test")}
+    assert [len(frame) for frame in splits.values()] == [62, 13, 14]
+    assert all(list(frame.columns) == ["sentence1", "sentence2", "score"] for frame in splits.values())
+    scaled = [pd.DataFrame([(a, b, score / scale) for a, b, score in set_rows],
+                           columns=["word1", "word2", "similarity"])
+              for set_rows, scale in zip(rows, (4, 10, 10), strict=True)]
+    expected = _the_papers_split(pd.concat(scaled), seed=0)
+    for split, frame in splits.items():
+        assert frame["sentence1"].tolist() == expected[split]["word1"].tolist(), split
+    words = {"source": "word_similarity", "kind": "sts", "splits": {}, "columns": {}, "score_range": [0, 1], **entry}
+    assert load_split("w", words, "test", tmp_path)["sentence1"].tolist() == splits["test"]["sentence1"].tolist()
+    with pytest.raises(DataError, match=re.escape(
+            "dataset 'w': splits are ['train', 'validation', 'test'], not 'dev'")):
+        load_split("w", words, "dev", tmp_path)
+
+
+def test_a_zip_without_the_sets_file_is_named(tmp_path):
+    import zipfile
+
+    from trimbench.data.tables import _word_set
+
+    with zipfile.ZipFile(tmp_path / "SimLex-999.zip", "w") as archive:
+        archive.writestr("SimLex-999/README.txt", "no data here\n")
+    with pytest.raises(DataError, match=re.escape(
+            f"word-similarity set 'simlex999' ({tmp_path / 'SimLex-999.zip'}): the archive has no file "
+            "'SimLex-999.txt'")):
+        _word_set("simlex999", str(tmp_path / "SimLex-999.zip"), tmp_path)
+
+
+def test_relative_paths_are_read_in_the_workdir_and_a_split_by_its_source_name(tmp_path, monkeypatch):
+    """A local folder, a URL source's local file and a holdout's source split, each given relative to
+    ``workdir`` (by default the current folder); ``splits`` maps our split to the file's."""
+    (tmp_path / "data").mkdir()
+    rows = "".join(f"a{i},b{i},{i % 6}\n" for i in range(10))
+    (tmp_path / "data" / "dev.csv").write_text("sentence1,sentence2,score\n" + rows)
+    (tmp_path / "data" / "train.tsv").write_text("sentence1\tsentence2\tscore\nx\ty\t5\n")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    local = local_entry("data", splits={"test": "dev"})
+    assert load_split("l", local, "test", tmp_path)["sentence1"].tolist() == [f"a{i}" for i in range(10)]
+    url = {"source": "url", "kind": "sts", "splits": {}, "columns": {}, "score_range": [0, 5], "quoting": "minimal",
+           "urls": {"train": "data/train.tsv"}}
+    assert load_split("u", url, "train", tmp_path)["score"].tolist() == [1.0]
+    held = local_entry("data", splits={"train": "dev"},
+                       holdout={"split": "validation", "from": "train", "size": 3, "seed": 0})
+    dev, train = load_split("h", held, "validation", tmp_path), load_split("h", held, "train", tmp_path)
+    assert len(dev) == 3 and len(train) == 7
+    assert sorted(dev["sentence1"].tolist() + train["sentence1"].tolist()) == sorted(f"a{i}" for i in range(10))
+    with pytest.raises(DataError, match=r"^dataset 'h' \(file '.*dev.csv'\): columns gold \(for score\)"):
+        load_split("h", {**held, "columns": {"score": "gold"}}, "validation", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert load_split("l", local, "test")["sentence1"].tolist() == [f"a{i}" for i in range(10)]
 
 
 def test_each_source_names_itself_in_a_bad_rows_error_and_a_local_file_keeps_its_quoting(tmp_path):

@@ -313,6 +313,40 @@ def test_the_versions_figure_hands_one_row_per_experiment(monkeypatch):
                             ("v2-run", "published", "BERT", 2, 8, 0.1)])
 
 
+def test_the_versions_figure_names_each_experiments_metric_once_on_its_axis(monkeypatch):
+    import dataclasses
+
+    v1, v2 = version_blocks()
+    v2 = dataclasses.replace(v2, scores=v2.scores.assign(metric="pearson_cosine"), metric="pearson_cosine",
+                             published=v2.published.assign(metric="pearson_cosine"))
+    (data, metric, *_), _ = panels_drawn(monkeypatch, sts_versions_figure, [v1, v2], "t", {"png": "f.png"})
+    assert metric == "spearman_cosine | pearson_cosine"
+    assert set(data["version"]) == {"v1-run", "v2-run"}
+
+
+def test_the_long_table_orders_layers_the_papers_methods_then_others_by_name_and_dims_down():
+    extra = pd.DataFrame([{**PUBLISHED.iloc[0].to_dict(), "method": method, "dim": dim}
+                          for method in ("Zeta", "Alpha") for dim in (8, 16)])
+    long = ours_vs_published(score_rows(), pd.concat([PUBLISHED, extra]), "v1", "sts-avg7", "spearman_cosine")
+    assert list(zip(long["layer"], long["method"], long["dim"], strict=True)) == [
+        (2, "pretrained", 16), (2, "pretrained", 8), (2, "BERT", 16), (2, "BERT", 8), (2, "2DMSE", 16),
+        (2, "2DMSE", 8), (2, "Alpha", 16), (2, "Alpha", 8), (2, "Zeta", 16), (2, "Zeta", 8),
+        (4, "pretrained", 16), (4, "pretrained", 8), (4, "BERT", 16), (4, "BERT", 8), (4, "2DMSE", 16),
+        (4, "2DMSE", 8), (12, "BERT", 768)]
+
+
+def test_an_html_page_is_a_styled_document_with_only_the_summaries_before_its_table():
+    import re
+
+    from trimbench.dense.grid import _page
+
+    page = _page(["a < b"], "<table></table>")
+    assert page.startswith("<!DOCTYPE html><html><head><meta charset='utf-8'><style>")
+    style = page.split("<style>")[1].split("</style>")[0]
+    assert re.findall(r"([^{}]+)\{", style) == ["body", "table", "td,th"]
+    assert page.split("<body>")[1] == "<p>a &lt; b</p><table></table></body></html>\n"
+
+
 def test_published_at_depth_picks_the_dataset_with_most_cells_and_the_same_fractions():
     from trimbench.dense.grid import published_at_depth
 

@@ -81,6 +81,20 @@ def test_split_pairs_and_corpus_of_a_hand_made_table(tmp_path):
     assert both.corpus["doc_id"].tolist() == ["12", "11", "15", "17"]
 
 
+def test_the_registry_loads_the_builders_pairs_in_the_pairs_columns(tmp_path):
+    """load_split hands a ``builder: homedepot`` entry to the builder, not to its local folder's file,
+    and normalises the pairs under the dataset's own name."""
+    from trimbench.data.tables import load_split
+
+    entry = {**_hand_entry(tmp_path), "kind": "pairs"}
+    pairs = load_split("hd", entry, "train")
+    assert list(pairs.columns) == ["anchor", "positive"]
+    assert list(zip(pairs["anchor"], pairs["positive"], strict=True)) == [
+        ("b drill", "B v1"), ("drill", "B v1"), ("c saw", "C"), ("hammer", "A"), ("c saw", "C")]
+    with pytest.raises(DataError, match=r"^dataset 'hd': no rows$"):  # no train row above relevance 3
+        load_split("hd", {**entry, "homedepot": {**entry["homedepot"], "train_min_relevance": 3.0}}, "train")
+
+
 def test_a_test_row_at_exactly_the_threshold_is_a_query(tmp_path):
     """src/data.py keeps test rows with relevance >= 2.5: row 104 (a test row) judged exactly 2.5 is a
     query beside 102; the train pairs (relevance > 2.5) still leave out 107, a train row at 2.5."""

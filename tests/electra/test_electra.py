@@ -962,6 +962,35 @@ def test_fine_tune_pairs_keeps_the_best_dev_epoch_and_hands_back_the_last(tiny_b
     assert spearmanr(pair_cosines(model, dev), dev["score"]).statistic == pytest.approx(values[1])
 
 
+def test_fine_tune_pairs_trains_sicks_classifier_in_the_loss_and_writes_nothing_to_the_cwd(tiny_bert_dir, tmp_path,
+                                                                                          monkeypatch):
+    """The softmax objective: SoftmaxLoss' classifier (3 labels, drawn after the seed) is what the
+    trainer optimises, the dev macro-F1 each epoch is that classifier's, and the trainer's scratch
+    folder is a temporary one (the working folder stays empty)."""
+    from transformers import set_seed
+
+    from trimbench.electra.train import build_loss, class_scores, classify, fine_tune_pairs
+    from trimbench.models import cut_layers, load_sentence_model
+
+    def tiny():
+        return cut_layers(load_sentence_model(tiny_bert_dir, pooling="mean", max_seq_length=16), 1)
+
+    monkeypatch.chdir(tmp_path)
+    labelled = PAIRS[["sentence1", "sentence2", "label"]]
+    model = tiny()
+    loss, history, last_state = fine_tune_pairs(model, "softmax", 3, pd.concat([labelled] * 2, ignore_index=True),
+                                                labelled, {**TRAIN_SETTINGS, "select": "last"}, 0, 4)
+    assert loss.num_labels == 3 and loss.model is model and last_state is None
+    fresh = tiny()
+    set_seed(0)
+    drawn = build_loss(fresh, "softmax", 3).classifier.weight
+    assert drawn.shape == loss.classifier.weight.shape == (3, 3 * model.get_embedding_dimension())
+    assert not torch.allclose(drawn, loss.classifier.weight)  # trained from the seeded draw
+    last = history["epochs"][-1]["eval_dev_macro_f1"]
+    assert last == pytest.approx(class_scores(classify(loss, labelled, 4), labelled["label"].to_numpy(), 3)["macro_f1"])
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- training and claims, value by value: splits' rows, epochs kept, the claims' cells ---------
 
 
@@ -1238,6 +1267,11 @@ def test_layer_table_sets_each_published_cell_beside_ours_of_its_kind_and_marks_
     kept_last = electra_report.layer_table(seeded_scores(), seeded_published(), reference, SEEDED_METRICS,
                                            "last").set_index(["task", "model", "layer"])
     assert pd.isna(kept_last.loc[("stsb", "disc", 1), "compared"])
+    # no score of any task's main metric yet: an empty table with the same columns, no error
+    scored = seeded_scores()
+    none = electra_report.layer_table(scored[scored["metric"] == "parameters"], seeded_published(), reference,
+                                      SEEDED_METRICS)
+    assert none.empty and none.columns.tolist() == table.columns.tolist()
     assert kept_last.loc[("stsb", "disc", 2), "compared"] == pytest.approx(0.61)
 
 
@@ -1302,6 +1336,44 @@ def test_layer_figure_plots_each_tasks_means_per_source_and_stars_devs_choice(mo
     renderer = figure.canvas.get_renderer()
     key = legend.get_window_extent(renderer)
     assert (key.x0 + key.x1) / 2 == pytest.approx(figure.bbox.width / 2, abs=2)  # centred under the panels
+
+
+def test_layer_figure_draws_the_published_cells_of_a_single_seed_run(monkeypatch):
+    """One seed leaves every sd empty: the published cells are still drawn (only a missing published
+    value keeps a row out of their panels)."""
+    from trimbench.electra import report
+
+    saved = {}
+    monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure))
+    scored = seeded_scores()
+    one_seed = scored[scored["seed"] == 0]
+    stsb = {"stsb": "spearman_cosine"}
+    table = report.layer_table(one_seed, seeded_published(), {"stsb": "stsb-paper"}, stsb)
+    assert table["test_sd"].isna().all() and table["published"].notna().any()
+    report.layer_figure(one_seed, table, {"gen": "generator", "disc": "discriminator"}, stsb, "t", {"png": "f.png"})
+    titles = [ax.get_title() for ax in saved["figure"].axes]
+    assert [t for t in titles if "published" in t] == ["stsb · published, dev-chosen epoch",
+                                                        "stsb · published, last epoch"]
+
+
+def test_layer_figure_shares_each_tasks_axes_along_its_row_only(monkeypatch):
+    """STS-B's scores (0.30..0.82) and MRPC's F1 shifted down by 0.5: a row's panels share their y axis,
+    the two rows do not."""
+    from trimbench.electra import report
+
+    saved = {}
+    monkeypatch.setattr(report, "save", lambda figure, paths: saved.update(figure=figure))
+    scored = seeded_scores()
+    is_f1 = scored["metric"] == "f1"
+    scored.loc[is_f1, "value"] = scored.loc[is_f1, "value"] - 0.5
+    reference = {"stsb": "stsb-paper", "mrpc": "mrpc-paper"}
+    table = report.layer_table(scored, seeded_published(), reference, SEEDED_METRICS)
+    report.layer_figure(scored, table, {"gen": "generator", "disc": "discriminator"}, SEEDED_METRICS, "t",
+                        {"png": "f.png"})
+    limits = {}
+    for ax in saved["figure"].axes:
+        limits.setdefault(ax.get_title().split(" · ")[0], set()).add(ax.get_ylim())
+    assert len(limits["stsb"]) == 1 and len(limits["mrpc"]) == 1 and limits["stsb"] != limits["mrpc"]
 
 
 def layer_heading(task: str, metric: str, seeds: int) -> str:

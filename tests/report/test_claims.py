@@ -481,9 +481,11 @@ def test_homedepot_cut_loss_compares_the_widest_and_narrowest_dims_both_methods_
             ("m", FT, 384, "s", 0.5), ("m", MRL, 48, "s", 0.4),  # no two dims in common: no cell
             ("n", FT, 384, "r", 0.5), ("n", FT, 48, "r", 0.25), ("n", MRL, 384, "r", 0.5), ("n", MRL, 48, "r", 0.3),
             ("n", PRE, 24, "r", 0.2)]  # a third method's dims are not the two methods' own
-    assert _loses_less_when_cut(hd_view(rows)) == [
+    expected = [
         {"cell": "m r d384→d48", "evidence": "Matryoshka −25.0% vs fine-tuned −25.0%", "holds": False},
         {"cell": "n r d384→d48", "evidence": "Matryoshka −40.0% vs fine-tuned −50.0%", "holds": True}]
+    assert _loses_less_when_cut(hd_view(rows)) == expected
+    assert _loses_less_when_cut(hd_view(rows[::-1])) == expected  # in model order, whatever the rows' order
 
 
 def test_homedepot_full_dim_checks_read_each_models_widest_dim_and_count_a_tie_as_not_holding():
@@ -669,6 +671,16 @@ def test_larger_lambda_sparser_pairs_runs_of_one_method_model_dataset_whose_lamb
     assert (cells[2]["cell"], cells[2]["holds"], len(cells)) == ("splade_max m d3 λq 2→10", False, 3)
 
 
+def test_larger_lambda_sparser_lists_its_cells_in_numeric_lambda_order():
+    from trimbench.splade.claims import _larger_lambda_sparser
+
+    rows = [("splade_max", "m", lq, lq, "d", metric, value)
+            for lq, flops in ((0.1, 1.0), (1e-05, 4.0), (0.001, 2.0))
+            for metric, value in (("flops", flops), ("mrr@10", 0.4))]
+    assert [cell["cell"] for cell in _larger_lambda_sparser(_splade_view(rows))] == [
+        "splade_max m d λq 1e-05→0.001", "splade_max m d λq 1e-05→0.1", "splade_max m d λq 0.001→0.1"]
+
+
 def test_distillation_beats_max_compares_every_pair_of_one_model_and_dataset_per_metric():
     from trimbench.splade.claims import _distillation_beats_max, _signed
 
@@ -684,7 +696,8 @@ def test_distillation_beats_max_compares_every_pair_of_one_model_and_dataset_per
         ("m dev mrr@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.3800 vs SPLADE-max 0.3800", False),
         ("m dev mrr@10: distil λq 0.01 vs max λq 0.5", "DistilSPLADE-max 0.3800 vs SPLADE-max 0.3000", True),
         ("m dev ndcg@10: distil λq 0.01 vs max λq 0.1", "DistilSPLADE-max 0.7000 vs SPLADE-max 0.6000", True)]
-    assert (_signed(-0.634, ".0%"), _signed(0.021, ".1%"), _signed(0.0, ".0%")) == ("−63%", "+2.1%", "+0%")
+    assert (_signed(-0.634, ".0%"), _signed(0.021, ".1%"), _signed(0.0, ".0%")) == ("−63%", "+2.1%", "0%")
+    assert (_signed(-0.004, ".0%"), _signed(-0.0004, ".1%"), _signed(-0.006, ".0%")) == ("0%", "0.0%", "−1%")
 
 
 # --- the claims table and the claims rule's outputs ---------------------------------------------

@@ -389,6 +389,15 @@ def test_indexer_output_is_logged_line_by_line_as_it_comes(tmp_path, caplog):
     assert tail == "progress 1\nprogress 2\n"
 
 
+def test_run_logged_keeps_the_last_40_lines_of_stdout_and_stderr_undecodable_bytes_replaced():
+    child = ("import sys\nfor i in range(45):\n    print(f'line {i}', flush=True)\n"
+             "sys.stderr.write('warn\\n'); sys.stderr.flush()\n"
+             "sys.stdout.buffer.write(b'bad \\xff byte\\n'); sys.stdout.flush()\nsys.exit(3)")
+    code, tail = sparse.run_logged([sys.executable, "-c", child], "indexer")
+    assert code == 3
+    assert tail.splitlines() == [f"line {i}" for i in range(7, 45)] + ["warn", "bad \ufffd byte"]
+
+
 def test_impact_search_top_document_and_score_are_the_sparse_dot_product(small_index):
     index, doc_ids, docs = small_index
     rng = np.random.default_rng(2)
@@ -405,6 +414,7 @@ def test_impact_search_top_document_and_score_are_the_sparse_dot_product(small_i
         assert top["score"] == exact[i].max()
         assert exact[i][doc_ids.index(top["doc_id"])] == exact[i].max()
         assert (hits["score"].to_numpy() == np.sort(exact[i][exact[i] > 0])[::-1]).all()
+        assert hits["rank"].tolist() == list(range(1, len(hits) + 1))
     assert not run["doc_id"].isin(["d4", "d17"]).any()
 
 
@@ -439,6 +449,36 @@ def test_empty_queries_and_documents_do_not_crash(small_index):
     unknown = sparse.impact_search(index, ["u"], [{"never-indexed": 5}], k=10)
     assert unknown.empty
     assert sparse.flops(empty, empty) == 0.0 and sparse.active_terms(empty) == 0.0
+    none = sparse.impact_search(index, [], [], k=10)  # no query at all
+    assert none.empty and list(none.columns) == ["query_id", "doc_id", "score", "rank"]
+    assert sparse.active_terms(sp.csr_matrix((0, len(VOCAB)), dtype=np.int32)) == 0.0
+
+
+def test_a_term_in_every_document_counts_in_the_score(tmp_path):
+    """Its idf is 0, which pyserini's default min_idf (0) drops from the query; the SPLADE score counts it."""
+    docs = sp.csr_matrix(np.array([[3, 1, 0], [2, 0, 1], [1, 0, 0]], dtype=np.int32))
+    vocab = ["every", "one", "two"]
+    sparse.write_vector_collection(["a", "b", "c"], docs, vocab, tmp_path / "collection")
+    sparse.build_impact_index(tmp_path / "collection", tmp_path / "index")
+    run = sparse.impact_search(tmp_path / "index", ["q"], [{"every": 2, "one": 5}], k=10)
+    assert list(zip(run["doc_id"], run["score"], run["rank"], strict=True)) == [("a", 11.0, 1), ("b", 4.0, 2),
+                                                                               ("c", 2.0, 3)]
+
+
+def test_a_failed_index_build_names_the_collection_the_exit_code_and_the_last_output(tmp_path, monkeypatch):
+    """A non-zero exit, or an exit 0 that left no Lucene segment, is one error with the indexer's tail."""
+    index = tmp_path / "index"
+    index.mkdir()
+    outcomes = iter([(1, "boom\n"), (0, "nothing written\n"), (1, "late failure\n")])
+    monkeypatch.setattr(sparse, "run_logged", lambda command, name: next(outcomes))
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"pyserini's impact indexer failed on '{tmp_path / 'c'}' (exit 1); its last output:\nboom")):
+        sparse.build_impact_index(tmp_path / "c", index)
+    with pytest.raises(RuntimeError, match=r"\(exit 0\); its last output:\nnothing written"):
+        sparse.build_impact_index(tmp_path / "c", index)
+    (index / "segments_1").write_text("")
+    with pytest.raises(RuntimeError, match=r"\(exit 1\); its last output:\nlate failure"):  # a segment, yet failed
+        sparse.build_impact_index(tmp_path / "c", index)
 
 
 def test_ensemble_normalises_per_query_and_sums():
@@ -457,6 +497,10 @@ def test_ensemble_normalises_per_query_and_sums():
     assert both[both["query_id"] == "1"].sort_values("rank")["doc_id"].tolist() == ["a", "c", "b"]
     assert both[both["query_id"] == "2"].set_index("doc_id")["score"].to_dict() == {"a": 0.0, "b": 0.0}
     assert len(sparse.ensemble_runs([run_a, run_b], k=1)) == 2
+    # the whole run: queries in order, each by score then document id, ranked from 1, a fresh index
+    assert both.to_dict("list") == {"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "c", "b", "a", "b"],
+                                    "score": [0.0, 0.0, -0.5, 0.0, 0.0], "rank": [1, 2, 3, 1, 2]}
+    assert both.index.tolist() == [0, 1, 2, 3, 4]
 
 
 def test_ensemble_fills_missing_documents_as_pyserinis_fusion():

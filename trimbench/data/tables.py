@@ -54,8 +54,11 @@ def _word_set(name: str, location: str, workdir: Path) -> pd.DataFrame:
     reads it (:data:`WORD_SET_READS`)."""
     read = WORD_SET_READS[name]
     path = fetched(location, workdir, extract=location.endswith(".zip"))
-    if path.is_dir():
-        path = next(path.rglob(read["member"]), path / read["member"])
+    if path.is_dir():  # an extracted zip
+        members = sorted(path.rglob(read["member"]))
+        if not members:
+            raise DataError(f"word-similarity set '{name}' ({location}): the archive has no file '{read['member']}'")
+        path = members[0]
     frame = pd.read_csv(path, sep="\t" if read["format"] == "tsv" else ",", header=None if "names" in read else "infer",
                         names=read.get("names"), index_col=0 if read.get("index") else None)
     frame = frame.rename(columns={read["score"]: "similarity"})

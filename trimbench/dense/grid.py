@@ -219,7 +219,8 @@ def _fraction(layer: int, depth: int) -> str:
 def sts_versions_figure(blocks: list[VersionBlock], title: str, paths: dict[str, str]) -> None:
     """The layer panels with one row per experiment (e.g. v1 above v2), ours solid, published dashed."""
     data = pd.concat([_ours_and_published(b.long(), "published").assign(version=b.label) for b in blocks])
-    layer_panels(data, blocks[0].metric, title, paths, row="version", row_order=[b.label for b in blocks],
+    metrics = " | ".join(dict.fromkeys(b.metric for b in blocks))  # each experiment's main metric, once
+    layer_panels(data, metrics, title, paths, row="version", row_order=[b.label for b in blocks],
                  method_order=METHOD_ORDER)
 
 

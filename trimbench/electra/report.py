@@ -47,6 +47,10 @@ def per_layer(scores: pd.DataFrame, main_metrics: dict[str, str]) -> pd.DataFram
     return table[order].sort_values(["task", "model", "layer"]).reset_index(drop=True)
 
 
+DEV_CHOICE_COLUMNS = ["task", "model", "metric", "chosen_layer", "dev_mean", "test_mean", "test_sd", "full_layer",
+                      "full_test_mean", "full_test_sd", "gain", PARAMETERS, "full_parameters"]
+
+
 def dev_choice(layer_table: pd.DataFrame) -> pd.DataFrame:
     """Per (task, model): the layer whose mean dev score is highest (ties: the shallower, cheaper
     one), beside the full-depth model."""
@@ -60,7 +64,7 @@ def dev_choice(layer_table: pd.DataFrame) -> pd.DataFrame:
                      "full_layer": int(full["layer"]), "full_test_mean": full["test_mean"],
                      "full_test_sd": full["test_sd"], "gain": best["test_mean"] - full["test_mean"],
                      PARAMETERS: best.get(PARAMETERS), "full_parameters": full.get(PARAMETERS)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=DEV_CHOICE_COLUMNS)  # the columns also when no task has scores
 
 
 def published_scores(published: pd.DataFrame, reference_experiments: dict[str, str],

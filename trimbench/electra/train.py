@@ -76,7 +76,8 @@ def pair_embeddings(model, frame: pd.DataFrame, batch_size: int) -> tuple[np.nda
 def cosines(frame: pd.DataFrame, model, batch_size: int) -> np.ndarray:
     left, right = pair_embeddings(model, frame, batch_size)
     norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
-    return np.divide((left * right).sum(axis=1), norms, out=np.zeros(len(left)), where=norms > 0)
+    # a zero vector's dot product is 0: divided by inf its cosine is 0 (not 0/0)
+    return (left * right).sum(axis=1) / np.where(norms > 0, norms, np.inf)
 
 
 def f1_threshold(scores: np.ndarray, labels: np.ndarray) -> float:

@@ -33,7 +33,7 @@ def _run_values(view: View, metric: str) -> pd.Series:
 
 def _larger_lambda_sparser(view: View) -> list[dict]:
     flops, mrr = _run_values(view, "flops"), _run_values(view, "mrr@10")
-    both = sorted(set(flops.index) & set(mrr.index), key=str)
+    both = sorted(set(flops.index) & set(mrr.index))  # the cells in method, model, λ order
     rows = []
     for a, b in combinations(both, 2):
         (method, model, *lambdas_a, dataset), (method_b, model_b, *lambdas_b, dataset_b) = sorted(
@@ -52,7 +52,10 @@ def _larger_lambda_sparser(view: View) -> list[dict]:
 
 
 def _signed(change: float, spec: str) -> str:
-    """A relative change with its sign, the minus typeset (−63%, +2%)."""
+    """A relative change with its sign, the minus typeset (−63%, +2%); one that rounds to nothing
+    has none (0%, not −0%)."""
+    if format(abs(change), spec) == format(0.0, spec):
+        return format(0.0, spec)
     return format(change, "+" + spec).replace("-", "−")
 
 
