@@ -806,6 +806,21 @@ def test_train_splade_st6_ramps_the_weights_from_0(tiny_bert_dir, tmp_path):
     assert steps[0]["base_loss"] == pytest.approx(ce.item(), rel=1e-3, abs=1e-4)
 
 
+def test_train_splade_hands_the_trainer_a_loss_gathered_over_the_configured_devices(tiny_bert_dir, tmp_path,
+                                                                                   monkeypatch):
+    """On two devices the trainer gets the gathered loss (in-batch negatives and FLOPS of the whole
+    batch), with the λ the run asked for."""
+    from trimbench.splade import model as splade_model
+
+    given = {}
+    monkeypatch.setattr(splade_model, "fine_tune", lambda model, frame, loss, *args, **kwargs: given.update(loss=loss))
+    splade_model.train_splade(_tiny_splade(tiny_bert_dir), pd.DataFrame(), "splade_max", 0.3, 0.2, "seed",
+                              {"devices": 2, "adam_epsilon": 1e-6, "drop_last": None}, tmp_path, "fingerprint")
+    loss = given["loss"]
+    assert loss.loss.gather_across_devices
+    assert (loss.query_regularizer_weight, loss.document_regularizer_weight) == (0.3, 0.2)
+
+
 # --- the seed's optimisation (T3.1, T3.4) -------------------------------------------------------
 
 

@@ -103,10 +103,7 @@ def fetched(location: str, workdir: Path, extract: bool = False) -> Path:
     return Path(manager.download_and_extract(location) if extract else manager.download(location))
 
 
-# --- the ELECTRA paper's word-similarity set (preprocess_word_sim_data.py) ----------------------
-
-
-# --- normalisation -------------------------------------------------------------------------------
+# --- retrieval splits on disk ------------------------------------------------------------------
 
 
 FILES = ("corpus.parquet", "queries.parquet", "qrels.parquet")

@@ -107,12 +107,3 @@ def with_other_article_negatives(frame: pd.DataFrame, seed: int) -> pd.DataFrame
             raise DataError("ICT triplets need at least two articles")
         negatives.append(frame["positive"].iat[int(rng.choice(others))])
     return frame.assign(negative=negatives)
-
-
-# --- local folders and the hub -------------------------------------------------------------------
-
-
-# --- the ELECTRA paper's word-similarity set (preprocess_word_sim_data.py) ----------------------
-
-
-# --- normalisation -------------------------------------------------------------------------------

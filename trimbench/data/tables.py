@@ -23,9 +23,6 @@ from trimbench.errors import DataError
 log = logging.getLogger("trimbench")
 
 
-# --- gensim's test data: the embedded default ---------------------------------------------------
-
-
 # --- local folders and the hub -------------------------------------------------------------------
 
 
