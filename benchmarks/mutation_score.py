@@ -7,7 +7,8 @@ Mutants not run yet (a run limited with MUTANTS=, or stopped) are counted apart,
 
 A survivor read and found equivalent to the code (no input the code receives tells them apart) is
 listed with its reason in benchmarks/mutation_equivalents.toml; the score counts it as a survivor
-all the same, and a second figure sets the listed ones aside. A listed mutant that a test now kills,
+all the same, and a second figure sets the listed ones aside: caught / (run - equivalent), the
+mutation score as the literature defines it (an equivalent mutant is no fault a test could catch). A listed mutant that a test now kills,
 or that no longer exists (its function changed, so mutmut numbered its mutants anew), is named as
 stale: the list must be read again.
 """
@@ -77,7 +78,7 @@ def main() -> None:
     listed = [name for name in live if name in reasons]
     run = sum(total[s] for s in CAUGHT + LIVE)
     if listed:
-        print(f"{'all, the listed equivalents set aside':40} {run - len(listed):6d} {run - len(live):7d} "
+        print(f"{'all, equivalents set aside (the score)':40} {run - len(listed):6d} {run - len(live):7d} "
               f"{len(live) - len(listed):5d} {(run - len(live)) / max(run - len(listed), 1):7.1%}")
     if live:
         print(f"\n{len(live)} mutants the tests let live (`mutmut show NAME` prints the diff; "
