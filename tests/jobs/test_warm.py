@@ -87,6 +87,25 @@ def test_a_signal_to_the_client_reaches_the_child(server, script):
     assert job.returncode == 128 + signal.SIGTERM
 
 
+def test_a_signal_forwarded_the_moment_the_child_exists_ends_it(server, script):
+    """The race make test once lost: the client forwards SIGTERM as soon as it has the child's PID,
+    before the child has reset the server's handlers. Ten times, signalled the moment the server has
+    a child (before the fix, 31 of 40 such jobs ran on or exited 1)."""
+    job_script = str(script("import time; time.sleep(120)"))
+    server_process = next(p for p in psutil.process_iter(["cmdline"])
+                          if str(server) in " ".join(p.info["cmdline"] or []))
+    for _ in range(10):
+        job = client(server, f"sys.exit(warm.run_in_server({job_script!r}, None))")
+        deadline = time.monotonic() + 60
+        while not server_process.children() and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        job.send_signal(signal.SIGTERM)
+        output, _ = job.communicate(timeout=30)
+        assert job.returncode == 128 + signal.SIGTERM, output
+        while server_process.children() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
 def test_jobs_run_here_without_a_server_on_slurm_or_from_another_environment_and_say_so(
         server, script, tmp_path, monkeypatch, caplog):
     """Where TRIMBENCH_WARM is set but the job runs in its own interpreter, a warning says why (a

@@ -212,6 +212,10 @@ def _fork_job(conn: socket.socket, listener: socket.socket, selector: selectors.
         return None
     sys.stdout.flush()
     sys.stderr.flush()
+    # Held across the fork until the child has the default actions: a signal the client forwards
+    # the moment it has the PID would otherwise reach the server's handler in the child, and once
+    # that handler is reset Python drops the pending signal (the job then runs on, unsignalled).
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -219,8 +223,9 @@ def _fork_job(conn: socket.socket, listener: socket.socket, selector: selectors.
             selector.close()
             listener.close()
             conn.close()
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            for sig in FORWARDED_SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # one forwarded meanwhile acts now
             _die_with_parent(signal.SIGKILL)
             for target, fd in zip((0, 1, 2), fds, strict=True):
                 os.dup2(fd, target)
@@ -230,6 +235,7 @@ def _fork_job(conn: socket.socket, listener: socket.socket, selector: selectors.
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
     for fd in fds:
         os.close(fd)
     try:
