@@ -8,9 +8,9 @@ Mutants not run yet (a run limited with MUTANTS=, or stopped) are counted apart,
 A survivor read and found equivalent to the code (no input the code receives tells them apart) is
 listed with its reason in benchmarks/mutation_equivalents.toml; the score counts it as a survivor
 all the same, and a second figure sets the listed ones aside: caught / (run - equivalent), the
-mutation score as the literature defines it (an equivalent mutant is no fault a test could catch). A listed mutant that a test now kills,
-or that no longer exists (its function changed, so mutmut numbered its mutants anew), is named as
-stale: the list must be read again.
+mutation score as the literature defines it (an equivalent mutant is no fault a test could catch).
+A listed mutant that a test now kills, or that no longer exists (its function changed, so mutmut
+numbered its mutants anew), is named as stale: the list must be read again.
 """
 
 from __future__ import annotations
