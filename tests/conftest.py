@@ -74,6 +74,30 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=start_order)  # stable: a module's tests keep their order
 
 
+def fake_hub(monkeypatch, rows_of) -> list:
+    """``trimbench.data.hub.opened`` replaced by a source whose ``dataset(repo_id, config, split,
+    revision)`` is ``rows_of(repo_id, config, split, revision)`` (a frame) as a datasets.Dataset. The
+    list it returns records each entry's id as it is opened, then each dataset asked for."""
+    import datasets
+
+    from trimbench.data import hub
+
+    calls = []
+
+    class Source:
+        def dataset(self, *args):
+            calls.append(args)
+            return datasets.Dataset.from_pandas(rows_of(*args), preserve_index=False)
+
+    @contextlib.contextmanager
+    def opened(entry):
+        calls.append(entry["id"])
+        yield Source()
+
+    monkeypatch.setattr(hub, "opened", opened)
+    return calls
+
+
 @pytest.fixture(autouse=True)
 def _a_mutants_test_works_in_a_folder_of_its_own(tmp_path_factory, monkeypatch):
     """Under make mutate (mutmut sets MUTANT_UNDER_TEST) every test starts in an empty folder: a

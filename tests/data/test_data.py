@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import REPO, fake_hub
 
 from trimbench.data.lee import lee_ict, lee_similarity, lee_similarity_split
 from trimbench.data.tables import load_split, normalise, sts_texts
@@ -498,24 +498,9 @@ def test_score_bounds_are_inclusive_and_the_count_and_value_named():
 
 
 def test_a_hub_split_is_read_at_the_entrys_id_config_split_and_revision(monkeypatch):
-    from contextlib import contextmanager
-
-    from trimbench.data import hub
     from trimbench.data import tables as data
 
-    calls = []
-
-    class Source:
-        def dataset(self, repo_id, config, split, revision):
-            calls.append((repo_id, config, split, revision))
-            return type("Rows", (), {"to_pandas": lambda self: pd.DataFrame({"s": [split]})})()
-
-    @contextmanager
-    def opened(entry):
-        calls.append(entry["id"])
-        yield Source()
-
-    monkeypatch.setattr(hub, "opened", opened)
+    calls = fake_hub(monkeypatch, lambda repo_id, config, split, revision: pd.DataFrame({"s": [split]}))
     entry = {"id": "org/set", "config": "c", "revision": "r" * 40}
     assert data._hub(entry, "dev")["s"].tolist() == ["dev"]
     assert data._hub({"id": "org/other"}, "test")["s"].tolist() == ["test"]

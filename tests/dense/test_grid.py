@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import pandas as pd
@@ -227,6 +228,12 @@ def panels_drawn(monkeypatch, draw, *args, **kwargs):
     return calls[0]
 
 
+def drawn_ours(*prefix, methods=(("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)), shift=0.0):
+    """score_rows()' cells (shifted by ``shift``) as a figure draws them: (*prefix, label, layer, dim, score)."""
+    return [(*prefix, label, layer, dim, round(base + shift + layer / 100 + dim / 1000, 6))
+            for label, base in methods for layer in (2, 4) for dim in (8, 16)]
+
+
 def curves(data, columns=("source", "method", "layer", "dim")):
     """The drawn points as sorted tuples, the score rounded."""
     points = data[[*columns, "score"]].itertuples(index=False, name=None)
@@ -245,10 +252,8 @@ def test_the_layer_figure_draws_ours_and_the_published_cells_of_our_layers(monke
         {"png": "f.png"}, depth=4, baseline=baseline)
     assert (metric, title, paths) == ("spearman_cosine", "t", {"png": "f.png"})
     assert keywords == {"baseline": 0.55, "method_order": METHOD_ORDER}
-    ours = [("ours", label, layer, dim, round(base + layer / 100 + dim / 1000, 6))
-            for label, base in (("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)) for layer in (2, 4)
-            for dim in (8, 16)]
-    assert curves(data) == sorted([*ours, ("published v1", "BERT", 2, 8, 0.444), ("published v1", "BERT", 2, 32, 0.7)])
+    assert curves(data) == sorted([*drawn_ours("ours"), ("published v1", "BERT", 2, 8, 0.444),
+                                   ("published v1", "BERT", 2, 32, 0.7)])
     # Without depth there is no second row either.
     (plain, *_), keywords = panels_drawn(monkeypatch, sts_layer_figure, score_rows(), published, "v1", "sts-avg7",
                                          "spearman_cosine", "t", {})
@@ -304,18 +309,13 @@ def test_the_versions_figure_hands_one_row_per_experiment(monkeypatch):
     assert (metric, title, paths) == ("spearman_cosine", "t", {"png": "f.png"})
     assert keywords == {"row": "version", "row_order": ["v1-run", "v2-run"], "method_order": METHOD_ORDER}
     drawn = curves(data, ("version", "source", "method", "layer", "dim"))
-    v1 = [("v1-run", "ours", label, layer, dim, round(base + layer / 100 + dim / 1000, 6))
-          for label, base in (("BERT", 0.5), ("2DMSE", 0.6), ("pretrained", 0.3)) for layer in (2, 4)
-          for dim in (8, 16)]
-    v2 = [("v2-run", "ours", label, layer, dim, round(base - 0.4 + layer / 100 + dim / 1000, 6))
-          for label, base in (("BERT", 0.5), ("2DMSE", 0.6)) for layer in (2, 4) for dim in (8, 16)]
+    v1 = drawn_ours("v1-run", "ours")
+    v2 = drawn_ours("v2-run", "ours", methods=(("BERT", 0.5), ("2DMSE", 0.6)), shift=-0.4)  # no pretrained
     assert drawn == sorted([*v1, *v2, ("v1-run", "published", "BERT", 2, 8, 0.444),
                             ("v2-run", "published", "BERT", 2, 8, 0.1)])
 
 
 def test_the_versions_figure_names_each_experiments_metric_once_on_its_axis(monkeypatch):
-    import dataclasses
-
     v1, v2 = version_blocks()
     v2 = dataclasses.replace(v2, scores=v2.scores.assign(metric="pearson_cosine"), metric="pearson_cosine",
                              published=v2.published.assign(metric="pearson_cosine"))
@@ -382,8 +382,7 @@ def test_every_versions_table_file_on_two_blocks_worked_by_hand():
     v1, v2 = version_blocks()
     zeta = scores.frame([{**row, "variant": "zeta", "value": 0.05} for row in score_rows().to_dict("records")
                          if row["variant"] == "full" and row["layer"] == 2])
-    v2 = VersionBlock(v2.label, pd.concat([v2.scores, zeta]), v2.published, v2.reference_variant, v2.dataset,
-                      v2.metric)
+    v2 = dataclasses.replace(v2, scores=pd.concat([v2.scores, zeta]))
     out = sts_versions_tables([v1, v2])
     assert out["csv"] == (
         "layer,method,v1-run 16,v1-run 8,v2-run 16,v2-run 8\n"

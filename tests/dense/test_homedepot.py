@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import fake_hub
 
 from trimbench.config.schema import validate_schema
 from trimbench.data import homedepot as homedepot_data
@@ -360,23 +361,7 @@ def test_the_hub_table_is_read_at_the_entrys_config_and_revision_and_a_given_tab
     """raw_table asks the hub for the entry's dataset, config, the train split and the pinned
     revision; cut_and_split works on a table it is given without reading the source; its parts keep
     our five columns only, in our order."""
-    from contextlib import contextmanager
-
-    asked = []
-
-    class Source:
-        def dataset(self, *args):
-            import datasets
-
-            asked.append(args)
-            return datasets.Dataset.from_pandas(HAND_TABLE.assign(query="hub " + HAND_TABLE["query"]))
-
-    @contextmanager
-    def opened(entry):
-        asked.append(entry["id"])
-        yield Source()
-
-    monkeypatch.setattr(homedepot_data.hub, "opened", opened)
+    asked = fake_hub(monkeypatch, lambda *args: HAND_TABLE.assign(query="hub " + HAND_TABLE["query"]))
     entry = {"source": "hub", "id": "owner/hd", "config": "cfg", "revision": "abc123"}
     table = homedepot_data.raw_table(entry)
     assert asked == ["owner/hd", ("owner/hd", "cfg", "train", "abc123")]

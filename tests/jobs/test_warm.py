@@ -60,12 +60,13 @@ def test_the_server_runs_a_script_by_its_path_and_nothing_named_otherwise(server
     assert run.returncode == 1 and "from os.system" not in output and "No such file" in output, output
 
 
-def children_of_server(server) -> psutil.Process:
+def children_of_server(server, poll: float = 0.1) -> psutil.Process:
+    """The server's process, once it has a child (looked for every ``poll`` seconds, for up to a minute)."""
     server_process = next(p for p in psutil.process_iter(["cmdline"])
                           if str(server) in " ".join(p.info["cmdline"] or []))
     deadline = time.monotonic() + 60
     while not server_process.children() and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(poll)
     return server_process
 
 
@@ -92,17 +93,14 @@ def test_a_signal_forwarded_the_moment_the_child_exists_ends_it(server, script):
     before the child has reset the server's handlers. Ten times, signalled the moment the server has
     a child (before the fix, 31 of 40 such jobs ran on or exited 1)."""
     job_script = str(script("import time; time.sleep(120)"))
-    server_process = next(p for p in psutil.process_iter(["cmdline"])
-                          if str(server) in " ".join(p.info["cmdline"] or []))
     for _ in range(10):
         job = client(server, f"sys.exit(warm.run_in_server({job_script!r}, None))")
-        deadline = time.monotonic() + 60
-        while not server_process.children() and time.monotonic() < deadline:
-            time.sleep(0.0005)
+        server_process = children_of_server(server, poll=0.0005)
         job.send_signal(signal.SIGTERM)
         output, _ = job.communicate(timeout=30)
         assert job.returncode == 128 + signal.SIGTERM, output
-        while server_process.children() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while server_process.children() and time.monotonic() < deadline:  # reaped before the next job
             time.sleep(0.01)
 
 
