@@ -13,9 +13,13 @@ import yaml
 from conftest import REPO
 
 from trimbench import tracks
-from trimbench.face import Track
+from trimbench.config import schema as config_schema
+from trimbench.config import schema_docs
+from trimbench.errors import ConfigError
+from trimbench.face import ExperimentSchema, Track
 
-SCHEMA = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())
+#: the packages of the table's tracks (each face's experiment_schema lies in its package)
+TRACK_PACKAGES = {track.experiment_schema.file.parent for track in tracks.TRACKS.values()}
 
 
 @pytest.mark.parametrize("track", tracks.TRACKS.values(), ids=lambda track: track.name)
@@ -29,6 +33,10 @@ def test_every_track_has_the_whole_face(track):
             assert isinstance(value, str) and value, field.name
         elif field.name == "claim_checks":
             assert value and all(callable(check) for check in value.values()), field.name
+        elif field.name == "presets":
+            assert all((REPO / path).is_file() for files in value.values() for path in files), field.name
+        elif field.name == "experiment_schema":
+            assert isinstance(value, ExperimentSchema) and value.file.parent in TRACK_PACKAGES, field.name
         else:
             assert callable(value), field.name
     assert tracks.face_problems(track) == []
@@ -65,15 +73,63 @@ def test_only_a_track_and_one_per_name():
         tracks.table(tracks.TRACKS["splade"], tracks.TRACKS["splade"])
 
 
-def test_the_schema_names_the_tracks_of_the_table():
-    """The experiment's ``track`` enum lists every track; the tracks with a shape of their own (not
-    variants) each have their branch of the experiments' if-chain."""
-    assert sorted(SCHEMA["$defs"]["experiment"]["properties"]["track"]["enum"]) == sorted(tracks.TRACKS)
-    branch, own_shape = SCHEMA["properties"]["experiments"]["additionalProperties"], []
-    while "if" in branch:
-        own_shape.append(branch["if"]["properties"]["track"]["const"])
-        branch = branch["else"]
-    assert sorted(own_shape) == sorted(tracks.names(grid_variants=False))
+def test_the_schema_routes_each_track_to_the_shape_its_face_names():
+    """The assembled schema: every track of the table is a valid ``track``, and an experiment of it is
+    held to its own shape (a key only another shape takes is refused naming its allowed keys)."""
+    schema = config_schema.load_schema()
+    assert sorted(schema["$defs"]["experiment"]["properties"]["track"]["enum"]) == sorted(tracks.TRACKS)
+    validator = config_schema._validator_filling_defaults()(schema)
+    for name, track in tracks.TRACKS.items():
+        definition = schema["$defs"][track.experiment_schema.definition]
+        errors = list(validator.iter_errors({"datasets": {"d": {}}, "models": {"m": {}},
+                                             "experiments": {"x": {"track": name, "not-a-key": 1}}}))
+        unknown = [error for error in errors if error.validator == "additionalProperties"
+                   and list(error.absolute_path) == ["experiments", "x"]]
+        assert unknown and unknown[0].schema is definition, name
+
+
+def _toy_shape(tmp_path, also_defines=()):
+    file = tmp_path / "experiment.schema.yaml"
+    file.write_text(yaml.safe_dump({"$defs": {**dict.fromkeys(also_defines, {"type": "object"}), "toy_experiment": {
+        "type": "object", "additionalProperties": False, "required": ["track", "words"],
+        "description": "a toy track's experiment",
+        "properties": {"track": {"description": "toy: the toy track"},
+                       "words": {"type": "integer", "minimum": 1, "description": "words per text, at least"}}}}}))
+    return ExperimentSchema(file, "toy_experiment")
+
+
+def test_a_new_tracks_keys_are_validated_and_in_the_reference(tmp_path):
+    """A sixth track with its own shape: its experiments are validated against it, and the generated
+    configuration reference has a section with its keys (the gap the review found silent)."""
+    toy = replace(tracks.TRACKS["splade"], name="toy", experiment_schema=_toy_shape(tmp_path))
+    table = tracks.table(*tracks.TRACKS.values(), toy)
+    schema = config_schema.assemble_schema(yaml.safe_load(config_schema.SCHEMA_PATH.read_text()), table)
+    validator = config_schema._validator_filling_defaults()(schema)
+    config = {"datasets": {"d": {}}, "models": {"m": {}}, "experiments": {"x": {"track": "toy", "words": 0}}}
+    assert [error.message for error in validator.iter_errors(config)
+            if error.absolute_path[0] == "experiments"] == ["0 is less than the minimum of 1"]
+    reference = schema_docs.reference(schema)
+    assert "## `experiments` of track toy" in reference
+    assert "| `experiments.<name>.words` | integer, required |  | ≥ 1 | words per text, at least |" in reference
+
+
+def test_a_shape_missing_from_its_file_or_defined_twice_is_named(tmp_path):
+    base = yaml.safe_load(config_schema.SCHEMA_PATH.read_text())
+    missing = replace(tracks.TRACKS["splade"], name="toy",
+                      experiment_schema=ExperimentSchema(_toy_shape(tmp_path).file, "toy_shape"))
+    with pytest.raises(ValueError, match="track toy: its experiment_schema names definition 'toy_shape', which .* "
+                                         "does not define under \\$defs"):
+        config_schema.assemble_schema(base, tracks.table(*tracks.TRACKS.values(), missing))
+    clash = replace(tracks.TRACKS["splade"], name="toy", experiment_schema=_toy_shape(tmp_path, ["negatives"]))
+    with pytest.raises(ValueError, match="schema definition 'negatives' is defined twice: in .*config.schema.yaml and "):
+        config_schema.assemble_schema(base, tracks.table(*tracks.TRACKS.values(), clash))
+
+
+def test_an_unknown_track_is_refused_naming_the_tables_tracks():
+    config = {"datasets": {}, "models": {}, "experiments": {"x": {"track": "colbert"}}}
+    with pytest.raises(ConfigError, match=r"experiments.x.track: 'colbert' is not one of \[") as error:
+        config_schema.validate_schema(config)
+    assert all(f"'{name}'" in str(error.value) for name in tracks.TRACKS)
 
 
 def test_the_rules_dispatch_names_the_tracks_of_the_table():
@@ -89,7 +145,7 @@ TRACK_BY_NAME = re.compile(r"""track"?\]?\s*(==|!=|not in|in)\s*[(\["']|\b[A-Z_]
 def test_nothing_outside_the_track_packages_asks_a_track_by_name():
     """Config, report, the shared modules, the rules and the scripts read the table; only a track's
     package knows its own name (a sixth track must not need an edit here)."""
-    track_packages = {REPO / "trimbench" / name for name in ("dense", "splade", "electra")}
+    track_packages = TRACK_PACKAGES
     files = [*(REPO / "trimbench").rglob("*.py"), *(REPO / "rules").rglob("*.smk"), *(REPO / "scripts").glob("*.py")]
     asking = [f"{path.relative_to(REPO)}:{number}: {line.strip()}"
               for path in files if not track_packages & set(path.parents)
@@ -97,7 +153,11 @@ def test_nothing_outside_the_track_packages_asks_a_track_by_name():
     assert asking == []
 
 
-def test_names_picks_the_tracks_by_their_face():
-    assert tracks.names(bm25=True) == ("2dmse-retrieval", "homedepot", "splade")
-    assert tracks.names(layer_dim_cost=False) == ("splade",)
-    assert tracks.names(grid_variants=True, dense_retrieval=False) == ("2dmse-sts",)
+@pytest.mark.parametrize("flag", [field.name for field in fields(Track) if field.type in ("bool", bool)])
+def test_names_picks_the_tracks_by_their_face(flag):
+    """Each flag, on and off, picks the table's tracks whose face says so, in the table's order."""
+    for wanted in (True, False):
+        assert tracks.names(**{flag: wanted}) == tuple(
+            name for name, track in tracks.TRACKS.items() if getattr(track, flag) is wanted)
+    both = tracks.names(**{flag: True, "bm25": True})
+    assert set(both) == set(tracks.names(**{flag: True})) & set(tracks.names(bm25=True))

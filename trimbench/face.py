@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -38,6 +39,36 @@ class Miner:
     def cross_encoder(self) -> str | None:
         """The registry cross-encoder that filters the mined negatives; None for no filter."""
         return self.negatives["cross_encoder"] or None
+
+
+@dataclass(frozen=True)
+class ExperimentSchema:
+    """Where a track's experiments' shape is defined: ``file``, a YAML file of JSON Schema
+    definitions (``$defs``) beside its package, and ``definition``, the one an experiment of the
+    track is (the others are its parts). trimbench.config.schema adds the definitions to
+    schemas/config.schema.yaml's and routes ``experiments.<name>`` on ``track`` to it."""
+
+    file: Path
+    definition: str
+
+
+def package_schema(package_file: str, definition: str) -> ExperimentSchema:
+    """The ``experiment.schema.yaml`` beside a track package's module ``package_file`` (its ``__file__``)."""
+    return ExperimentSchema(Path(package_file).resolve().parent / "experiment.schema.yaml", definition)
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """A file an experiment downloads from a hub dataset repository, outside the registry's datasets
+    (SPLADE's hard negatives): checked against its contract, and refused with local copies."""
+
+    #: the experiment's key that names it (``train.hard_negatives.scores_file``)
+    key: str
+    repo: str
+    revision: str | None
+    filename: str
+    #: what to do instead when it cannot be downloaded (local copies), keys under the experiment
+    instead: str
 
 
 @dataclass(frozen=True)
@@ -77,6 +108,21 @@ class Track:
     claim_views: Callable[..., tuple]
     #: the id of each claim of reference/claims.yaml the track checks -> its check (a View -> its cells)
     claim_checks: Mapping[str, Callable[[View], list]]
+    #: where its experiments' keys are defined (the config schema routes ``track: <name>`` there)
+    experiment_schema: ExperimentSchema
+    #: models(exp) -> the registry models the experiment encodes with, in its order (token lengths are
+    #: checked against each one's position limit)
+    models: Callable[[dict], list]
+    #: hub_files(exp) -> the HubFiles it downloads besides the registry's datasets and models
+    hub_files: Callable[[dict], list]
+    #: training_data(exp) -> (dataset, split) it trains on, None where it trains on none (pretrained only)
+    training_data: Callable[[dict], tuple | None]
+    #: bm25_settings(exp) -> what its BM25 baseline shares with its other methods: ``top_k``,
+    #: ``average_over``, ``average_name`` (read only where ``bm25`` is true)
+    bm25_settings: Callable[[dict], dict]
+    #: its presets for the cost pages (trimbench.plan.costs): a run's name -> its config files, the
+    #: first a preset of configs/ (a run of one file is a row of README's tracks table)
+    presets: Mapping[str, tuple]
     #: cost(rule, wildcards, exp, context) -> the work one job of its rules does on a GPU
     #: (trimbench.cost.work.Work), None for a job that runs no model; context: a CostContext
     #: (rows, lengths, model facts). The plan (trimbench.plan) prices it
@@ -136,6 +182,22 @@ def evaluated_splits(exp: dict, trained: bool) -> list[tuple[str, str, str]]:
     if trained and train.get("dataset"):
         used.append((train["dataset"], train["split"], "train.split"))
     return used
+
+
+def no_hub_files(exp: dict) -> list:
+    """The hub files of a track whose experiments download only registry entries."""
+    return []
+
+
+def no_bm25_baseline(exp: dict) -> dict:
+    """The BM25 settings of a track without the baseline (``bm25`` false): never read."""
+    raise LookupError(f"track {exp['track']} has no BM25 baseline")
+
+
+def trained_on(exp: dict) -> tuple[str, str] | None:
+    """The training data of most tracks: ``train.dataset`` and ``train.split``, None without a dataset."""
+    train = exp.get("train") or {}
+    return (train["dataset"], train["split"]) if train.get("dataset") else None
 
 
 def shared_by_devices(train: dict) -> None:

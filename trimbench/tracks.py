@@ -27,9 +27,12 @@ def face_problems(track) -> list[str]:
             if not callable(value):
                 problems.append(f"{field} is not callable")
         elif origin is collections.abc.Mapping:
+            item = typing.get_origin(typing.get_args(kind)[1]) or typing.get_args(kind)[1]
+            fits = callable if item is collections.abc.Callable else lambda entry, item=item: isinstance(entry, item)
             if not isinstance(value, collections.abc.Mapping) or not all(
-                    isinstance(key, str) and callable(check) for key, check in value.items()):
-                problems.append(f"{field} is not a mapping of claim ids to checks")
+                    isinstance(key, str) and fits(entry) for key, entry in value.items()):
+                what = "claim ids to checks" if item is collections.abc.Callable else f"names to {item.__name__}s"
+                problems.append(f"{field} is not a mapping of {what}")
         elif not isinstance(value, origin) or (origin is str and not value):
             problems.append(f"{field} is not a {origin.__name__}" + (" (or is empty)" if origin is str else ""))
     return problems

@@ -1,16 +1,22 @@
 """The shared data stages' plan: the miners and the split each BM25 index reads, on hand-made configs."""
 
+from conftest import REPO
+
 from trimbench.config.data_plan import bm25_corpus_splits, miner_key, miners
+from trimbench.config.prepare import corpus_per_split, prepare
+from trimbench.config.schema import load_config
 from trimbench.face import Miner
 from trimbench.jobs.packaged import packaged_models
+from trimbench.tracks import TRACKS
 
 
 def _negatives(miner="bm25", model=None, cross_encoder=None):
     return {"miner": miner, "depth": 30, "keep": 10, "model": model, "cross_encoder": cross_encoder, "margin": 0.5}
 
 
-def _dense_exp(negatives, dataset="msmarco", split="train", evaluation=("msmarco",), eval_split="dev"):
-    return {"track": "2dmse-retrieval", "pooling": "cls",
+def _dense_exp(negatives, dataset="msmarco", split="train", evaluation=("msmarco",), eval_split="dev",
+               methods=("pretrained", "2dmse")):
+    return {"track": "2dmse-retrieval", "pooling": "cls", "methods": list(methods),
             "retrieval": {"negatives": negatives, "similarity": "cosine"},
             "train": {"dataset": dataset, "split": split},
             "evaluation": {"datasets": list(evaluation), "split": eval_split}}
@@ -54,7 +60,7 @@ def test_a_dataset_with_one_corpus_is_indexed_once_from_the_first_split_read():
     datasets = {"msmarco": {"source": "hub"}, "lee": {"source": "gensim"}, "scifact": {"source": "hub"}}
     experiments = {"a": _dense_exp(_negatives()),  # trains on msmarco train, scored on msmarco dev
                    "b": _dense_exp(_negatives(), dataset="lee", evaluation=("lee", "scifact"), eval_split="test"),
-                   "sts": {"track": "2dmse-sts", "train": {"dataset": "scifact", "split": "a-train"},
+                   "sts": {"track": "2dmse-sts", "methods": ["2dmse"], "train": {"dataset": "scifact", "split": "a-train"},
                            "evaluation": {"datasets": ["scifact"], "split": "a-dev"}}}
     # lee makes a corpus per split (not listed); an STS experiment reads no BM25 index
     assert bm25_corpus_splits({"datasets": datasets, "experiments": experiments}) == {"msmarco": "dev",
@@ -66,3 +72,29 @@ def test_packaged_models_names_the_packaged_inputs_only():
     found = packaged_models(registry, model="pkg", miner="hub", cross_encoder=None)
     assert list(found) == ["model"] and found["model"]["package"] == "snakemake"
     assert packaged_models(registry, model=None) == {}
+
+
+def test_a_retrieval_experiment_that_trains_on_nothing_reads_only_its_evaluation_split():
+    """Pretrained models (and the BM25 baseline) only, no training dataset: its BM25 index reads the
+    evaluation split; a training dataset it names but does not train on is not read."""
+    datasets = {"msmarco": {"source": "hub"}, "scifact": {"source": "hub"}}
+    untrained = _dense_exp(_negatives(), evaluation=("scifact",), methods=("pretrained",))
+    del untrained["train"]["dataset"]
+    assert bm25_corpus_splits({"datasets": datasets, "experiments": {"a": untrained}}) == {"scifact": "dev"}
+    named = _dense_exp(_negatives(), dataset="msmarco", split="a-train", evaluation=("msmarco",),
+                       methods=("pretrained",))
+    assert bm25_corpus_splits({"datasets": datasets, "experiments": {"a": named}}) == {"msmarco": "dev"}
+
+
+def test_the_embedded_default_with_a_retrieval_experiment_of_pretrained_models_only_is_planned():
+    """Issue 41: a retrieval experiment without a training dataset stopped the parse with a bare
+    KeyError: 'dataset'; it is valid (no training), and its BM25 index reads its evaluation split."""
+    raw = load_config([REPO / "config.yaml"])
+    retrieval = raw["experiments"]["retrieval"]
+    retrieval["methods"] = ["pretrained"]
+    del retrieval["train"]["dataset"]
+    config = prepare({**raw, "experiments": {"retrieval": retrieval}}, REPO)
+    assert TRACKS["2dmse-retrieval"].training_data(config["experiments"]["retrieval"]) is None
+    evaluated = config["experiments"]["retrieval"]["evaluation"]
+    assert bm25_corpus_splits(config) == {dataset: evaluated["split"] for dataset in evaluated["datasets"]
+                                          if not corpus_per_split(config["datasets"][dataset])}

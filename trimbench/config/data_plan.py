@@ -37,15 +37,19 @@ def miners(experiments: dict) -> dict[str, Miner]:
 
 def _bm25_read_splits(experiments: dict) -> dict[str, set[str]]:
     """Each dataset a BM25 index may be built for -> the splits the experiments read of it: the
-    evaluation splits of the BM25 baseline's tracks, the training splits of the mining tracks."""
+    evaluation splits of the BM25 baseline's tracks, the training splits of the mining tracks (an
+    experiment that trains on nothing reads none)."""
     splits: dict[str, set[str]] = {}
     for exp in experiments.values():
-        evaluation, train = exp["evaluation"], exp["train"]
-        if track_of(exp).bm25:
+        track = track_of(exp)
+        if track.bm25:
+            evaluation = exp["evaluation"]
             for dataset in evaluation["datasets"]:
                 splits.setdefault(dataset, set()).add(evaluation["split"])
-        if track_of(exp).trains_on_retrieval:
-            splits.setdefault(train["dataset"], set()).add(train["split"])
+        training = track.training_data(exp) if track.trains_on_retrieval else None
+        if training is not None:
+            dataset, split = training
+            splits.setdefault(dataset, set()).add(split)
     return splits
 
 

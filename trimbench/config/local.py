@@ -71,11 +71,10 @@ def apply(config: dict, workdir: str | Path = ".") -> tuple[dict, dict[str, list
             if dataset not in copied:
                 copied[dataset] = _copy_dataset(dataset, entry, root, folder)
             record.append(copied[dataset])
-        hard = (exp.get("train") or {}).get("hard_negatives")  # the SPLADE track's
-        if hard and hard["source"] == "hub":
-            raise ConfigError(f"config key experiments.{name}.train.hard_negatives: local_copies is set but the "
-                              f"hard negatives come from hub {hard['id']}, which has no local copy; mine them "
-                              f"(experiments.{name}.train.negatives) instead")
+        for file in track_of(exp).hub_files(exp):
+            section = file.key.rpartition(".")[0] or file.key
+            raise ConfigError(f"config key experiments.{name}.{section}: local_copies is set but its {file.filename} "
+                              f"comes from hub {file.repo}, which has no local copy; {file.instead}")
         _substitute_models(name, exp, models, record)
     for name in copied:
         datasets[name] = _local_entry(datasets[name], folder)

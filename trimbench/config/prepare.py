@@ -163,10 +163,8 @@ def check_contracts(config: dict) -> None:
         for name, entry in config["datasets"].items():
             dataset_checks.check_dataset(name, entry, splits.get(name, {}))
         for name, exp in config["experiments"].items():
-            hard = (exp.get("train") or {}).get("hard_negatives")  # the SPLADE track's
-            for key in ("negatives_file", "scores_file") if hard and hard["source"] == "hub" else ():
-                dataset_checks.check_files(f"experiments.{name}.train.hard_negatives.{key}", hard["id"],
-                                      hard["revision"], hard[key])
+            for file in track_of(exp).hub_files(exp):
+                dataset_checks.check_files(f"experiments.{name}.{file.key}", file.repo, file.revision, file.filename)
 
 
 def prepare(config: dict, workdir: str | Path = ".") -> dict:
@@ -214,14 +212,9 @@ def corpus_per_split(entry: dict) -> bool:
 
 
 def bm25_settings(exp: dict) -> dict:
-    """What the BM25 baseline shares with the experiment's other methods: the search depth
-    (``top_k`` of its retrieval or splade section) and the average over datasets, if any."""
-    # a dense retrieval track's retrieval section holds both; SPLADE's are its splade and evaluation sections
-    dense = track_of(exp).dense_retrieval
-    section = exp["retrieval"] if dense else exp["splade"]
-    averaging = exp["retrieval"] if dense else exp["evaluation"]
-    return {"top_k": section["top_k"], "average_over": averaging["average_over"],
-            "average_name": averaging["average_name"]}
+    """What the BM25 baseline shares with the experiment's other methods (the search depth ``top_k``,
+    the average over datasets), as its track's face reads them."""
+    return track_of(exp).bm25_settings(exp)
 
 
 def check_bm25(config: dict) -> None:

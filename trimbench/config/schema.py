@@ -20,6 +20,7 @@ import yaml
 from trimbench.data import contracts
 from trimbench.errors import ConfigError
 from trimbench.models import config_facts, position_limit
+from trimbench.tracks import TRACKS, track_of
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -174,9 +175,57 @@ def _reject_empty_overrides(config: dict, overrides: dict, path: list) -> None:
 
 
 def load_schema() -> dict:
+    """The whole config schema: schemas/config.schema.yaml with each track's own definitions (its
+    package's, :attr:`trimbench.face.Track.experiment_schema`) and ``experiments`` routed on ``track``
+    to them, assembled from the table of tracks."""
     if "schema" not in _SCHEMA_CACHE:
-        _SCHEMA_CACHE["schema"] = read_yaml(SCHEMA_PATH.read_text(), str(SCHEMA_PATH))
+        _SCHEMA_CACHE["schema"] = assemble_schema(read_yaml(SCHEMA_PATH.read_text(), str(SCHEMA_PATH)), TRACKS)
     return _SCHEMA_CACHE["schema"]
+
+
+def track_shapes(tracks: dict) -> dict:
+    """Each experiment shape (an ExperimentSchema) -> the names of the tracks whose experiments take
+    it, in the table's order (the dense tracks share one)."""
+    shapes: dict = {}
+    for name, track in tracks.items():
+        shapes.setdefault(track.experiment_schema, []).append(name)
+    return shapes
+
+
+def _one_of(names: list[str]) -> dict:
+    return {"const": names[0]} if len(names) == 1 else {"enum": list(names)}
+
+
+def assemble_schema(schema: dict, tracks: dict) -> dict:
+    """``schema`` (the shared file) with the tracks' definitions added to its ``$defs`` and
+    ``experiments.<name>`` routed on ``track``: one if/then branch per shape, the first shape of the
+    table the last ``else``, whose ``track`` lists every track (an unknown one is refused naming them).
+    A definition named twice, or a shape that is not in its file, is an error naming both places."""
+    schema = copy.deepcopy(schema)
+    defined_in = dict.fromkeys(schema["$defs"], str(SCHEMA_PATH))
+    shapes = track_shapes(tracks)
+    for shape, names in shapes.items():
+        own = read_yaml(shape.file.read_text(encoding="utf-8"), str(shape.file)) or {}
+        definitions = own.get("$defs") or {}
+        if shape.definition not in definitions:
+            raise ValueError(f"track {', '.join(names)}: its experiment_schema names definition '{shape.definition}', "
+                             f"which {shape.file} does not define under $defs")
+        for key, definition in definitions.items():
+            if key in defined_in:
+                raise ValueError(f"schema definition '{key}' is defined twice: in {defined_in[key]} and {shape.file}; "
+                                 "rename one")
+            defined_in[key] = str(shape.file)
+            schema["$defs"][key] = definition
+        schema["$defs"][shape.definition].setdefault("properties", {}).setdefault("track", {}).update(_one_of(names))
+    (first, *others) = shapes
+    schema["$defs"][first.definition]["properties"]["track"]["enum"] = list(tracks)
+    routing = {"$ref": f"#/$defs/{first.definition}"}
+    for shape in reversed(others):
+        names = shapes[shape]
+        routing = {"if": {"required": ["track"], "properties": {"track": _one_of(names)}},
+                   "then": {"$ref": f"#/$defs/{shape.definition}"}, "else": routing}
+    schema["properties"]["experiments"]["additionalProperties"] = routing
+    return schema
 
 
 def _key_path(path) -> str:
@@ -291,16 +340,6 @@ def validate_schema(config: dict) -> dict:
 LENGTH_KEYS = ("max_seq_length", "q_max_length", "p_max_length")
 
 
-def experiment_models(exp: dict) -> list[str]:
-    """The registry models an experiment encodes with: its model, an ELECTRA experiment's models,
-    a SPLADE experiment's variants' models."""
-    names = [exp["model"]] if exp.get("model") else []
-    names += list(exp.get("models") or [])
-    names += [variant["model"] for variant in (exp.get("variants") or {}).values()
-              if isinstance(variant, dict) and variant.get("model")]
-    return list(dict.fromkeys(names))
-
-
 def model_position_limit(name: str, entry: dict, workdir: Path) -> tuple[int, str] | None:
     """The most tokens per text model ``name`` takes, and where that was read: its config.json
     (local, packaged, cached, tiny), else its hub contract (reference/hub); None where neither says."""
@@ -319,11 +358,11 @@ def check_lengths(config: dict, workdir: Path) -> None:
     fails inside the model (an index out of range) or silently never occurs on short test texts."""
     limits = {}
     for name, exp in config["experiments"].items():
-        for model in experiment_models(exp):
+        for model in track_of(exp).models(exp):
             if model in config["models"] and model not in limits:
                 limits[model] = model_position_limit(model, config["models"][model], workdir)
         for path, value in _lengths(exp, (f"experiments.{name}",)):
-            for model in experiment_models(exp):
+            for model in track_of(exp).models(exp):
                 limit = limits.get(model)
                 if limit and value > limit[0]:
                     raise ConfigError(f"config key {_key_path(path)}: {value} tokens per text is more than model "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trimbench.electra import checks, claims, cost, smoke
-from trimbench.face import Track
+from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema
 
 
 def used_splits(exp: dict) -> list[tuple[str, str, str]]:
@@ -24,6 +24,15 @@ def substitute_models(exp: dict, substitute, record: list[str]) -> None:
         if target in replaced[:index]:
             record.append(f"model {model}: left out, {target} is in the experiment already")
     exp["models"] = list(dict.fromkeys(replaced))
+
+
+def models(exp: dict) -> list[str]:
+    return list(exp["models"])
+
+
+def no_training_data(exp: dict) -> None:
+    """Its fine-tunings train on each task's own train split (used_splits), not on one training dataset."""
+    return None
 
 
 def first_task(exp: dict) -> str:
@@ -54,6 +63,8 @@ ELECTRA = Track(
     main_metrics=checks.main_metrics, compared_dataset=first_task, used_splits=used_splits,
     smoke=smoke.smoke_experiment, substitute_models=substitute_models, miner=no_miner, comparison=comparison,
     headline=headline, claim_views=claims.claim_views, claim_checks=claims.CHECKS, cost=cost.job_cost,
+    experiment_schema=package_schema(__file__, "electra_experiment"), models=models, hub_files=no_hub_files,
+    training_data=no_training_data, bm25_settings=no_bm25_baseline, presets={"electra": ("configs/electra.yaml",)},
     # every model is its own line of cuts: the model, not the (one) variant, tells them apart
     layer_dim_cost=True, pareto_line="model", grid_variants=False, dense_retrieval=False, pair_trained=False,
     group_trained=False, trains_on_retrieval=False, bm25=False, side_by_side=False)
