@@ -39,3 +39,12 @@ def test_docs_costs_is_a_fresh_plan_of_every_preset(tmp_path):
     table, totals = costs.plan_presets(cache_dir=tmp_path, bounded=bounded)
     pd.testing.assert_frame_equal(costs.summary(table, totals), _figures(), check_dtype=False)
     assert costs.COSTS_MD.read_text() == costs.costs_markdown(table, costs.summary(table, totals), bounded)
+
+
+def test_every_preset_of_configs_is_priced():
+    """Each configs/*.yaml is some run's first file: a preset no track's face lists (its ``presets``)
+    would be missing from the cost pages without a word."""
+    presets = {path.relative_to(costs.REPO).as_posix() for path in (costs.REPO / "configs").glob("*.yaml")}
+    first_files = {files[0] for files in costs.PRESETS.values()}
+    assert presets - first_files == set(), "add the preset to its track's face (presets=) in trimbench/<track>/face.py"
+    assert all((costs.REPO / path).is_file() for files in costs.PRESETS.values() for path in files)

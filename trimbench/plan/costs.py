@@ -18,31 +18,21 @@ import pandas as pd
 
 from trimbench.plan.dryrun import REPO
 from trimbench.plan.plan import plan_many, rows, totals
+from trimbench.tracks import TRACKS
 
 #: the GPUs of the cost cells
 GPUS = ("a100-80gb", "h100-80gb")
-#: each preset (a run: its files) and the README rows that show its cost
-PRESETS = {
-    "2dmse-sts": ["configs/2dmse-sts.yaml"],
-    "2dmse-sts-v2": ["configs/2dmse-sts-v2.yaml"],
-    "2dmse-retrieval": ["configs/2dmse-retrieval.yaml"],
-    "2dmse-retrieval-ablations": ["configs/2dmse-retrieval-ablations.yaml"],
-    "homedepot": ["configs/homedepot.yaml"],
-    "splade": ["configs/splade.yaml"],
-    "splade-1-epoch": ["configs/splade.yaml", "configs/overlays/splade-1-epoch.yaml"],
-    "electra": ["configs/electra.yaml"],
-    "mini": ["configs/mini.yaml"],
-}
+#: each preset (a run: its files): the tracks' own (their faces' ``presets``), then mini (every track)
+PRESETS = {**{run: list(files) for track in TRACKS.values() for run, files in track.presets.items()},
+           "mini": ["configs/mini.yaml"]}
 COSTS_MD = REPO / "docs" / "costs.md"
 COSTS_CSV = REPO / "docs" / "costs.csv"
 #: a README row's preset link -> its preset; the cost cell is the row's cost column
 CONFIGS_README = REPO / "configs" / "README.md"
 README = REPO / "README.md"
-#: README's track table shows a track's presets in one row
-README_TRACK_PRESETS = {"2dmse-sts": ["2dmse-sts", "2dmse-sts-v2"],
-                        "2dmse-retrieval": ["2dmse-retrieval", "2dmse-retrieval-ablations"],
-                        "homedepot": ["homedepot"], "splade": ["splade"], "electra": ["electra"]}
-
+#: README's track table shows a track's presets of one file in its row (an overlay's run is on the cost page only)
+README_TRACK_PRESETS = {name: [run for run, files in track.presets.items() if len(files) == 1]
+                        for name, track in TRACKS.items()}
 
 def plan_presets(cache_dir: Path | None = None, bounded: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every preset's jobs on :data:`GPUS` (the plan's table) and its totals; ``bounded``, when given,
