@@ -34,7 +34,7 @@ def test_every_track_has_the_whole_face(track):
         elif field.name == "claim_checks":
             assert value and all(callable(check) for check in value.values()), field.name
         elif field.name == "presets":
-            assert all((REPO / path).is_file() for files in value.values() for path in files), field.name
+            assert value and all((REPO / path).is_file() for files in value.values() for path in files), field.name
         elif field.name == "experiment_schema":
             assert isinstance(value, ExperimentSchema) and value.file.parent in TRACK_PACKAGES, field.name
         else:
