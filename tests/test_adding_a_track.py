@@ -33,7 +33,8 @@ TOY_MODULES = {
         def check_experiment(name, exp, config, workdir):
             for dataset in exp["evaluation"]["datasets"]:
                 if dataset not in config["datasets"]:
-                    raise unknown_name("dataset", dataset, config["datasets"], f"experiments.{name}.evaluation.datasets")
+                    where = f"experiments.{name}.evaluation.datasets"
+                    raise unknown_name("dataset", dataset, config["datasets"], where)
         ''',
     "smoke.py": '''
         def smoke_experiment(exp, settings):

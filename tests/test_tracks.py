@@ -121,7 +121,7 @@ def test_a_shape_missing_from_its_file_or_defined_twice_is_named(tmp_path):
                                          "does not define under \\$defs"):
         config_schema.assemble_schema(base, tracks.table(*tracks.TRACKS.values(), missing))
     clash = replace(tracks.TRACKS["splade"], name="toy", experiment_schema=_toy_shape(tmp_path, ["negatives"]))
-    with pytest.raises(ValueError, match="schema definition 'negatives' is defined twice: in .*config.schema.yaml and "):
+    with pytest.raises(ValueError, match="definition 'negatives' is defined twice: in .*config.schema.yaml and "):
         config_schema.assemble_schema(base, tracks.table(*tracks.TRACKS.values(), clash))
 
 

@@ -60,7 +60,8 @@ def test_a_dataset_with_one_corpus_is_indexed_once_from_the_first_split_read():
     datasets = {"msmarco": {"source": "hub"}, "lee": {"source": "gensim"}, "scifact": {"source": "hub"}}
     experiments = {"a": _dense_exp(_negatives()),  # trains on msmarco train, scored on msmarco dev
                    "b": _dense_exp(_negatives(), dataset="lee", evaluation=("lee", "scifact"), eval_split="test"),
-                   "sts": {"track": "2dmse-sts", "methods": ["2dmse"], "train": {"dataset": "scifact", "split": "a-train"},
+                   "sts": {"track": "2dmse-sts", "methods": ["2dmse"],
+                           "train": {"dataset": "scifact", "split": "a-train"},
                            "evaluation": {"datasets": ["scifact"], "split": "a-dev"}}}
     # lee makes a corpus per split (not listed); an STS experiment reads no BM25 index
     assert bm25_corpus_splits({"datasets": datasets, "experiments": experiments}) == {"msmarco": "dev",
