@@ -21,7 +21,7 @@ rule train_model:
     log:
         f"{RESULTS}/logs/train_model/{{track}}/{{experiment}}/{{variant}}.log",
     wildcard_constraints:
-        track=names_regex(tb_tracks.names(pair_trained=True)),
+        track=names_regex(tb_variants.pair_trained_tracks()),
     conda:
         "../envs/train.yaml"
     threads: lambda wc: training_threads(experiment(wc)["train"])

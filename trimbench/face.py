@@ -131,21 +131,14 @@ class Track:
     layer_dim_cost: bool
     #: the score column that tells a Pareto figure's lines apart (``variant``; ELECTRA: ``model``)
     pareto_line: str
-    #: whether its experiments are a grid of variants of one model (trimbench.dense.variants), rather
-    #: than of their own shape (SPLADE's variants of several models, ELECTRA's fine-tunings)
-    grid_variants: bool
     #: scored by dense retrieval (trimbench/dense/search.py) on datasets of kind retrieval
     dense_retrieval: bool
-    #: trained on pairs or triplets (trimbench/dense/losses.py): rule train_model
-    pair_trained: bool
     #: trained on (query, positive, mined negatives) groups (trimbench/dense/retrieval_loss.py)
     group_trained: bool
     #: whether its training reads a retrieval dataset's split (the BM25 index shares it)
     trains_on_retrieval: bool
     #: whether its experiments carry the BM25 baseline (``bm25.enabled``; trimbench/bm25.py)
     bm25: bool
-    #: whether its experiments are also shown side by side (the 2DMSE seed's v1 and v2 halves)
-    side_by_side: bool
 
 
 @dataclass(frozen=True)

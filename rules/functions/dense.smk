@@ -6,7 +6,7 @@ VARIANTS = {
     name: {v.name: v for v in tb_variants.variants(exp, exp["_depth"])}
     for name, exp in EXPERIMENTS.items()
     # the dense tracks' grid variants (SPLADE, ELECTRA: rules/splade.smk, rules/electra.smk)
-    if tb_tracks.track_of(exp).grid_variants
+    if tb_variants.grid_variants(exp["track"])
 }
 
 
@@ -228,7 +228,7 @@ def dense_track_outputs(track):
             group=list(retrieval_ablation_groups(track)),
             ext=["png", "svg"],
         )
-    if not tb_tracks.TRACKS[track].side_by_side or len(track_experiments(track)) < 2:
+    if not tb_variants.side_by_side(track) or len(track_experiments(track)) < 2:
         return []
     base = f"{RESULTS}/tracks/{track}"
     return [

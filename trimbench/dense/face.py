@@ -7,9 +7,7 @@ from trimbench.dense import checks, claims, smoke
 from trimbench.dense.cost import job_cost
 from trimbench.dense.variants import (
     GROUP_TRAINED_TRACKS,
-    PAIR_TRAINED_TRACKS,
     RETRIEVAL_TRACKS,
-    SIDE_BY_SIDE_TRACKS,
     TRAINED_METHODS,
     compared_dataset,
 )
@@ -104,7 +102,8 @@ def homedepot_headline(exp) -> dict:
 
 def _dense_track(name: str, work: str, comparison, headline, claim_views, claim_checks: dict,
                  presets: dict) -> Track:
-    """A dense track's line; the dense package's tuples (trimbench.dense.variants) say what it trains and scores."""
+    """A dense track's line; the dense package's tuples (trimbench.dense.variants) say what it trains and
+    scores (what only the dense rule files ask, grid_variants, pair_trained_tracks and side_by_side, is there)."""
     return Track(
         name=name, work=work, check_experiment=checks.check_experiment, main_metrics=evaluation_main_metrics,
         compared_dataset=compared_dataset, used_splits=used_splits, smoke=smoke.smoke_experiment,
@@ -112,10 +111,9 @@ def _dense_track(name: str, work: str, comparison, headline, claim_views, claim_
         headline=headline, claim_views=claim_views, claim_checks=claim_checks, experiment_schema=SCHEMA,
         models=models, hub_files=no_hub_files, training_data=training_data, bm25_settings=bm25_settings,
         presets=presets, cost=job_cost,
-        layer_dim_cost=True, pareto_line="variant", grid_variants=True, dense_retrieval=name in RETRIEVAL_TRACKS,
-        pair_trained=name in PAIR_TRAINED_TRACKS, group_trained=name in GROUP_TRAINED_TRACKS,
-        trains_on_retrieval=name in GROUP_TRAINED_TRACKS, bm25=name in RETRIEVAL_TRACKS,
-        side_by_side=name in SIDE_BY_SIDE_TRACKS)
+        layer_dim_cost=True, pareto_line="variant", dense_retrieval=name in RETRIEVAL_TRACKS,
+        group_trained=name in GROUP_TRAINED_TRACKS, trains_on_retrieval=name in GROUP_TRAINED_TRACKS,
+        bm25=name in RETRIEVAL_TRACKS)
 
 
 STS = _dense_track("2dmse-sts", "2DMSE STS {variant}", sts_comparison, sts_headline, claims.sts_claim_views,

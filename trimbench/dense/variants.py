@@ -33,6 +33,26 @@ PAIR_TRAINED_TRACKS = ("2dmse-sts", "homedepot")
 STS_TRACKS = ("2dmse-sts",)
 #: tracks whose experiments are also shown side by side (the seed's v1 and v2 halves)
 SIDE_BY_SIDE_TRACKS = ("2dmse-sts",)
+#: the dense package's tracks: experiments that are a grid of variants of one model
+GRID_TRACKS = ("2dmse-sts", "2dmse-retrieval", "homedepot")
+
+
+# What only the dense rule files (rules/dense.smk, rules/functions/dense.smk) ask of a track: the
+# dense package's own answers, not parts of every track's face.
+def grid_variants(track: str) -> bool:
+    """Whether its experiments are a grid of variants of one model (SPLADE's variants of several
+    models and ELECTRA's fine-tunings are of their own shape)."""
+    return track in GRID_TRACKS
+
+
+def pair_trained_tracks() -> tuple[str, ...]:
+    """The tracks rule train_model trains (on pairs or triplets)."""
+    return PAIR_TRAINED_TRACKS
+
+
+def side_by_side(track: str) -> bool:
+    """Whether its experiments are also shown side by side (the 2DMSE seed's v1 and v2 halves)."""
+    return track in SIDE_BY_SIDE_TRACKS
 
 
 def compared_dataset(exp: dict) -> str:

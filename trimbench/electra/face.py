@@ -66,5 +66,5 @@ ELECTRA = Track(
     experiment_schema=package_schema(__file__, "electra_experiment"), models=models, hub_files=no_hub_files,
     training_data=no_training_data, bm25_settings=no_bm25_baseline, presets={"electra": ("configs/electra.yaml",)},
     # every model is its own line of cuts: the model, not the (one) variant, tells them apart
-    layer_dim_cost=True, pareto_line="model", grid_variants=False, dense_retrieval=False, pair_trained=False,
-    group_trained=False, trains_on_retrieval=False, bm25=False, side_by_side=False)
+    layer_dim_cost=True, pareto_line="model", dense_retrieval=False, group_trained=False,
+    trains_on_retrieval=False, bm25=False)

@@ -71,5 +71,5 @@ SPLADE = Track(
     presets={"splade": ("configs/splade.yaml",),
              "splade-1-epoch": ("configs/splade.yaml", "configs/overlays/splade-1-epoch.yaml")},
     # sparse vectors: no (layer, dim) cost
-    layer_dim_cost=False, pareto_line="variant", grid_variants=False, dense_retrieval=False, pair_trained=False,
-    group_trained=False, trains_on_retrieval=True, bm25=True, side_by_side=False)
+    layer_dim_cost=False, pareto_line="variant", dense_retrieval=False, group_trained=False,
+    trains_on_retrieval=True, bm25=True)
