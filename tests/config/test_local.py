@@ -173,3 +173,14 @@ def test_min_score_is_checked_against_the_contract_and_the_kind(mini):
     with pytest.raises(ConfigError, match=r"config key datasets\.stsb\.min_score: keeps pairs by their score; "
                                           r"dataset 'stsb' is of kind 'sts'"):
         prepare(cfg)
+
+
+def test_a_file_the_experiment_downloads_outside_the_registry_is_refused_naming_its_key(mini, copies):
+    """SPLADE's downloaded hard negatives (its face's hub_files) have no local copy: one error naming
+    the experiment's key and what to do instead, before any job."""
+    (name,) = [name for name, exp in mini["experiments"].items() if exp["track"] == "splade"]
+    mini["experiments"][name]["train"]["hard_negatives"] = {"source": "hub"}
+    with pytest.raises(ConfigError, match=rf"config key experiments\.{name}\.train\.hard_negatives: local_copies is "
+                                          r"set but its .* comes from hub sentence-transformers/msmarco-hard-negatives, "
+                                          r"which has no local copy; mine them \(train.negatives\) instead"):
+        prepare({**mini, "local_copies": str(copies)})
