@@ -180,7 +180,8 @@ def test_a_file_the_experiment_downloads_outside_the_registry_is_refused_naming_
     the experiment's key and what to do instead, before any job."""
     (name,) = [name for name, exp in mini["experiments"].items() if exp["track"] == "splade"]
     mini["experiments"][name]["train"]["hard_negatives"] = {"source": "hub"}
-    with pytest.raises(ConfigError, match=rf"config key experiments\.{name}\.train\.hard_negatives: local_copies is "
-                                          r"set but its .* comes from hub sentence-transformers/msmarco-hard-negatives, "
-                                          r"which has no local copy; mine them \(train.negatives\) instead"):
+    told = (rf"config key experiments\.{name}\.train\.hard_negatives: local_copies is set but its .* comes from "
+            r"hub sentence-transformers/msmarco-hard-negatives, which has no local copy; mine them \(train.negatives\) "
+            "instead")
+    with pytest.raises(ConfigError, match=told):
         prepare({**mini, "local_copies": str(copies)})
