@@ -10,6 +10,8 @@ import pytest
 import yaml
 from conftest import REPO, SHARED_DATA, SPLADE_TINY, experiment_dir, job_counts, run_snakemake, splade_tiny
 
+from trimbench.tracks import TRACKS
+
 PRESETS = sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 #: presets smoke-run together, as a user combines configs (`--configfile a.yaml b.yaml`): they share
 #: data, stand-ins and pretrained encodings, so one run costs less than two; each preset's own dry run
@@ -27,6 +29,11 @@ PRESET_RUNS = RUN_TOGETHER + [pytest.param((p,), marks=MINI_RUN_ELSEWHERE if p =
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
 TRACK_FIGURES = {"2dmse-sts": ["grid_layers.*.png"], "2dmse-retrieval": ["grid_layers.*.png"],
                  "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"], "splade": []}
+
+
+def test_every_track_of_the_table_has_its_figures_listed():
+    """A new track's smoke run needs its line above (its figures, or none): named here, not as a KeyError."""
+    assert set(TRACK_FIGURES) == set(TRACKS), f"TRACK_FIGURES lacks {sorted(set(TRACKS) - set(TRACK_FIGURES))}"
 
 
 @pytest.mark.parametrize("presets", PRESET_RUNS, ids=lambda presets: "+".join(presets))
