@@ -63,6 +63,30 @@ def test_the_readme_times_link_to_their_measurements():
             assert times[0] in measured, f"README: {times[0]} is not in docs/performance.md's measured times"
 
 
+#: the words a newcomer cannot know: each is defined (in bold) or linked where the README first uses it
+TERMS = ("embedded default", "warm interpreter", "smoke mode", "stand-ins", "local copies")
+
+
+def first_use_undefined(text: str, term: str) -> bool:
+    """Whether the first use of ``term`` in ``text``'s prose is neither bold (its definition) nor a
+    link's text."""
+    flat = " ".join(prose(text).split())
+    at = flat.lower().find(term)
+    assert at >= 0, f"{term!r} is not used"
+    return flat[at - 2:at] != "**" and flat[at - 1] != "["
+
+
+def test_the_readme_defines_each_term_where_first_used():
+    text = README.read_text(encoding="utf-8")
+    assert [term for term in TERMS if first_use_undefined(text, term)] == []
+
+
+def test_a_term_used_before_its_definition_is_found():
+    assert first_use_undefined("Try it in smoke mode.\n\n**Smoke mode** means ...", "smoke mode")
+    assert not first_use_undefined("The **embedded\ndefault**, `config.yaml`.", "embedded default")
+    assert not first_use_undefined("Read [local copies](docs/x.md).", "local copies")
+
+
 def test_the_timing_pattern_finds_durations_not_costs():
     text = "took 329 s and 18 min 5 s, 1 h 9 min; ≤ 54.2 GPU-h; ~6 s estimated; 3.0 GiB; 22 models"
     assert TIMING.findall(text) == ["329 s", "18 min 5 s", "1 h 9 min"]
