@@ -35,7 +35,10 @@ def test_the_readme_tracks_table_has_one_row_per_paper_preset():
     """Every paper preset of configs/ (mini is no paper's) has exactly one row of README's tracks table,
     its cost cell its own plan's: a preset left out, or two in one row, fails here."""
     paper_presets = sorted(path.stem for path in (costs.REPO / "configs").glob("*.yaml") if path.stem != "mini")
-    assert sorted(costs.README_PRESETS) == paper_presets
+    assert sorted(costs.README_PRESETS) == paper_presets, (
+        f"paper presets of configs/ without a row in README's tracks table (costs.README_PRESETS): "
+        f"{sorted(set(paper_presets) - set(costs.README_PRESETS))}; rows of no preset: "
+        f"{sorted(set(costs.README_PRESETS) - set(paper_presets))}")
     cells = costs.cells_of(costs.README)
     assert len(cells) == len(costs.README_PRESETS)
     for preset in costs.README_PRESETS:
