@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-PAGES = [REPO / "README.md", REPO / "configs" / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+PAGES = [REPO / "README.md", REPO / "CHANGELOG.md", REPO / "configs" / "README.md",
+         *sorted((REPO / "docs").rglob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 

@@ -31,6 +31,21 @@ def test_every_paper_preset_cell_names_gpu_hours_and_its_plan():
         assert "GPU-h on A100-80GB" in cell and "not estimated" not in cell
 
 
+def test_the_readme_tracks_table_has_one_row_per_paper_preset():
+    """Every paper preset of configs/ (mini is no paper's) has exactly one row of README's tracks table,
+    its cost cell its own plan's: a preset left out, or two in one row, fails here."""
+    paper_presets = sorted(path.stem for path in (costs.REPO / "configs").glob("*.yaml") if path.stem != "mini")
+    assert sorted(costs.README_PRESETS) == paper_presets, (
+        f"paper presets of configs/ without a row in README's tracks table (costs.README_PRESETS): "
+        f"{sorted(set(paper_presets) - set(costs.README_PRESETS))}; rows of no preset: "
+        f"{sorted(set(costs.README_PRESETS) - set(paper_presets))}")
+    cells = costs.cells_of(costs.README)
+    assert len(cells) == len(costs.README_PRESETS)
+    for preset in costs.README_PRESETS:
+        (cell,) = [cell for cell in cells if f"costs.md#{preset})" in cell]
+        assert cell.count("GPU-h") == 1, f"README's {preset} row: {cell}"
+
+
 @pytest.mark.slow
 @pytest.mark.workflow
 def test_docs_costs_is_a_fresh_plan_of_every_preset(tmp_path):

@@ -30,9 +30,10 @@ COSTS_CSV = REPO / "docs" / "costs.csv"
 #: a README row's preset link -> its preset; the cost cell is the row's cost column
 CONFIGS_README = REPO / "configs" / "README.md"
 README = REPO / "README.md"
-#: README's track table shows a track's presets of one file in its row (an overlay's run is on the cost page only)
-README_TRACK_PRESETS = {name: [run for run, files in track.presets.items() if len(files) == 1]
-                        for name, track in TRACKS.items()}
+#: the paper presets of README's tracks table, one row each (its first cell names the preset's file), from
+#: the faces: a preset of one file (an overlay's run is on the cost page only)
+README_PRESETS = [run for track in TRACKS.values() for run, files in track.presets.items() if len(files) == 1]
+
 
 def plan_presets(cache_dir: Path | None = None, bounded: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every preset's jobs on :data:`GPUS` (the plan's table) and its totals; ``bounded``, when given,
@@ -119,9 +120,8 @@ def readme_cells(figures: pd.DataFrame) -> dict[Path, str]:
     by_preset = {row["preset"]: row for row in figures.to_dict("records")}
     configs = _rewrite_cells(CONFIGS_README, {name: cell(row, "../docs/costs.md") for name, row in by_preset.items()},
                              "cost", "../docs/costs.md")
-    tracks = {track: "<br>".join(f"`{name}`: {short_cell(by_preset[name], 'docs/costs.md')}" for name in names)
-              for track, names in README_TRACK_PRESETS.items()}
-    readme = _rewrite_cells(README, tracks, "cost", "docs/costs.md")
+    presets = {name: short_cell(by_preset[name], "docs/costs.md") for name in README_PRESETS}
+    readme = _rewrite_cells(README, presets, "cost", "docs/costs.md")
     return {CONFIGS_README: configs, README: readme}
 
 
