@@ -25,15 +25,18 @@ from trimbench.tracks import track_of
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
 
 
-def check_smoke_report(config: dict, argv: list[str]) -> None:
+def check_smoke_report(config: dict, argv: list[str], workdir: str | Path | None = None) -> None:
     """A smoke run's ``--report`` (in snakemake's command line ``argv``) must not replace a real
-    run's report: it goes under results-smoke/ or anywhere but results/."""
+    run's report: it goes under results-smoke/ or anywhere but results/ of ``workdir`` (the working
+    directory, where Snakemake writes the report), compared as resolved paths, so that an absolute or
+    a ``../checkout/results/...`` spelling of the real report is refused too."""
     if not config["smoke"]:
         return
+    real_results = (Path(workdir or Path.cwd()) / RESULTS_ROOT).resolve()
     for index, word in enumerate(argv):
         path = argv[index + 1] if word == "--report" and index + 1 < len(argv) else (
             word.partition("=")[2] if word.startswith("--report=") else None)
-        if path and Path(path).parts[:1] == (RESULTS_ROOT,):
+        if path and (Path(workdir or Path.cwd()) / path).resolve().is_relative_to(real_results):
             raise ConfigError(f"--report {path}: a smoke run's report would replace the real run's in "
                               f"{RESULTS_ROOT}/; write it under {SMOKE_RESULTS_ROOT}/ (--report "
                               f"{SMOKE_RESULTS_ROOT}/report.html)")
