@@ -122,6 +122,15 @@ def _select_experiments(config: dict) -> dict:
                                       if name in config["only"]}}
 
 
+def tracks_left_out(raw: dict, config: dict) -> set[str]:
+    """The tracks of the experiments ``only`` leaves out of a run (``raw``: the config as read,
+    ``config``: as :func:`prepare` returned it). A view across experiments reads the run's
+    experiments only: the scoreboard and Pareto figures (every track) and a track's side-by-side
+    views and claims (its experiments) would be rewritten from a subset, so a run that leaves some
+    of their experiments out leaves those views alone (rules/functions/targets.smk)."""
+    return {exp["track"] for name, exp in raw["experiments"].items() if name not in config["experiments"]}
+
+
 def used_splits(config: dict) -> dict[str, dict[str, str]]:
     """Dataset -> each of our split names the experiments read -> the config key that reads it
     (the splits the track rule files ask the data rules for: rules/functions/dense.smk, electra.smk)."""
