@@ -79,8 +79,10 @@ def test_a_whole_number_written_as_a_float_is_refused_naming_its_key(default, pa
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value
-    where, bad = (f"{'.'.join(path)}.{next(i for i, v in enumerate(value) if isinstance(v, float))}",
-                  next(v for v in value if isinstance(v, float))) if isinstance(value, list) else (".".join(path), value)
+    where, bad = ".".join(path), value
+    if isinstance(value, list):  # the item is named
+        index = next(i for i, item in enumerate(value) if isinstance(item, float))
+        where, bad = f"{where}.{index}", value[index]
     assert refused(default) == (f"config key {where}: {bad!r} is written with a decimal point (or an exponent) and "
                                 f"this key takes a whole number: write {int(bad)}")
 
@@ -120,6 +122,31 @@ def test_a_value_the_loss_refuses_or_divides_by_is_refused(default, path, value,
         node = node[key]
     node[path[-1]] = value
     assert refused(default) == f"config key {'.'.join(path)}: {value} is {bound}"
+
+
+@pytest.mark.parametrize(("experiment", "depth_key"), [("retrieval", "retrieval.top_k"), ("splade", "splade.top_k")])
+def test_a_search_depth_below_a_metrics_cut_off_is_refused_naming_both(default, experiment, depth_key):
+    """The probe's C43: top_k 5 beside recall@100 scored recall@100 on 5 hits (0.8167 for 1.0)."""
+    section, key = depth_key.split(".")
+    default["experiments"][experiment].setdefault(section, {})[key] = 5
+    assert refused(default) == (
+        f"config key experiments.{experiment}.{depth_key}: 5 hits per query is fewer than metric 'recall@100' of "
+        f"experiments.{experiment}.evaluation.metrics reads (100); give {depth_key} at least 100, or leave "
+        "'recall@100' out")
+    default["experiments"][experiment][section][key] = 100
+    tb_config.prepare(default, REPO)
+    default["experiments"][experiment][section][key] = 10
+    default["experiments"][experiment]["evaluation"]["metrics"] = ["mrr@10", "ndcg@10", "recall@10"]
+    tb_config.prepare(default, REPO)
+
+
+@pytest.mark.parametrize("preset", ["2dmse-retrieval.yaml", "splade.yaml"])
+def test_smoke_mode_keeps_the_search_as_deep_as_the_presets_metrics(preset):
+    """Smoke mode shortens the search, never below recall@1000's 1000 hits."""
+    config = tb_config.load_file(REPO / "configs" / preset, {"smoke": True}, REPO)
+    for exp in config["experiments"].values():
+        depth = (exp.get("retrieval") or exp.get("splade"))["top_k"]
+        assert "recall@1000" in exp["evaluation"]["metrics"] and depth == 1000
 
 
 # --- columns of gensim, local and url sources -------------------------------------------------
