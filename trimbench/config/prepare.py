@@ -82,15 +82,29 @@ def preparation_entry(entry: dict) -> dict:
 #: comparison leaves out: resources are the scheduler's, not the step's (`--rerun-triggers`).
 DEVICE_SETTINGS = ("devices", "encode_devices")
 
+#: settings that change how a training runs, never what it makes (``checkpoint_steps``: how often it
+#: saves a state to resume from): kept out of the params Snakemake compares as well. A training job
+#: gets them as its param ``resume`` (:func:`resume_settings`), given by a params function of the
+#: job's ``resources``: Snakemake counts such a param as derived and leaves it out of that
+#: comparison (its params rerun trigger), so a changed checkpoint interval re-trains nothing.
+RESUME_SETTINGS = ("checkpoint_steps",)
+
 
 def tracked(settings):
-    """``settings`` without the :data:`DEVICE_SETTINGS`, at any depth (a whole experiment's config as
-    a param too): what a rule's params hold, so that a change of devices re-runs nothing."""
+    """``settings`` without the :data:`DEVICE_SETTINGS` and :data:`RESUME_SETTINGS`, at any depth (a
+    whole experiment's config as a param too): what a rule's params hold, so that a change of
+    devices or of the checkpoint interval re-runs nothing."""
     if isinstance(settings, dict):
-        return {key: tracked(value) for key, value in settings.items() if key not in DEVICE_SETTINGS}
+        return {key: tracked(value) for key, value in settings.items()
+                if key not in DEVICE_SETTINGS + RESUME_SETTINGS}
     if isinstance(settings, list):
         return [tracked(item) for item in settings]
     return settings
+
+
+def resume_settings(settings: dict) -> dict:
+    """The :data:`RESUME_SETTINGS` of a training's section, for its job's ``resume`` param."""
+    return {key: settings[key] for key in RESUME_SETTINGS if key in settings}
 
 
 _BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
