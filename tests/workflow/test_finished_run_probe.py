@@ -163,3 +163,24 @@ def test_the_run_is_finished_and_whole(finished):
     for name in ("tiny-sts", "tiny-retrieval"):
         assert (experiment_dir(finished, name) / "scores.parquet").is_file()
     assert (finished / "results" / "scoreboard" / "status.csv").is_file()
+
+
+def test_a_long_description_redraws_the_views_only_at_a_bounded_size(finished, tmp_path):
+    """C25: a 20,000-character description (emoji too) made figures/grid_layers.sts-avg.png 206,087 x 601
+    pixels. Now the title wraps and is cut: the figure keeps its size; only the views are redrawn.
+    (Last in this module: it leaves the run's views drawn with this description.)"""
+    from PIL import Image
+
+    figure = experiment_dir(finished, "tiny-sts") / "figures" / "grid_layers.sts-avg.png"
+    width, height = Image.open(figure).size
+    before = file_states(finished / "results")
+    changed = changed_config(finished, tmp_path, _set("tiny-sts", "description", "emoji 😀 and words " * 1100))
+    result = run_snakemake(finished, "--configfile", str(changed))
+    assert not [rule for rule in ran_jobs(result.stdout + result.stderr) if rule.startswith(("train_", "encode_"))]
+    after = file_states(finished / "results")
+    assert set(after) >= set(before)  # nothing lost
+    redrawn = {path for path in before if after[path] != before[path] and not path.startswith("logs/")}
+    assert redrawn and all("/figures/" in path or "/tables/" in path or path.startswith(("scoreboard/", "tracks/"))
+                           or path.endswith(("claims.md", "claims.csv", "claims.html")) for path in redrawn), redrawn
+    new_width, new_height = Image.open(figure).size
+    assert new_width <= width * 1.2 and new_height <= height + 200, ((width, height), (new_width, new_height))
