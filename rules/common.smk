@@ -43,6 +43,8 @@ RESULTS = tb_artifacts.results_root(CONFIG)
 DATASETS = CONFIG["datasets"]
 MODELS = CONFIG["models"]
 EXPERIMENTS = CONFIG["experiments"]
+# `--config only=`: views across experiments of these tracks are left alone (all_targets)
+TRACKS_LEFT_OUT = tb_config.tracks_left_out(RAW_CONFIG, CONFIG)
 
 
 wildcard_constraints:

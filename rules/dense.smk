@@ -39,6 +39,8 @@ rule train_model:
         semantics=exp_param("semantics"),
         dims=exp_param("grid", "dims"),
         train=lambda wc: tb_config.tracked(train_settings(wc)),
+        # a function of resources: not compared, so a changed checkpoint interval re-trains nothing
+        resume=lambda wc, resources: tb_config.resume_settings(train_settings(wc)),
         kind=lambda wc: DATASETS[experiment(wc)["train"]["dataset"]]["kind"],
         packaged=lambda wc: packaged(model=experiment(wc)["model"]),
     script:
@@ -74,6 +76,7 @@ rule train_retriever:
         cut_dim=lambda wc: variant(wc).cut_dim,
         pooling=exp_param("pooling"),
         train=lambda wc: tb_config.tracked(train_settings(wc)),
+        resume=lambda wc, resources: tb_config.resume_settings(train_settings(wc)),
         settings=retriever_settings,
         packaged=lambda wc: packaged(model=experiment(wc)["model"]),
     script:

@@ -23,6 +23,9 @@ rule adapt_domain:
         runtime=planned("adapt_domain", "runtime", 720),
     params:
         stage=lambda wc: tb_config.tracked(experiment(wc)["domain_adaptation"]),
+        resume=lambda wc, resources: tb_config.resume_settings(
+            experiment(wc)["domain_adaptation"]
+        ),
         kind=lambda wc: DATASETS[experiment(wc)["domain_adaptation"]["dataset"]]["kind"],
         packaged=lambda wc: packaged(model=wc.model),
     script:

@@ -99,6 +99,7 @@ rule train_splade:
             for k, v in tb_config.tracked(experiment(wc)["train"]).items()
             if k not in ("negatives", "hard_negatives")
         },
+        resume=lambda wc, resources: tb_config.resume_settings(experiment(wc)["train"]),
         max_length=lambda wc: tb_splade.max_length(
             experiment(wc), splade_variant(wc)["method"]
         ),

@@ -3,7 +3,7 @@
 input:  model  the registry model's sentence-transformers folder
         data   the adaptation dataset's split tables (parquet, the dataset kind's text columns)
 output: model  the MLM-adapted model: a sentence-transformers folder (the fresh MLM head dropped)
-params: stage, kind
+params: stage, resume, kind
 """
 
 
@@ -24,11 +24,12 @@ def main(job) -> None:
 
     p = job.params
     table = pd.concat([pd.read_parquet(path) for path in job.input.data], ignore_index=True)
-    texts = unique_texts(table, p.kind, p.stage["max_samples"], p.stage["seed"])
+    stage = {**p.stage, **p.resume}  # resume: outside the compared params
+    texts = unique_texts(table, p.kind, stage["max_samples"], stage["seed"])
     output = Path(job.output.model)
     fingerprint = run_fingerprint(job.named("params"), [job.input.model, *job.input.data])
     with atomic_path(output) as tmp:
-        adapt(Path(job.input.model), texts, p.stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
+        adapt(Path(job.input.model), texts, stage, Path(tmp), output.with_name(output.name + ".ckpt"), fingerprint)
 
 
 if __name__ == "__main__":

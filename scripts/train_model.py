@@ -3,7 +3,7 @@
 input:  model  the registry model's sentence-transformers folder
         data   the training split's table (parquet, the dataset kind's columns)
 output: model  the trained variant: a sentence-transformers folder (saved cut where the method cuts)
-params: method, cut_layers, pooling, objective, semantics, dims, train, kind
+params: method, cut_layers, pooling, objective, semantics, dims, train, resume, kind
 """
 
 import logging
@@ -28,7 +28,7 @@ def main(job) -> None:
     from trimbench.training import fine_tune, training_rows
 
     p = job.params
-    train = {**p.train, "devices": job.devices}  # the rule's gpu resource, outside the params
+    train = {**p.train, **p.resume, "devices": job.devices}  # resume, devices: outside the compared params
     model = load_for_training(job.input.model, p.pooling, train["max_seq_length"], train["seed"], train["attention"],
                               p.cut_layers)
     frame = training_rows(pd.read_parquet(job.input.data), p.kind, train["max_samples"], train["seed"])

@@ -4,7 +4,7 @@ input:  model      the registry model's sentence-transformers folder
         data       the training split's BEIR-style folder (corpus, queries, qrels parquet)
         negatives  mined negatives (JSON lines: query_id, positives, negatives)
 output: model  the trained variant: a sentence-transformers folder
-params: method, cut_layers, cut_dim, pooling, train, settings
+params: method, cut_layers, cut_dim, pooling, train, resume, settings
 """
 
 import logging
@@ -30,7 +30,8 @@ def main(job) -> None:
     from trimbench.training import fine_tune
 
     p = job.params
-    train, settings = {**p.train, "devices": job.devices}, p.settings  # devices: the rule's gpu resource
+    # resume, devices (the rule's gpu resource): outside the compared params
+    train, settings = {**p.train, **p.resume, "devices": job.devices}, p.settings
     model = load_for_training(job.input.model, p.pooling, settings["p_max_length"], train["seed"],
                               train["attention"], p.cut_layers)
     table, texts = group_pools(RetrievalSplit.load(job.input.data), iter_rows(Path(job.input.negatives)),

@@ -4,7 +4,7 @@ input:  model     the registry model's folder (a masked-LM checkpoint, or an enc
         triplets  splade_triplets' pools (parquet: each query's positives and negatives as positions)
         data      the training split's BEIR-style folder the positions point into
 output: model  the trained variant: a sentence-transformers SparseEncoder folder
-params: variant, semantics, train, max_length
+params: variant, semantics, train, resume, max_length
 """
 
 import logging
@@ -32,7 +32,7 @@ def main(job) -> None:
 
     p = job.params
     variant = p.variant
-    train = {**p.train, "devices": job.devices}  # the rule's gpu resource, outside the params
+    train = {**p.train, **p.resume, "devices": job.devices}  # resume, devices: outside the compared params
     # Seeded before loading: a head the checkpoint lacks (mlm_head: tied) starts the same on a resume.
     set_seed(train["seed"])
     with reading(job.input.model):

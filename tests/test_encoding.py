@@ -120,3 +120,22 @@ def test_forward_counter_counts_any_call_and_passes_it_on(tiny_bert_dir):
     counter.close()
     model[0].auto_model(input_ids=ids)
     assert counter.calls == 1
+
+
+def test_a_model_with_non_finite_weights_is_refused_naming_the_layer_and_text(tiny_bert_dir):
+    """The probe: a 2DMSE model trained to NaN weights was encoded and scored NaN everywhere, its rows
+    silently missing from the tables. Only block 2 is broken here, so the hidden state after block 1
+    encodes and the one after block 2 is named."""
+    import torch
+
+    from trimbench.errors import NotFiniteError
+    from trimbench.models import encoder_layers
+
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    assert np.isfinite(encode_layers(model, TEXTS, [1, 2], batch_size=2, show_progress=False)).all()
+    with torch.no_grad():
+        next(encoder_layers(model[0].auto_model)[1].parameters()).fill_(float("nan"))
+    assert np.isfinite(encode_layers(model, TEXTS, [1], batch_size=2, show_progress=False)).all()
+    with pytest.raises(NotFiniteError, match=r"^layer 2's embedding of the text 'Scientists discovered a new "
+                                             r"species .*' is not finite \(NaN or infinite\)"):
+        encode_layers(model, TEXTS, [1, 2], batch_size=2, show_progress=False)

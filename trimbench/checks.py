@@ -17,6 +17,27 @@ from trimbench.models import ModelShape, declared_shape, weights_problem
 RETRIEVAL_METRICS = ("mrr@10", "ndcg@10", "recall@10", "recall@100", "recall@1000")
 
 
+def cut_offs(metrics) -> dict[str, int]:
+    """Each metric cut at a rank (``recall@100``) -> that rank."""
+    return {metric: int(metric.partition("@")[2]) for metric in metrics if metric.partition("@")[2].isdigit()}
+
+
+def deepest_cut_off(metrics) -> int:
+    """The most hits per query a metric of ``metrics`` reads (0: none is cut at a rank)."""
+    return max(cut_offs(metrics).values(), default=0)
+
+
+def check_search_depth(where: str, depth_key: str, top_k: int, metrics) -> None:
+    """A metric cut at rank n reads n hits per query: a run of ``top_k`` < n hits would score
+    recall@100 as recall@top_k (the probe: 0.8167 for 1.0 at top_k 5), with no warning."""
+    ranks = cut_offs(metrics)
+    deepest = max(ranks, key=ranks.get, default=None)
+    if deepest is not None and top_k < ranks[deepest]:
+        raise ConfigError(f"config key {where}.{depth_key}: {top_k} hits per query is fewer than metric "
+                          f"'{deepest}' of {where}.evaluation.metrics reads ({ranks[deepest]}); give "
+                          f"{depth_key} at least {ranks[deepest]}, or leave '{deepest}' out")
+
+
 def unknown_name(kind: str, name: str, known, where: str) -> ConfigError:
     close = difflib.get_close_matches(name, list(known), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 from tqdm.auto import tqdm
 
+from trimbench.errors import NotFiniteError
 from trimbench.models import encoder_layers
 
 
@@ -71,8 +72,22 @@ def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int
             features = transformer(batch_to_device(features, device))
             for slot, layer in enumerate(layers):
                 embedding = pool_layer(heads, features, layer)[:, :max_dim]
+                check_finite_embeddings(embedding, layer, [texts[i] for i in index])
                 out[slot, index] = embedding.float().cpu().numpy().astype(dtype, copy=False)
     return out
+
+
+def check_finite_embeddings(embedding, layer: int, texts: list[str]) -> None:
+    """A NaN or infinite embedding (a model whose weights diverged) is a :class:`NotFiniteError` naming
+    the layer and the text, never an array scored as results (NaN cells silently left out of tables)."""
+    import torch
+
+    finite = torch.isfinite(embedding).all(dim=-1)
+    if not bool(finite.all()):
+        row = int((~finite).nonzero()[0, 0])
+        raise NotFiniteError(f"layer {layer}'s embedding of the text {texts[row][:80]!r} is not finite (NaN or "
+                             "infinite): the model's weights are, or its pooling divides by zero; the embeddings "
+                             "are not saved")
 
 
 def length_order(texts: list[str]) -> np.ndarray:

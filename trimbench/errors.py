@@ -24,3 +24,8 @@ class DataError(ExplainedError, ValueError):
 
 class ArtifactError(ExplainedError, RuntimeError):
     """A cached file that cannot be used; names the file and the rule that makes it."""
+
+
+class NotFiniteError(ExplainedError, RuntimeError):
+    """A NaN or infinite number where a training's loss or an encoding must be finite: names the
+    model and the step or the text, so a diverged model never finishes as results."""

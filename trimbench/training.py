@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import re
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ import pandas as pd
 
 from trimbench import distributed
 from trimbench.data.columns import KIND_COLUMNS
+from trimbench.errors import NotFiniteError
 from trimbench.jobs import faults, launch
 from trimbench.jobs.fingerprint import stamped_work_dir
 
@@ -94,6 +96,9 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
         seed=train["seed"],
         data_seed=train["seed"],
         logging_steps=train["logging_steps"],
+        # the trainer would otherwise log a NaN or infinite step's loss as the mean of the others
+        # (a NaN model logged "train_loss: 0.0"): the logged loss must show it (finite_loss_callback)
+        logging_nan_inf_filter=False,
         save_strategy="steps" if train["checkpoint_steps"] else "no",
         save_steps=max(1, train["checkpoint_steps"]),
         save_total_limit=CHECKPOINTS_KEPT,
@@ -173,6 +178,31 @@ def checkpoint_callback():
     return Checkpoints()
 
 
+def check_finite_loss(loss, what: str, first_step: int, last_step: int) -> None:
+    """A NaN or infinite training loss is a :class:`NotFiniteError` naming ``what`` is trained and the
+    steps the loss covers, never a model that finishes as results (a NaN model scored NaN everywhere,
+    its rows silently missing from the tables)."""
+    if loss is not None and not math.isfinite(loss):
+        steps = f"step {last_step}" if first_step >= last_step else f"steps {first_step}-{last_step}"
+        raise NotFiniteError(f"training {what}: the loss is {loss} over {steps} (a setting that divides by zero, "
+                            "a learning rate too large, or fp16 overflow); the model is not saved")
+
+
+def finite_loss_callback(what: str):
+    """Checks each logged loss (the mean over the steps since the previous log) with :func:`check_finite_loss`."""
+    from transformers import TrainerCallback
+
+    class FiniteLoss(TrainerCallback):
+        logged_step = 0
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs:
+                check_finite_loss(logs["loss"], what, self.logged_step + 1, state.global_step)
+                self.logged_step = state.global_step
+
+    return FiniteLoss()
+
+
 def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: str,
               trainer_class=None, arguments_class=None, callbacks=(), argument_overrides=None) -> dict:
     """Train ``model`` on ``frame`` (a table, or a ``datasets.Dataset``) with ``loss`` and save it
@@ -210,12 +240,14 @@ def fine_tune(model, frame, loss, train: dict, output_dir: Path, fingerprint: st
         train_dataset=frame if isinstance(frame, datasets.Dataset) else datasets.Dataset.from_pandas(
             frame, preserve_index=False),
         loss=loss,
-        callbacks=[checkpoint_callback(), *callbacks],
+        callbacks=[checkpoint_callback(), finite_loss_callback(str(output_dir)), *callbacks],
     )
     if checkpoint is not None:
         log.info("resuming from checkpoint %s (step %d)", checkpoint, _checkpoint_step(checkpoint))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     log.info("training finished: %s", result.metrics)
+    # the steps after the last log count in the run's mean loss only
+    check_finite_loss(result.metrics.get("train_loss"), str(output_dir), 1, result.global_step)
     if launch.is_main_process():  # the ranks' models are the same: one writes it
         model.save(str(work_dir / "model"))
         shutil.rmtree(output_dir, ignore_errors=True)

@@ -14,13 +14,17 @@ def track_of(name):
 
 
 def all_targets():
-    tracks = sorted({exp["track"] for exp in EXPERIMENTS.values()})
+    """Every output of the run. Under `--config only=`, the views across experiments that would be
+    rebuilt from a subset (a track's views and claims where some of its experiments are left
+    out, the scoreboard where any is) are left as they are on disk."""
+    tracks = sorted({exp["track"] for exp in EXPERIMENTS.values()} - TRACKS_LEFT_OUT)
+    whole = [name for name in EXPERIMENTS if EXPERIMENTS[name]["track"] in tracks]
     return (
         [path for name in EXPERIMENTS for path in track_of(name).outputs(name)]
         + [path for track in tracks for path in TRACKS[track].views(track)]
         + [path for name in EXPERIMENTS for path in exported_models(name)]
-        + [path for name in EXPERIMENTS for path in claims_outputs(name)]
-        + SCOREBOARD
+        + [path for name in whole for path in claims_outputs(name)]
+        + ([] if TRACKS_LEFT_OUT else SCOREBOARD)
     )
 
 

@@ -60,6 +60,95 @@ def test_yaml_nan_from_a_file_is_refused(tmp_path):
         tb_config.prepare(tb_schema.load_config([tmp_path / "nan.yaml"]), REPO)
 
 
+# --- whole numbers written with a decimal point -----------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "value"), [  # the probe's C28-C31 and A18
+    (("experiments", "sts-v1", "train", "batch_size"), 16.0),
+    (("experiments", "sts-v1", "train", "seed"), 42.0),
+    (("experiments", "sts-v1", "grid", "layers"), [2.0, 4, 6]),
+    (("experiments", "sts-v1", "grid", "dims"), [384.0, 256, 128, 64, 32, 16, 8]),
+    (("experiments", "sts-v1", "evaluation", "max_seq_length"), 100000.0),
+    (("experiments", "retrieval", "retrieval", "top_k"), 100.0),
+    (("experiments", "electra-toy", "layers"), [0, 3.0]),
+])
+def test_a_whole_number_written_as_a_float_is_refused_naming_its_key(default, path, value):
+    """JSON Schema's integer accepts 16.0; torch, numpy and slices do not, inside the job, after
+    Snakemake has deleted the finished outputs whose params changed (4-11 files per probe)."""
+    node = default
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    where, bad = ".".join(path), value
+    if isinstance(value, list):  # the item is named
+        index = next(i for i, item in enumerate(value) if isinstance(item, float))
+        where, bad = f"{where}.{index}", value[index]
+    assert refused(default) == (f"config key {where}: {bad!r} is written with a decimal point (or an exponent) and "
+                                f"this key takes a whole number: write {int(bad)}")
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    ("1.0e+5", "100000.0 is written with a decimal point (or an exponent) and this key takes a whole number: "
+               "write 100000"),
+    ("1.0e5", "'1.0e5' is text to YAML (its exponent has no sign) and this key takes a whole number: write 100000"),
+])
+def test_an_exponent_written_length_is_refused_naming_the_whole_number(tmp_path, written, message):
+    """YAML 1.1 reads 1.0e+5 as a float and 1.0e5 as text: each refused by its type, naming the number."""
+    text = (REPO / "config.yaml").read_text().replace("max_seq_length: 64", f"max_seq_length: {written}", 1)
+    (tmp_path / "exponent.yaml").write_text(text)
+    with pytest.raises(ConfigError) as error:
+        tb_config.prepare(tb_schema.load_config([tmp_path / "exponent.yaml"]), REPO)
+    assert str(error.value) == f"config key experiments.sts-v1.train.max_seq_length: {message}"
+
+
+def test_the_length_check_reads_a_float_length_too(default):
+    """The length check on its own sees a float (it looked at ints only, so 100000.0 got past it)."""
+    config = tb_schema.validate_schema(default)
+    config["experiments"]["sts-v1"]["evaluation"]["max_seq_length"] = 100000.0
+    with pytest.raises(ConfigError, match=r"max_seq_length: 100000.0 tokens per text is more than model 'minilm'"):
+        tb_schema.check_lengths(config, REPO)
+
+
+@pytest.mark.parametrize(("path", "value", "bound"), [
+    (("experiments", "sts-v1", "train", "scale"), 0, "less than or equal to the minimum of 0"),  # C42
+    (("experiments", "sts-v1", "train", "scale"), -20.0, "less than or equal to the minimum of 0"),  # C41
+    (("experiments", "sts-v1", "train", "kl_temperature"), 0, "less than or equal to the minimum of 0"),  # C40
+])
+def test_a_value_the_loss_refuses_or_divides_by_is_refused(default, path, value, bound):
+    """train.scale <= 0: sentence-transformers' "Scale must be a positive value" inside the job;
+    kl_temperature 0: the 2DMSE loss divides by it and trains a NaN model."""
+    node = default
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    assert refused(default) == f"config key {'.'.join(path)}: {value} is {bound}"
+
+
+@pytest.mark.parametrize(("experiment", "depth_key"), [("retrieval", "retrieval.top_k"), ("splade", "splade.top_k")])
+def test_a_search_depth_below_a_metrics_cut_off_is_refused_naming_both(default, experiment, depth_key):
+    """The probe's C43: top_k 5 beside recall@100 scored recall@100 on 5 hits (0.8167 for 1.0)."""
+    section, key = depth_key.split(".")
+    default["experiments"][experiment].setdefault(section, {})[key] = 5
+    assert refused(default) == (
+        f"config key experiments.{experiment}.{depth_key}: 5 hits per query is fewer than metric 'recall@100' of "
+        f"experiments.{experiment}.evaluation.metrics reads (100); give {depth_key} at least 100, or leave "
+        "'recall@100' out")
+    default["experiments"][experiment][section][key] = 100
+    tb_config.prepare(default, REPO)
+    default["experiments"][experiment][section][key] = 10
+    default["experiments"][experiment]["evaluation"]["metrics"] = ["mrr@10", "ndcg@10", "recall@10"]
+    tb_config.prepare(default, REPO)
+
+
+@pytest.mark.parametrize("preset", ["2dmse-retrieval.yaml", "splade.yaml"])
+def test_smoke_mode_keeps_the_search_as_deep_as_the_presets_metrics(preset):
+    """Smoke mode shortens the search, never below recall@1000's 1000 hits."""
+    config = tb_config.load_file(REPO / "configs" / preset, {"smoke": True}, REPO)
+    for exp in config["experiments"].values():
+        depth = (exp.get("retrieval") or exp.get("splade"))["top_k"]
+        assert "recall@1000" in exp["evaluation"]["metrics"] and depth == 1000
+
+
 # --- columns of gensim, local and url sources -------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 import sys
@@ -495,3 +496,20 @@ def test_a_smoke_runs_report_never_replaces_the_real_runs():
             check_smoke_report({"smoke": True}, argv)
     check_smoke_report({"smoke": True}, ["snakemake", "--report", "results-smoke/report.html"])
     check_smoke_report({"smoke": False}, ["snakemake", "--report", "results/report.html"])
+
+
+def test_a_smoke_report_by_an_absolute_or_parent_path_is_refused_too(tmp_path):
+    """The probe (C51, C52): only the first component was compared, so ``<checkout>/results/report.html``
+    and ``../<checkout>/results/report.html`` replaced the real report."""
+    from trimbench.config.prepare import check_smoke_report
+
+    checkout = tmp_path / "checkout"
+    (checkout / "results").mkdir(parents=True)
+    for path in (checkout / "results" / "report.html", "../checkout/results/report.html",
+                 "results-smoke/../results/report.html", "./results//sub/report.html"):
+        with pytest.raises(ConfigError, match=rf"^--report {re.escape(str(path))}: a smoke run's report would "
+                                              r"replace the real run's in results/"):
+            check_smoke_report({"smoke": True}, ["snakemake", f"--report={path}"], checkout)
+    for path in (checkout / "results-smoke" / "report.html", "../checkout/results-smoke/report.html",
+                 tmp_path / "results" / "report.html", "../results/report.html", "results.html"):
+        check_smoke_report({"smoke": True}, ["snakemake", "--report", str(path)], checkout)

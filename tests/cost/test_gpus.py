@@ -37,6 +37,11 @@ def test_a_users_gpu_joins_the_table():
     ({"peak_tflops": {"fp32": 1}}, "GPU 'mine' needs memory_gib and peak_tflops"),
     ({"memory_gib": 8, "peak_tflops": {"fp64": 1}}, "unknown key.*fp64"),
     ({"memory_gib": 8, "peak_tflops": {"fp32": 1}, "tdp": 300}, "unknown key.*tdp"),
+    # the probe's C7: a zero peak divided the plan's GPU time by zero (a traceback)
+    ({"memory_gib": 0, "peak_tflops": {"fp32": 10}}, r"GPU 'mine': memory_gib 0 is not a positive number"),
+    ({"memory_gib": 8, "peak_tflops": {"fp32": 10, "bf16": 0}}, r"GPU 'mine': peak_tflops.bf16 0 is not a positive"),
+    ({"memory_gib": 8, "peak_tflops": {"fp32": -1.5}}, r"peak_tflops.fp32 -1.5 is not a positive"),
+    ({"memory_gib": "80", "peak_tflops": {"fp32": 10}}, r"memory_gib '80' is not a positive number"),
 ])
 def test_a_malformed_users_gpu_is_named(spec, named):
     with pytest.raises(ConfigError, match=named):

@@ -77,3 +77,36 @@ def test_a_snakemake_working_in_the_directory_is_found_and_nothing_is_unlocked(t
     elsewhere.kill()
     elsewhere.wait()
     assert live_processes(run.resolve()) == []
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    (["ls", "-d", "."], "'ls -d .' is not a run of this workflow"),  # the probe's C19: it ran ls
+    (["snakemak", "-n"], "'snakemak -n' is not a run of this workflow"),  # C16: a traceback after "continuing"
+    (["make", "clean"], "'make clean' is not a run of this workflow: make runs it with the targets demo, mini, report"),
+    (["make"], "'make' is not a run of this workflow"),
+    (["/no/such/python", "-m", "snakemake", "-n"], "'/no/such/python' of '/no/such/python -m snakemake -n' is no "
+                                                   "program here"),
+])
+def test_a_command_that_is_no_run_of_the_workflow_is_refused_before_any_unlock(tmp_path, monkeypatch, capsys,
+                                                                               command, named):
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.output.lock").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail(f"ran {a}"))
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail(f"ran {a}"))
+    assert main(command) == 2
+    assert f"trimbench.resume: {named}" in capsys.readouterr().err
+    assert (tmp_path / ".snakemake" / "locks" / "0.output.lock").is_file()
+
+
+def test_a_run_of_the_workflow_is_run_again_as_given(monkeypatch):
+    """C17: a leading -- is dropped; C18: a bare snakemake off PATH (the venv not activated) becomes
+    the python -m snakemake that unlocked, not a FileNotFoundError after the unlock."""
+    from trimbench.jobs.resume import resumable
+
+    assert resumable(["make", "demo"]) == ["make", "demo"]
+    assert resumable(["make", "mini", "LOCAL=x"]) == ["make", "mini", "LOCAL=x"]
+    assert resumable(["--", sys.executable, "-m", "trimbench.jobs.warm", "-n"]) == [
+        sys.executable, "-m", "trimbench.jobs.warm", "-n"]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert resumable(["snakemake", "--cores", "1"]) == [sys.executable, "-m", "snakemake", "--cores", "1"]

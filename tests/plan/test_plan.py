@@ -138,6 +138,20 @@ def test_an_unknown_gpu_lists_the_known(config):
         price.Settings.of(config, "a100")
 
 
+@pytest.mark.parametrize("gpus", [["a100-80gbb"], ["a100-80gb", "h100-80bg"], [""]])
+def test_an_unknown_gpu_is_named_before_any_dry_run(monkeypatch, gpus):
+    """The probe's C1, C2: the names were checked after the dry runs and the step counting (17-159 s)."""
+    from trimbench.plan import plan
+
+    def no_dry_run(*args, **kwargs):
+        raise AssertionError("a dry run started before the GPU names were checked")
+
+    monkeypatch.setattr(plan, "dry_runs", no_dry_run)
+    wrong = next(gpu for gpu in gpus if gpu not in ("a100-80gb",))
+    with pytest.raises(ConfigError, match=rf"^unknown GPU '{wrong}'; known: a10-24gb, "):
+        plan.plan_many([[str(REPO / "config.yaml")]], gpus, workdir=REPO)
+
+
 def test_slurm_gets_the_plan_times_the_attempt_and_the_rule_where_it_cannot_be_priced(monkeypatch, config, cache):
     monkeypatch.delenv(PLAN_LISTING_ONLY)  # a cluster's run, not a test's own listing
     reported = []

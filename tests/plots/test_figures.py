@@ -68,3 +68,23 @@ def test_the_homedepot_figures_legend_covers_no_published_cross(monkeypatch):
     (ax,) = figure.axes
     assert len(data_points(ax)) >= 2 * len(mine)  # our lines and the crosses were drawn
     assert not covered(figure, ax)
+
+
+def test_a_long_description_makes_a_title_of_three_lines_at_the_figures_width(tmp_path):
+    """The probe's C25: a 20,000-character description put on one title line made the grid figure
+    206,087 x 601 pixels (PIL refuses it as a decompression bomb)."""
+    from PIL import Image
+
+    from trimbench.plots.layers import layer_panels
+
+    description = "emoji 😀 and words " * 1100
+    data = pd.DataFrame({"layer": [1, 1, 2, 2], "dim": [8, 16, 8, 16], "score": [0.1, 0.2, 0.3, 0.4],
+                         "method": "full", "source": "ours"})
+    layer_panels(data, "spearman", f"sts-v1: {description}", {"png": str(tmp_path / "grid.png")})
+    width, height = Image.open(tmp_path / "grid.png").size
+    assert width < 1500 and height < 800, (width, height)
+    title = figures.fitted_title(f"first line\n{description}", 5.0)
+    lines = title.split("\n")
+    assert lines[0] == "first line" and len(lines) == 1 + figures.TITLE_LINES and lines[-1].endswith(" …")
+    assert all(len(line) <= 5 * figures.TITLE_CHARACTERS_PER_INCH for line in lines)
+    assert figures.fitted_title("a short title", 5.0) == "a short title"

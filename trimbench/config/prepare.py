@@ -25,15 +25,18 @@ from trimbench.tracks import track_of
 PARETO_COSTS = ("layers_x_dim", "bytes_per_doc")
 
 
-def check_smoke_report(config: dict, argv: list[str]) -> None:
+def check_smoke_report(config: dict, argv: list[str], workdir: str | Path | None = None) -> None:
     """A smoke run's ``--report`` (in snakemake's command line ``argv``) must not replace a real
-    run's report: it goes under results-smoke/ or anywhere but results/."""
+    run's report: it goes under results-smoke/ or anywhere but results/ of ``workdir`` (the working
+    directory, where Snakemake writes the report), compared as resolved paths, so that an absolute or
+    a ``../checkout/results/...`` spelling of the real report is refused too."""
     if not config["smoke"]:
         return
+    real_results = (Path(workdir or Path.cwd()) / RESULTS_ROOT).resolve()
     for index, word in enumerate(argv):
         path = argv[index + 1] if word == "--report" and index + 1 < len(argv) else (
             word.partition("=")[2] if word.startswith("--report=") else None)
-        if path and Path(path).parts[:1] == (RESULTS_ROOT,):
+        if path and (Path(workdir or Path.cwd()) / path).resolve().is_relative_to(real_results):
             raise ConfigError(f"--report {path}: a smoke run's report would replace the real run's in "
                               f"{RESULTS_ROOT}/; write it under {SMOKE_RESULTS_ROOT}/ (--report "
                               f"{SMOKE_RESULTS_ROOT}/report.html)")
@@ -79,15 +82,29 @@ def preparation_entry(entry: dict) -> dict:
 #: comparison leaves out: resources are the scheduler's, not the step's (`--rerun-triggers`).
 DEVICE_SETTINGS = ("devices", "encode_devices")
 
+#: settings that change how a training runs, never what it makes (``checkpoint_steps``: how often it
+#: saves a state to resume from): kept out of the params Snakemake compares as well. A training job
+#: gets them as its param ``resume`` (:func:`resume_settings`), given by a params function of the
+#: job's ``resources``: Snakemake counts such a param as derived and leaves it out of that
+#: comparison (its params rerun trigger), so a changed checkpoint interval re-trains nothing.
+RESUME_SETTINGS = ("checkpoint_steps",)
+
 
 def tracked(settings):
-    """``settings`` without the :data:`DEVICE_SETTINGS`, at any depth (a whole experiment's config as
-    a param too): what a rule's params hold, so that a change of devices re-runs nothing."""
+    """``settings`` without the :data:`DEVICE_SETTINGS` and :data:`RESUME_SETTINGS`, at any depth (a
+    whole experiment's config as a param too): what a rule's params hold, so that a change of
+    devices or of the checkpoint interval re-runs nothing."""
     if isinstance(settings, dict):
-        return {key: tracked(value) for key, value in settings.items() if key not in DEVICE_SETTINGS}
+        return {key: tracked(value) for key, value in settings.items()
+                if key not in DEVICE_SETTINGS + RESUME_SETTINGS}
     if isinstance(settings, list):
         return [tracked(item) for item in settings]
     return settings
+
+
+def resume_settings(settings: dict) -> dict:
+    """The :data:`RESUME_SETTINGS` of a training's section, for its job's ``resume`` param."""
+    return {key: settings[key] for key in RESUME_SETTINGS if key in settings}
 
 
 _BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -117,6 +134,15 @@ def _select_experiments(config: dict) -> dict:
             raise unknown_name("experiment", name, config["experiments"], "only")
     return {**config, "experiments": {name: exp for name, exp in config["experiments"].items()
                                       if name in config["only"]}}
+
+
+def tracks_left_out(raw: dict, config: dict) -> set[str]:
+    """The tracks of the experiments ``only`` leaves out of a run (``raw``: the config as read,
+    ``config``: as :func:`prepare` returned it). A view across experiments reads the run's
+    experiments only: the scoreboard and Pareto figures (every track) and a track's side-by-side
+    views and claims (its experiments) would be rewritten from a subset, so a run that leaves some
+    of their experiments out leaves those views alone (rules/functions/targets.smk)."""
+    return {exp["track"] for name, exp in raw["experiments"].items() if name not in config["experiments"]}
 
 
 def used_splits(config: dict) -> dict[str, dict[str, str]]:

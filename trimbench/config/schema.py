@@ -25,6 +25,13 @@ from trimbench.tracks import TRACKS, track_of
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
+def _whole_number(checker, instance) -> bool:
+    """JSON Schema's ``integer`` with no decimal point: the standard accepts ``16.0`` (a float whose
+    fraction is zero), which then reaches torch, numpy and range() as a float and fails inside the
+    job, after Snakemake has deleted the finished outputs whose params it changed."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 def _validator_filling_defaults():
     base = jsonschema.Draft202012Validator
     validate_properties = base.VALIDATORS["properties"]
@@ -36,7 +43,8 @@ def _validator_filling_defaults():
                     instance[name] = copy.deepcopy(subschema["default"])
         yield from validate_properties(validator, properties, instance, schema)
 
-    return jsonschema.validators.extend(base, {"properties": set_defaults})
+    return jsonschema.validators.extend(base, {"properties": set_defaults},
+                                        type_checker=base.TYPE_CHECKER.redefine("integer", _whole_number))
 
 
 _SCHEMA_CACHE: dict = {}
@@ -252,6 +260,13 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "not" and "enum" in error.validator_value:
         return (f"config key {where}: the name {error.instance!r} is reserved (results/{error.instance}/ holds "
                 f"shared outputs; reserved: {', '.join(error.validator_value['enum'])}): choose another")
+    if error.validator == "type" and _written_as_float(error.instance) and "integer" in str(error.validator_value):
+        return (f"config key {where}: {error.instance!r} is written with a decimal point (or an exponent) and this "
+                f"key takes a whole number: write {int(error.instance)}")
+    if (error.validator == "type" and _reads_as_number(error.instance) and "integer" in str(error.validator_value)
+            and float(error.instance).is_integer()):
+        return (f"config key {where}: {error.instance!r} is text to YAML (its exponent has no sign) and this key "
+                f"takes a whole number: write {int(float(error.instance))}")
     if error.validator == "type" and _reads_as_number(error.instance) and "number" in str(error.validator_value):
         return (f"config key {where}: {error.message} (YAML reads {error.instance} as text: write it with a "
                 f"decimal point, e.g. {_with_decimal_point(error.instance)})")
@@ -268,6 +283,11 @@ def _reads_as_number(value) -> bool:
     except (TypeError, ValueError):
         return False
     return isinstance(value, str)
+
+
+def _written_as_float(value) -> bool:
+    """16.0 or 1.0e5: a whole number YAML reads as a float."""
+    return isinstance(value, float) and value.is_integer()
 
 
 def _with_decimal_point(text: str) -> str:
@@ -372,7 +392,8 @@ def check_lengths(config: dict, workdir: Path) -> None:
 def _lengths(value, path: tuple):
     if isinstance(value, dict):
         for key, item in value.items():
-            if key in LENGTH_KEYS and isinstance(item, int) and not isinstance(item, bool):
+            # a float too: 1.0e5 must not slip past the limit because it is not an int
+            if key in LENGTH_KEYS and isinstance(item, (int, float)) and not isinstance(item, bool):
                 yield (*path, key), item
             else:
                 yield from _lengths(item, (*path, key))

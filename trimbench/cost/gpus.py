@@ -73,6 +73,13 @@ def gpu_table(extra: Mapping | None = None) -> dict[str, Gpu]:
         if unknown:
             raise ConfigError(f"GPU '{name}': unknown key(s) {', '.join(unknown)} (fields: {', '.join(_FIELDS)}; "
                               f"dtypes: {', '.join(DTYPES)})")
+        sizes = {"memory_gib": spec["memory_gib"], **{f"peak_tflops.{dtype}": value
+                                                      for dtype, value in spec["peak_tflops"].items()}}
+        for key, value in sizes.items():
+            # a zero peak would divide the plan's GPU time by zero; zero memory fits no job
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ConfigError(f"GPU '{name}': {key} {value!r} is not a positive number (a datasheet's "
+                                  "memory and dense TFLOP/s are)")
         table[name] = Gpu(name, float(spec["memory_gib"]), {k: float(v) for k, v in spec["peak_tflops"].items()},
                           spec.get("source", "the config"))
     return table

@@ -10,6 +10,7 @@ from trimbench.checks import (
     check_dataset,
     check_devices,
     check_model_paths,
+    check_search_depth,
     model_shape,
     unknown_name,
 )
@@ -153,6 +154,7 @@ def _check_retrieval(where: str, exp: dict, config: dict, shape: ModelShape) -> 
     if wrong:
         raise ConfigError(f"config key {where}.evaluation.metrics: {wrong} are not retrieval metrics; "
                           f"use some of {list(RETRIEVAL_METRICS)}")
+    check_search_depth(where, "retrieval.top_k", settings["top_k"], evaluation["metrics"])
     for d in settings["target_dims"]:
         if d > shape.dim:
             raise ConfigError(f"config key {where}.retrieval.target_dims: dim {d} is larger than model "

@@ -3,6 +3,7 @@ to a few steps on short texts, in fp32 on the CPU (light: runs while Snakemake p
 
 from __future__ import annotations
 
+from trimbench.checks import deepest_cut_off
 from trimbench.dense.variants import RETRIEVAL_TRACKS
 from trimbench.face import shared_by_devices
 
@@ -28,6 +29,7 @@ def smoke_experiment(exp: dict, settings: dict) -> None:
         train["gradient_checkpointing"] = False
         for key in ("q_max_length", "p_max_length"):
             retrieval[key] = min(retrieval[key] or settings["max_seq_length"], settings["max_seq_length"])
-        retrieval["top_k"] = min(retrieval["top_k"], 100)
+        # never below a metric's cut-off (trimbench.checks.check_search_depth)
+        retrieval["top_k"] = min(retrieval["top_k"], max(100, deepest_cut_off(exp["evaluation"]["metrics"])))
         retrieval["negatives"]["depth"] = min(retrieval["negatives"]["depth"], 20)
     shared_by_devices(train)

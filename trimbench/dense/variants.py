@@ -92,9 +92,16 @@ METHOD_ONLY_RETRIEVAL_SETTINGS = {
 }
 
 
+#: ``retrieval`` settings of the search and the scoring only (the run's depth, the corpus encoding's
+#: chunks, the averaged datasets): no training reads them, so changing one re-trains nothing
+SEARCH_ONLY_RETRIEVAL_SETTINGS = ("top_k", "encode_chunk", "average_over", "average_name")
+
+
 def variant_retrieval_settings(exp: dict, method: str) -> dict:
-    """The ``retrieval`` settings one variant's training uses: other methods' own settings dropped."""
+    """The ``retrieval`` settings one variant's training uses: other methods' own settings and the
+    :data:`SEARCH_ONLY_RETRIEVAL_SETTINGS` dropped."""
     unused = {key for other, keys in METHOD_ONLY_RETRIEVAL_SETTINGS.items() if other != method for key in keys}
+    unused |= set(SEARCH_ONLY_RETRIEVAL_SETTINGS)
     return {key: value for key, value in exp["retrieval"].items() if key not in unused}
 
 def passage_layer(exp: dict, variant) -> int | None:

@@ -4,7 +4,6 @@ the published per-layer curves (``reference/electra.csv``)."""
 from __future__ import annotations
 
 import html
-import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +11,7 @@ from matplotlib.ticker import MaxNLocator
 
 from trimbench import scores as score_table
 from trimbench.electra.checks import LAST_EPOCH_SPLIT, PARAMETERS
-from trimbench.plots.figures import plt, save, sns
+from trimbench.plots.figures import fitted_title, plt, save, sns
 from trimbench.plots.pareto import plot_front
 
 ROLES = ["discriminator", "generator", "encoder"]
@@ -254,7 +253,7 @@ def layer_figure(scores: pd.DataFrame, table: pd.DataFrame, roles: dict[str, str
     grid.set_axis_labels("layer k (0 = embedding output)", "test score")
     _legend_below(grid)
     # Wrapped to the panels' width: one line of a long title widened the saved figure past them.
-    grid.figure.suptitle(textwrap.fill(title, int(grid.figure.get_figwidth() * 9)), y=1.0, va="bottom")
+    grid.figure.suptitle(fitted_title(title, grid.figure.get_figwidth()), y=1.0, va="bottom")
     save(grid.figure, paths)
 
 
@@ -297,5 +296,5 @@ def electra_pareto_figure(table: pd.DataFrame, roles: dict[str, str], title: str
         ax.set_title(task)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    figure.suptitle(title)
+    figure.suptitle(fitted_title(title, figure.get_figwidth()))
     save(figure, paths)

@@ -35,7 +35,13 @@ from trimbench.jobs import faults
 from trimbench.jobs.atomic import atomic_path
 from trimbench.jobs.fingerprint import stamped_work_dir
 from trimbench.models import _transformer_folder, cut_layers, encoder_layers
-from trimbench.training import checkpoint_callback, resumable_checkpoint, training_rows
+from trimbench.training import (
+    check_finite_loss,
+    checkpoint_callback,
+    finite_loss_callback,
+    resumable_checkpoint,
+    training_rows,
+)
 from trimbench.training import training_arguments as shared_training_arguments
 
 log = logging.getLogger(__name__)
@@ -216,9 +222,10 @@ def fine_tune_pairs(model, objective: str, num_labels: int, train_frame: pd.Data
             train_dataset=datasets.Dataset.from_pandas(train_frame, preserve_index=False),
             loss=loss,
             evaluator=evaluator,
-            callbacks=[best],
+            callbacks=[best, finite_loss_callback(what := f"the {objective} fine-tuning of seed {seed}")],
         )
         result = trainer.train()
+    check_finite_loss(result.metrics.get("train_loss"), what, 1, result.global_step)
     log.info("training finished: %s; epoch kept: %s (%s)", result.metrics, best.best_epoch, settings["select"])
     history = {"epochs": best.history, "kept_epoch": best.best_epoch, "select": settings["select"],
                "train_rows": len(train_frame), "train_metrics": result.metrics}

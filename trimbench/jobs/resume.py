@@ -23,6 +23,7 @@ SLURM jobs of the killed run still queued or running (``squeue --me``), must be 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,39 @@ RUNNERS = ("snakemake", "trimbench.jobs.warm")
 #: what marks a process as one of a run's jobs: Snakemake's copies of step scripts, the warm
 #: interpreter (whose children take their job's working directory)
 JOB_MARKERS = (".snakemake/scripts/", "trimbench.jobs.warm")
+
+
+#: the make targets that run this workflow (the Makefile's demo, mini and report): a resumed ``make``
+#: runs one of them (``make clean`` after an unlock would delete the run it was meant to continue)
+MAKE_RUNS = ("demo", "mini", "report")
+
+
+class NotARun(ValueError):
+    """A command that is not a run of this workflow: resume unlocks nothing and runs nothing."""
+
+
+def resumable(command: list[str]) -> list[str]:
+    """The command to run again after the unlock: ``command`` if it runs this workflow (snakemake,
+    ``python -m snakemake``, ``python -m trimbench.jobs.warm``, or ``make`` of :data:`MAKE_RUNS`), a
+    leading ``--`` dropped; a bare ``snakemake`` not on ``PATH`` (the venv not activated) becomes this
+    interpreter's ``python -m snakemake``, the one that unlocks. Else :class:`NotARun` naming it."""
+    command = command[1:] if command[:1] == ["--"] else command
+    if command and command[0] == "snakemake" and shutil.which("snakemake") is None:
+        return [sys.executable, "-m", "snakemake", *command[1:]]
+    if command and Path(command[0]).name == "make":
+        targets = [word for word in command[1:] if not word.startswith("-") and "=" not in word]
+        if targets and set(targets) <= set(MAKE_RUNS):
+            return command
+        raise NotARun(f"'{' '.join(command)}' is not a run of this workflow: make runs it with the targets "
+                      f"{', '.join(MAKE_RUNS)} (give the interrupted one, e.g. make demo)")
+    if command and _is_run(command):
+        if shutil.which(command[0]) is None:
+            raise NotARun(f"'{command[0]}' of '{' '.join(command)}' is no program here (not on PATH, no such "
+                          "file): give it as the interrupted run gave it, e.g. .venv/bin/python -m ...")
+        return command
+    raise NotARun(f"'{' '.join(command)}' is not a run of this workflow: give the interrupted command, "
+                  "snakemake ..., python -m snakemake ..., python -m trimbench.jobs.warm ... or make "
+                  f"{'|'.join(MAKE_RUNS)}, with its arguments")
 
 
 def snakemake_arguments(command: list[str]) -> list[str]:
@@ -102,6 +136,11 @@ def main(command: list[str]) -> int:
     if not command:
         print("usage: python -m trimbench.resume COMMAND...  (the interrupted command, e.g. "
               "python -m trimbench.resume snakemake --configfile configs/electra.yaml)", file=sys.stderr)
+        return 2
+    try:
+        command = resumable(command)
+    except NotARun as error:
+        print(f"trimbench.resume: {error}; nothing unlocked, nothing run", file=sys.stderr)
         return 2
     arguments = snakemake_arguments(command)
     directory = run_directory(arguments, Path.cwd())

@@ -10,6 +10,7 @@ import pandas as pd
 
 from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
+from trimbench.cost.gpus import find_gpu, gpu_table
 from trimbench.cost.step import count_all
 from trimbench.plan.context import PlanContext
 from trimbench.plan.dryrun import dry_run
@@ -46,10 +47,16 @@ def plan_many(runs: list[list[str]], gpus: list[str] | None, overrides: list[str
     split, column)'s lengths came from. The dry runs run side by side, then every step not yet counted
     is counted on every core, then each job is priced."""
     cache_dir = cache_dir or default_cache()
+    # each run's config and every GPU name checked first: a typo is named in seconds, not after the
+    # dry runs and the step counting (minutes)
+    configs = [run_config(configfiles, overrides, workdir) for configfiles in runs]
+    for config in configs:
+        table = gpu_table(config["plan_gpus"])
+        for gpu in gpus or []:
+            find_gpu(gpu, table)
     listed = dry_runs(runs, list(overrides), workdir, remaining)
     prepared = []
-    for configfiles, jobs in zip(runs, listed, strict=True):
-        config = run_config(configfiles, overrides, workdir)
+    for configfiles, config, jobs in zip(runs, configs, listed, strict=True):
         prepared.append((configfiles, config, PlanContext(config, workdir, cache_dir), jobs))
     count_all([step for _, config, context, jobs in prepared for step in steps_to_count(jobs, config, context)],
               cache_dir, workers=os.cpu_count() or 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -16,6 +18,27 @@ from trimbench.plots.pareto import plot_front
 # Fixed metadata and SVG ids: a figure rebuilt from the same scores is the same bytes.
 _SAVE_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
 plt.rcParams["svg.hashsalt"] = "trimbench"
+
+
+#: characters of a title per inch of figure width (matplotlib's default title size), and the most
+#: lines a title paragraph keeps: a description is free text, and one of 20,000 characters on one
+#: line made a 206,087-pixel-wide figure (wrapped whole, a 300-line-tall one)
+TITLE_CHARACTERS_PER_INCH = 9
+TITLE_LINES = 3
+
+
+def fitted_title(title: str, width_inches: float) -> str:
+    """``title`` wrapped to a figure ``width_inches`` wide, each paragraph cut to
+    :data:`TITLE_LINES` lines ending in an ellipsis."""
+    width = max(20, int(width_inches * TITLE_CHARACTERS_PER_INCH))
+    paragraphs = []
+    for paragraph in title.split("\n"):
+        lines = textwrap.wrap(paragraph, width) or [""]
+        if len(lines) > TITLE_LINES:
+            rest = " ".join(lines[TITLE_LINES - 1:])
+            lines = [*lines[:TITLE_LINES - 1], textwrap.shorten(rest, width, placeholder=" …")]
+        paragraphs.append("\n".join(lines))
+    return "\n".join(paragraphs)
 
 
 def save(figure, paths: dict[str, str]) -> None:

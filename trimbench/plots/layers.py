@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pandas as pd
 
-from trimbench.plots.figures import reference_line, save, sns, thin_tick_labels
+from trimbench.plots.figures import fitted_title, reference_line, save, sns, thin_tick_labels
 from trimbench.scores import BASELINE_LABEL
 
 
@@ -44,6 +44,7 @@ def layer_panels(data: pd.DataFrame, metric: str, title: str, paths: dict[str, s
         grid.set_axis_labels("dim", metric)
     else:
         grid.set_xlabels("dim")
+    title = fitted_title(title, grid.figure.get_figwidth())
     grid.figure.suptitle(title, y=1.02 + 0.03 * title.count("\n"))
     thin_tick_labels(grid.figure)
     save(grid.figure, paths)

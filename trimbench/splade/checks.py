@@ -10,7 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trimbench.checks import RETRIEVAL_METRICS, check_devices, check_trec_files, model_shape, resolve_path, unknown_name
+from trimbench.checks import (
+    RETRIEVAL_METRICS,
+    check_devices,
+    check_search_depth,
+    check_trec_files,
+    model_shape,
+    resolve_path,
+    unknown_name,
+)
 from trimbench.data.corpora import shared_corpora
 from trimbench.data.model_checks import has_mlm_head
 from trimbench.errors import ConfigError
@@ -126,6 +134,7 @@ def _check_evaluation(where: str, exp: dict) -> None:
     wrong = [m for m in evaluation["metrics"] if m not in RETRIEVAL_METRICS]
     if wrong:
         raise ConfigError(f"config key {where}.evaluation.metrics: {wrong} are not retrieval metrics")
+    check_search_depth(where, "splade.top_k", exp["splade"]["top_k"], evaluation["metrics"])
     if evaluation["main_metric"] not in evaluation["metrics"]:
         raise ConfigError(f"config key {where}.evaluation.main_metric: '{evaluation['main_metric']}' is not among "
                           f"evaluation.metrics {evaluation['metrics']}")

@@ -3,6 +3,7 @@ while Snakemake parses)."""
 
 from __future__ import annotations
 
+from trimbench.checks import deepest_cut_off
 from trimbench.face import shared_by_devices
 
 
@@ -36,5 +37,7 @@ def smoke_experiment(exp: dict, settings: dict) -> None:
         train["hard_negatives"]["source"] = "standin"
     train["negatives"]["depth"] = min(train["negatives"]["depth"], 20)
     splade = exp["splade"]
-    splade.update(top_k=min(splade["top_k"], 100), q_max_terms=min(splade["q_max_terms"] or 16, 16),
+    # top_k never below a metric's cut-off (trimbench.checks.check_search_depth)
+    splade.update(top_k=min(splade["top_k"], max(100, deepest_cut_off(exp["evaluation"]["metrics"]))),
+                  q_max_terms=min(splade["q_max_terms"] or 16, 16),
                   d_max_terms=min(splade["d_max_terms"] or 64, 64))
