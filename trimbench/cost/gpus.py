@@ -4,7 +4,8 @@ Peak figures are *dense* (NVIDIA's datasheets mark the 2:4-sparsity figures with
 one is half of it). A dtype a GPU has no fast path for is absent from its ``peak_tflops`` (the V100
 has no TF32 or BF16 tensor cores), so asking for it is an error, not a guess. ``memory_gib`` is the
 datasheet's nominal memory; what a job can use is less (CUDA context, fragmentation): :func:`usable_gib`,
-what the fit test compares a job's peak with. A user adds their own GPUs in the config (``gpu_table(extra)``), with the same fields.
+what the fit test compares a job's peak with. A user adds their own GPUs in the config
+(``gpu_table(extra)``), with the same fields.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ _A100 = ("NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia
          "FP32 19.5, TF32 156, BF16 312, FP16 312 TFLOPS dense (sparse figures, marked *, are twice these)")
 
 GPUS: dict[str, Gpu] = {gpu.name: gpu for gpu in (
-    Gpu("a100-40gb", 40, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312}, _A100 + "; 1,555 GB/s (40GB SXM)", 1555),
-    Gpu("a100-80gb", 80, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312}, _A100 + "; 2,039 GB/s (80GB SXM)", 2039),
+    Gpu("a100-40gb", 40, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312},
+        _A100 + "; 1,555 GB/s (40GB SXM)", 1555),
+    Gpu("a100-80gb", 80, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312},
+        _A100 + "; 2,039 GB/s (80GB SXM)", 2039),
     Gpu("h100-80gb", 80, {"fp32": 67, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5},
         "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column: FP32 67 TFLOPS; TF32 989, BF16 1,979, "
         "FP16 1,979 TFLOPS shown with sparsity ('specifications 1/2 lower without sparsity'); 3.35 TB/s", 3350),

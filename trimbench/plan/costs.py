@@ -99,7 +99,7 @@ def _unpriced(row: dict) -> str:
     """The jobs in no total, named."""
     if not row["unpriced"]:
         return ""
-    return f"; {row['unpriced']} job(s) not priced, in no figure: {', '.join(row['unpriced_jobs'].split())}"
+    return f"; {row['unpriced']} job(s) not priced, in no figure: {row['unpriced_jobs']}"
 
 
 def cell(row: dict, link: str) -> str:
@@ -176,9 +176,10 @@ def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame, bounded: dict) ->
         if bounded.get(run):
             lines += ["Texts priced at their maximum length (no measured or recorded lengths: give a contract "
                       "`lengths:` or a local copy to price them closer): " + ", ".join(bounded[run]) + ".", ""]
-        wide = priced[priced["peak_gib"] > usable_gib(find_gpu("a100-40gb"))]
+        usable = usable_gib(find_gpu("a100-40gb"))
+        wide = priced[priced["peak_gib"] > usable]
         if len(wide):
-            lines += [f"Jobs over 40 GB (more than the {usable_gib(find_gpu('a100-40gb')):.0f} GiB a job can use of it):",
+            lines += [f"Jobs over 40 GB (more than the {usable:.0f} GiB a job can use of it):",
                       "", *[f"- {job} ({gib:.1f} GiB)" for job, gib in
                                                 zip(wide["job"], wide["peak_gib"], strict=True)], ""]
         unpriced = jobs[jobs["unknown"] != ""]

@@ -19,7 +19,8 @@ from trimbench.plan.price import GIB, JobPlan, Settings, plan_job, steps_to_coun
 GB = 10**9
 #: the plan's table, a row per job and GPU
 COLUMNS = ["run", "gpu", "rule", "job", "examples", "optimizer_steps", "tokens", "tflops", "peak_gib",
-           "fits", "fits_on", "advice", "gpu_hours", "gpu_hours_low", "gpu_hours_high", "at_max_length", "runtime_min", "mem_mb", "disk_gb", "unknown", "lengths"]
+           "fits", "fits_on", "advice", "gpu_hours", "gpu_hours_low", "gpu_hours_high", "at_max_length",
+           "runtime_min", "mem_mb", "disk_gb", "unknown", "lengths"]
 
 
 def default_cache() -> Path:
@@ -106,7 +107,7 @@ def totals(table: pd.DataFrame) -> pd.DataFrame:
         out.append({
             "run": run, "gpu": gpu, "jobs": len(jobs), "gpu_jobs": len(priced),
             "unpriced": int((jobs["unknown"] != "").sum()),
-            "unpriced_jobs": " ".join(jobs.loc[jobs["unknown"] != "", "job"]),
+            "unpriced_jobs": "; ".join(jobs.loc[jobs["unknown"] != "", "job"]),
             "gpu_hours": priced["gpu_hours"].sum(), "gpu_hours_low": priced["gpu_hours_low"].sum(),
             "gpu_hours_high": priced["gpu_hours_high"].sum(),
             "at_max_length": int(priced["at_max_length"].astype(bool).sum()), "tokens": priced["tokens"].sum(),
