@@ -34,7 +34,8 @@ config.json) and timed on this CPU, ``--repeats-mpnet`` times: a few training st
 STS-B sentences at a preset's encoding batch (128), length-sorted as the encoders batch them. The
 CPU's rate is measured before each repeat in this process's CPU seconds (the rate of a shared machine
 moves between runs, and a wall-clock rate is only the share of the core a process got), each repeat's
-ratio is predicted / CPU seconds at that rate; the median and the spread are printed.
+ratio is predicted / CPU seconds at that rate (and, for AdamW's memory-bound update, the plan's 28
+bytes a parameter at the CPU's measured bandwidth); the median and the spread are printed.
 """
 
 from __future__ import annotations
@@ -348,6 +349,7 @@ def mpnet_calibration(args) -> None:
     from trimbench.cost.architecture import architecture
     from trimbench.cost.step import Step, step_cost
     from trimbench.cost.work import one_shape
+    from trimbench.plan.price import ADAMW_BYTES_PER_PARAMETER
 
     if not (MPNET / "config.json").is_file():
         sys.exit(f"{MPNET} is missing: run `make mpnet` first")
@@ -364,11 +366,12 @@ def mpnet_calibration(args) -> None:
     loss = losses.MultipleNegativesRankingLoss(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
     cache = Path(tempfile.mkdtemp(prefix="trimbench-mpnet-steps-"))
-    print("\n| repeat | what | CPU rate GFLOP/s | predicted s | CPU s | predicted / CPU |")
-    print("|---|---|---|---|---|---|")
+    parameters = sum(parameter.numel() for parameter in model.parameters())
+    print("\n| repeat | what | CPU rate GFLOP/s | CPU GB/s | predicted s | CPU s | predicted / CPU |")
+    print("|---|---|---|---|---|---|---|")
     ratios: dict[str, list[float]] = {"train": [], "encode": []}
     for repeat in range(args.repeats_mpnet):
-        rate = cpu_flop_rate(args.repeats)
+        rate, bandwidth = cpu_flop_rate(args.repeats), cpu_bandwidth(args.repeats)
         start = repeat * args.mpnet_batch * (args.mpnet_steps + 1)
         batches = [rows[start + i * args.mpnet_batch:start + (i + 1) * args.mpnet_batch]
                    for i in range(args.mpnet_steps + 1)]
@@ -389,8 +392,10 @@ def mpnet_calibration(args) -> None:
             # the plan's step: both columns through the encoder before the one backward, each padded to its longest
             shape = one_shape([(len(batch), f["input_ids"].shape[1]) for f in features])
             flops += step_cost(Step(arch, shape[0], shape[1], train=True), cache).flops
-        _mpnet_row(repeat, f"train {args.mpnet_steps} steps x {args.mpnet_batch} pairs", rate, flops / rate, cpu,
-                   ratios["train"])
+        # AdamW's update, memory-bound: the plan's term (trimbench.plan.price) at this CPU's bandwidth
+        adamw = args.mpnet_steps * parameters * ADAMW_BYTES_PER_PARAMETER / bandwidth
+        _mpnet_row(repeat, f"train {args.mpnet_steps} steps x {args.mpnet_batch} pairs", rate, flops / rate + adamw,
+                   cpu, ratios["train"], f"{bandwidth / 1e9:.1f}")
         texts = [row["sentence1"] for row in rows[:args.mpnet_texts]]
         # length-sorted batches of 128 (SentenceTransformer.encode sorts longest first), each its longest
         ordered = sorted(lengths(texts), reverse=True)
@@ -399,7 +404,7 @@ def mpnet_calibration(args) -> None:
         began = time.process_time()
         model.encode(texts, batch_size=128, convert_to_numpy=True)
         _mpnet_row(repeat, f"encode {len(texts)} texts, batch 128", rate, flops / rate,
-                   time.process_time() - began, ratios["encode"])
+                   time.process_time() - began, ratios["encode"], f"{bandwidth / 1e9:.1f}")
     print()
     for what, values in ratios.items():
         print(f"mpnet {what}: predicted / CPU median {statistics.median(values):.3f}, min {min(values):.3f}, "
@@ -424,9 +429,27 @@ def cpu_flop_rate(repeats: int) -> float:
     return 2 * n**3 / best
 
 
-def _mpnet_row(repeat: int, what: str, rate: float, predicted: float, cpu: float, ratios: list[float]) -> None:
+def cpu_bandwidth(repeats: int) -> float:
+    """Bytes/s this process's CPU time moves through memory: the best of ``repeats`` fp32 additions
+    c = a + b of 2^25 elements (three 128 MiB arrays: two read, one written), in CPU seconds."""
+    import torch
+
+    n = 2**25
+    a, b, c = torch.randn(n), torch.randn(n), torch.empty(n)
+    torch.add(a, b, out=c)
+    best = math.inf
+    for _ in range(repeats):
+        began = time.process_time()
+        torch.add(a, b, out=c)
+        best = min(best, time.process_time() - began)
+    return 3 * 4 * n / best
+
+
+def _mpnet_row(repeat: int, what: str, rate: float, predicted: float, cpu: float, ratios: list[float],
+               bandwidth: str) -> None:
     ratios.append(predicted / cpu)
-    print(f"| {repeat + 1} | {what} | {rate / 1e9:.1f} | {predicted:.1f} | {cpu:.1f} | {predicted / cpu:.3f} |")
+    print(f"| {repeat + 1} | {what} | {rate / 1e9:.1f} | {bandwidth} | {predicted:.1f} | {cpu:.1f} | "
+          f"{predicted / cpu:.3f} |")
 
 
 def predicted_seconds(job) -> float:
