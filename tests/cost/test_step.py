@@ -86,6 +86,23 @@ def test_mixed_precision_keeps_less_activation_memory(half):
     assert mixed.flops == fp32.flops and mixed.parameter_bytes == fp32.parameter_bytes
 
 
+@pytest.mark.parametrize("half", ["bf16", "fp16"])
+def test_splades_log1p_is_fp32_under_half_precision_as_cuda_autocast_runs_it(half, monkeypatch):
+    """CUDA autocast runs log1p in fp32: under bf16 / fp16 a SPLADE training step holds a fp32 copy of
+    the [tokens x vocabulary] logits and a fp32 log1p over them, where CPU autocast would keep both in
+    half precision. With a vocabulary wide beside the model (as 30,522 beside 768), they dominate."""
+    wide = dataclasses.replace(TINY, vocab_size=30_000)
+    tokens = 16 * 64
+    mixed = measure(Step(wide, 16, 64, train=True, head="mlm", dtype=half))
+    # its own count: a cache of the CPU-autocast count does not answer it
+    assert "cuda_autocast_fp32" in step_module.cache_key(Step(wide, 16, 64, train=True, head="mlm", dtype=half))
+    monkeypatch.setattr(step_module, "CUDA_AUTOCAST_FP32_DTYPES", ())
+    cpu_autocast = measure(Step(wide, 16, 64, train=True, head="mlm", dtype=half))
+    # at least the fp32 copy and the fp32 result in place of one half-precision result: 6 bytes an element more
+    assert mixed.peak_bytes - cpu_autocast.peak_bytes >= 6 * tokens * 30_000
+    assert mixed.flops == cpu_autocast.flops
+
+
 def test_gradient_checkpointing_trades_memory_for_a_second_forward():
     plain = measure(Step(TINY, 64, 128, train=True))
     checkpointed = measure(Step(TINY, 64, 128, train=True, gradient_checkpointing=True))

@@ -3,6 +3,8 @@ the schema reference comes from the schema: `make plan-presets` writes them, the
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -10,7 +12,8 @@ from trimbench.plan import costs
 
 
 def _figures() -> pd.DataFrame:
-    return pd.read_csv(costs.COSTS_CSV)
+    # an empty unpriced_jobs stays "" (as the plan writes it), not NaN
+    return pd.read_csv(costs.COSTS_CSV, keep_default_na=False)
 
 
 def test_every_preset_has_its_figures():
@@ -24,11 +27,32 @@ def test_the_readmes_cost_cells_are_the_plans():
         assert path.read_text() == text, f"{path.name}: its cost cells are not docs/costs.csv's; run make plan-presets"
 
 
-def test_every_paper_preset_cell_names_gpu_hours_and_its_plan():
+def test_every_paper_preset_cell_gives_an_estimate_and_its_range_and_its_plan():
     cells = costs.cells_of(costs.CONFIGS_README)
+    figures = _figures().set_index("preset")
     for preset in costs.PRESETS:
         (cell,) = [cell for cell in cells if f"costs.md#{preset})" in cell]
-        assert "GPU-h on A100-80GB" in cell and "not estimated" not in cell
+        for gpu in costs.GPUS:
+            assert re.search(rf"est\. [0-9.,]+ GPU-h \(range [0-9.,]+–[0-9.,]+\) on {gpu.upper()}", cell), cell
+            low, central, high = (figures.loc[preset, f"gpu_hours_{gpu}{end}"] for end in ("_low", "", "_high"))
+            assert 0 < low <= central <= high
+        # no figure is a bound: the MFU is an assumption, whatever the lengths
+        assert "≤" not in cell and "not estimated" not in cell
+
+
+def test_a_cell_names_the_jobs_its_figures_leave_out():
+    """A preset with jobs the plan cannot price says how many and which, in its cell."""
+    figures = _figures().set_index("preset")
+    cells = costs.cells_of(costs.CONFIGS_README)
+    unpriced = figures[figures["unpriced"] > 0]
+    assert len(unpriced), "some preset (electra) has jobs the plan cannot price"
+    for preset, row in unpriced.iterrows():
+        (cell,) = [cell for cell in cells if f"costs.md#{preset})" in cell]
+        assert f"{row['unpriced']} job(s) not priced, in no figure" in cell
+        assert all(job in cell for job in row["unpriced_jobs"].split("; "))
+    row = figures.loc["electra"].to_dict()
+    assert "not priced" in costs.cell({**row, "preset": "electra"}, "x")
+    assert "not priced" not in costs.cell({**row, "preset": "electra", "unpriced": 0, "unpriced_jobs": ""}, "x")
 
 
 def test_the_readme_tracks_table_has_one_row_per_paper_preset():

@@ -13,8 +13,9 @@ from conftest import PLAN_LISTING_ONLY, REPO, SNAKEMAKE, priced_env
 
 from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
+from trimbench.cost.gpus import FIT_FRAGMENTATION, FIT_RESERVED_GIB, MFU, usable_gib
 from trimbench.cost.step import Step, step_cost
-from trimbench.cost.work import Phase, Work
+from trimbench.cost.work import Phase, Work, matmul_precision
 from trimbench.errors import ConfigError
 from trimbench.plan import price
 from trimbench.plan.context import PlanContext
@@ -81,6 +82,11 @@ def _work(**changes) -> Work:
     return replace(Work((phase,), examples=3200, optimizer_steps=100, devices=2), **changes)
 
 
+def _adamw_seconds(plan, steps: int = 100, devices: int = 2, bandwidth: float = 2039e9) -> float:
+    """GPU-seconds of AdamW's update in the test job (trimbench.plan.price._elementwise_seconds)."""
+    return steps * devices * plan.parameter_bytes / 4 * price.ADAMW_BYTES_PER_PARAMETER / bandwidth
+
+
 def _planned(monkeypatch, config, cache, work, **keys):
     monkeypatch.setattr(price, "job_work", lambda *args: work)
     return price.plan_job("train_model", {"experiment": "x"}, config, PlanContext(config, REPO, cache),
@@ -94,7 +100,8 @@ def test_a_job_is_its_counted_steps_on_the_gpus_peak_at_the_mfu(monkeypatch, con
     # every step of each of the two devices
     assert plan.flops == pytest.approx(step.flops * 100 * 2)
     assert plan.tokens == 100 * 32 * 64 * 2
-    seconds = plan.flops / (312e12 * 0.25)  # the A100's dense bf16 peak
+    # the A100's dense bf16 peak, and AdamW's update at its memory bandwidth
+    seconds = plan.flops / (312e12 * 0.25) + _adamw_seconds(plan)
     assert plan.gpu_hours == pytest.approx(seconds / 3600)
     # the wall time is shared by the devices, then the margin
     assert plan.runtime_minutes == max(1, math.ceil(seconds / 2 / 60 * 2.0))
@@ -104,15 +111,109 @@ def test_a_job_is_its_counted_steps_on_the_gpus_peak_at_the_mfu(monkeypatch, con
     assert plan.fits["a100-80gb"] and plan.priced and not plan.problems
 
 
-def test_a_job_too_big_for_the_gpu_is_flagged_with_what_makes_it_fit(monkeypatch, config, cache):
+def _between_half_and_full_batch(config, cache) -> dict:
+    """A GPU whose usable memory (its nominal less the fit test's headroom) holds the test job's step
+    at half its batch, not at its whole batch."""
     arch = PlanContext(config, REPO, cache).architecture(TINY_BERT)
     half = step_cost(Step(arch, 16, 128, train=True, dtype="bf16"), cache).peak_bytes
     full = step_cost(Step(arch, 32, 128, train=True, dtype="bf16"), cache).peak_bytes
-    small = price.gpu_table({"small": {"memory_gib": (half + full) / 2 / price.GIB, "peak_tflops": {"bf16": 100}}})
-    plan = _planned(monkeypatch, config, cache, _work(), gpu=small["small"], gpus=small)
+    usable = (half + full) / 2 / price.GIB
+    nominal = (usable + FIT_RESERVED_GIB) / (1 - FIT_FRAGMENTATION)
+    return price.gpu_table({"small": {"memory_gib": nominal, "peak_tflops": {"bf16": 100}}})
+
+
+def test_a_job_too_big_for_the_gpu_is_flagged_with_the_tracks_setting_that_makes_it_fit(monkeypatch, config,
+                                                                                        cache):
+    small = _between_half_and_full_batch(config, cache)
+    work = _work(split_keys=("train.devices",), checkpointing_key="train.gradient_checkpointing")
+    plan = _planned(monkeypatch, config, cache, work, gpu=small["small"], gpus=small)
     assert not plan.fits["small"] and plan.fits["a100-80gb"]
-    assert "devices = 2" in plan.advice and "gradient_accumulation = 2" in plan.advice
+    assert "train.devices = 2 x the current" in plan.advice
+    # an in-batch-negative loss's track offers devices only: accumulation would change the method
+    assert "accumulation" not in plan.advice
     assert any("more than the small's memory" in problem for problem in plan.problems)
+
+
+def test_the_advice_splits_a_masked_lm_batch_by_accumulation_and_names_nothing_a_track_lacks(monkeypatch, config,
+                                                                                             cache):
+    small = _between_half_and_full_batch(config, cache)
+    mlm = _work(split_keys=("domain_adaptation.gradient_accumulation",))
+    plan = _planned(monkeypatch, config, cache, mlm, gpu=small["small"], gpus=small)
+    assert ("domain_adaptation.batch_size / 2 and domain_adaptation.gradient_accumulation x 2" in plan.advice)
+    # ELECTRA's fine-tuning has neither devices nor accumulation nor checkpointing: none is offered
+    plan = _planned(monkeypatch, config, cache, _work(), gpu=small["small"], gpus=small)
+    assert not plan.fits["small"]
+    assert "no setting that splits" in plan.advice
+    assert "devices" not in plan.advice and "accumulation" not in plan.advice and "checkpointing" not in plan.advice
+
+
+def test_the_fit_test_keeps_the_cuda_context_and_fragmentation_free(monkeypatch, config, cache):
+    arch = PlanContext(config, REPO, cache).architecture(TINY_BERT)
+    full = step_cost(Step(arch, 32, 128, train=True, dtype="bf16"), cache).peak_bytes
+    # nominally the step fits; less the headroom it does not
+    exact = price.gpu_table({"exact": {"memory_gib": full / price.GIB * 1.001, "peak_tflops": {"bf16": 100}}})
+    plan = _planned(monkeypatch, config, cache, _work(), gpu=exact["exact"], gpus=exact)
+    assert not plan.fits["exact"]
+    assert usable_gib(exact["exact"]) == pytest.approx(full / price.GIB * 1.001 * 0.95 - 1.0)
+
+
+def test_the_estimate_and_its_range_name_their_lengths_and_mfu(monkeypatch, config, cache):
+    """The estimate: the padded length at the dtype's central MFU; low: the high MFU; high: the
+    longest batch (the truncation length, no text's lengths recorded) at the low MFU."""
+    phase = replace(_work().phases[0], lengths_source="upper bound: max_length 128")
+    plan = _planned(monkeypatch, config, cache, _work(phases=(phase,)), mfu=None)
+    arch = PlanContext(config, REPO, cache).architecture(TINY_BERT)
+    at_64 = step_cost(Step(arch, 32, 64, train=True, dtype="bf16"), cache).flops * 100 * 2
+    at_128 = step_cost(Step(arch, 32, 128, train=True, dtype="bf16"), cache).flops * 100 * 2
+    bf16 = MFU["bf16"]
+    assert (bf16.low, bf16.central, bf16.high) == (0.1, 0.3, 0.46)
+    adamw = _adamw_seconds(plan)
+    assert plan.gpu_hours == pytest.approx((at_64 / (312e12 * 0.3) + adamw) / 3600)
+    assert plan.gpu_hours_low == pytest.approx((at_64 / (312e12 * 0.46) + adamw) / 3600)
+    assert plan.gpu_hours_high == pytest.approx((at_128 / (312e12 * 0.1) + adamw) / 3600)
+    assert plan.gpu_hours_low < plan.gpu_hours < plan.gpu_hours_high and plan.bounded
+    # plan_mfu, a calibration: one figure at every end, the lengths still apart
+    plan = _planned(monkeypatch, config, cache, _work(phases=(phase,)), mfu=0.25)
+    assert plan.gpu_hours_low == plan.gpu_hours == pytest.approx((at_64 / (312e12 * 0.25) + adamw) / 3600)
+    assert plan.gpu_hours_high == pytest.approx((at_128 / (312e12 * 0.25) + adamw) / 3600)
+
+
+def test_the_peak_and_the_high_end_take_the_longest_recorded_text_not_the_truncation(monkeypatch, config, cache):
+    """ELECTRA on STS-B: truncation 512, but the longest recorded text 70 tokens: its batches are
+    padded to at most 70 (dynamic padding), so the peak is priced there."""
+    source = "contract reference/hub/some.yaml (default/train/sentence1, ...)"
+    phase = Phase("train", TINY_BERT, count=100, batch=32, length=40, train=True, precision="bf16",
+                  max_length=512, lengths_source=f"sentence1: {source}")
+    context = PlanContext(config, REPO, cache)
+    context.longest[source] = 70
+    monkeypatch.setattr(price, "job_work", lambda *args: Work((phase,), examples=3200, optimizer_steps=100))
+    plan = price.plan_job("train_model", {"experiment": "x"}, config, context, _settings(config, cache, mfu=None))
+    arch = context.architecture(TINY_BERT)
+    assert plan.peak_bytes == step_cost(Step(arch, 32, 70, train=True, dtype="bf16"), cache).peak_bytes
+    assert plan.peak_bytes < step_cost(Step(arch, 32, 512, train=True, dtype="bf16"), cache).peak_bytes
+    at_70 = step_cost(Step(arch, 32, 70, train=True, dtype="bf16"), cache).flops * 100
+    adamw = _adamw_seconds(plan, devices=1)
+    assert plan.gpu_hours_high == pytest.approx((at_70 / (312e12 * 0.1) + adamw) / 3600) and not plan.bounded
+    # where a text has no recorded lengths, the truncation length stays the longest batch
+    assert price.longest_length(replace(phase, lengths_source=f"{phase.lengths_source}; sentence2: upper bound: "
+                                                              "max_length 512"), context.longest) == 512
+
+
+def test_tf32_is_priced_at_the_tf32_peak_and_at_fp32_where_the_gpu_has_none(monkeypatch, config, cache):
+    assert matmul_precision({"precision": "fp32", "tf32": True}) == "tf32"
+    assert matmul_precision({"precision": "fp32"}) == "tf32"  # trimbench.training's default
+    assert matmul_precision({"precision": "fp32", "tf32": False}) == "fp32"
+    assert matmul_precision({"precision": "bf16", "tf32": True}) == "bf16"
+    work = _work(phases=(replace(_work().phases[0], precision="tf32"),))
+    a100 = _planned(monkeypatch, config, cache, work, mfu=0.5)
+    fp32 = _planned(monkeypatch, config, cache, _work(phases=(replace(_work().phases[0], precision="fp32"),)),
+                    mfu=0.5)
+    assert a100.flops == fp32.flops and a100.peak_bytes == fp32.peak_bytes  # TF32 holds fp32 tensors
+    adamw = _adamw_seconds(a100) / 3600
+    assert a100.gpu_hours - adamw == pytest.approx((fp32.gpu_hours - adamw) * 19.5 / 156)
+    v100 = _planned(monkeypatch, config, cache, work, mfu=0.5, gpu=price.find_gpu("v100-32gb"))
+    v100_adamw = _adamw_seconds(v100, bandwidth=900e9) / 3600
+    assert v100.priced and v100.gpu_hours - v100_adamw == pytest.approx((fp32.gpu_hours - adamw) * 19.5 / 15.7)
 
 
 def test_a_job_over_the_partitions_limit_is_flagged(monkeypatch, config, cache):
@@ -190,3 +291,26 @@ def test_the_dry_run_names_a_job_planned_over_the_partitions_limit():
                             capture_output=True, text=True, check=True, env=priced_env())
     output = result.stdout + result.stderr
     assert "plan: train_model[" in output and "over plan_max_runtime" in output, output[-3000:]
+
+
+def test_the_optimiser_and_an_mlm_heads_vocabulary_work_are_priced_at_the_memory_bandwidth(monkeypatch, config,
+                                                                                          cache):
+    """Work no FLOP counter sees: AdamW's update each step on each device, and an MLM head's
+    elementwise passes over tokens x vocabulary (SPLADE's pooling, the masked-LM loss); a GPU without
+    a stated bandwidth leaves them out."""
+    mlm = replace(_work().phases[0], head="mlm")
+    work = _work(phases=(mlm,))
+    with_bandwidth = _planned(monkeypatch, config, cache, work, mfu=0.5)
+    no_bandwidth = price.find_gpu("a100-80gb")
+    no_bandwidth = replace(no_bandwidth, memory_gbps=None)
+    without = _planned(monkeypatch, config, cache, work, mfu=0.5, gpu=no_bandwidth)
+    vocabulary = PlanContext(config, REPO, cache).architecture(TINY_BERT).vocab_size
+    parameters = with_bandwidth.parameter_bytes / 4
+    moved = (100 * 2 * parameters * price.ADAMW_BYTES_PER_PARAMETER  # 100 steps on each of 2 devices
+             + 100 * 32 * 64 * 2 * vocabulary * 48)  # every token's 30,522 terms, 12 fp32 passes trained
+    assert with_bandwidth.gpu_hours - without.gpu_hours == pytest.approx(moved / 2039e9 / 3600)
+    for end in ("gpu_hours_low", "gpu_hours_high"):
+        assert getattr(with_bandwidth, end) - getattr(without, end) == pytest.approx(moved / 2039e9 / 3600)
+    # a user's GPU states its bandwidth or goes without the term
+    assert price.gpu_table({"mine": {"memory_gib": 8, "peak_tflops": {"fp32": 1}, "memory_gbps": 500}})[
+        "mine"].memory_gbps == 500

@@ -20,9 +20,11 @@ step in about a second) and runs the step there:
 
 Mixed precision (``bf16``/``fp16``) runs the step under ``torch.autocast`` as the trainer does
 (parameters, gradients and optimiser states fp32, matrix products and their saved inputs in half
-precision). Here it is CPU autocast (no CUDA in FakeTensorMode without a CUDA build), whose op lists
-are close to CUDA's for an encoder (matmul, linear, bmm and attention in half precision, norms and
-softmax in fp32).
+precision). Here it is CPU autocast (no CUDA in FakeTensorMode without a CUDA build). Its op lists
+differ from CUDA's: CPU autocast keeps ``log1p``, ``layer_norm`` and ``softmax`` in half precision,
+CUDA runs them in fp32. SPLADE's ``log1p`` over the vocabulary-wide logits, the largest of them, is
+run in fp32 here as on a GPU (:data:`CUDA_AUTOCAST_FP32_DTYPES`); the encoder's norms and softmax
+stay CPU autocast's (a smaller share of the peak, not priced in fp32).
 
 The heads: ``encoder`` (the base model, mean-pooled: dense embeddings), ``mlm`` (the model ``*ForMaskedLM``
 and SPLADE's pooling over the vocabulary logits of every token), ``classifier`` (a linear layer on the
@@ -112,9 +114,14 @@ def cache_key(step: Step) -> str:
 
     fields = asdict(step)
     del fields["architecture"]["source"]
-    return json.dumps({"step": fields, "torch": torch.__version__, "transformers": transformers.__version__},
-                      sort_keys=True, default=str)
+    key = {"step": fields, "torch": torch.__version__, "transformers": transformers.__version__}
+    if step.head == "mlm" and step.dtype in CUDA_AUTOCAST_FP32_DTYPES:
+        key["cuda_autocast_fp32"] = ["log1p"]  # counted since the pooling's log1p is fp32 (a count of its own)
+    return json.dumps(key, sort_keys=True, default=str)
 
+
+#: the dtypes whose autocast CUDA runs ``log1p`` in fp32 (and the fake step with it)
+CUDA_AUTOCAST_FP32_DTYPES = ("bf16", "fp16")
 
 #: the steps counted in this process, by cache key
 _COUNTED: dict[str, StepCost] = {}
@@ -187,7 +194,15 @@ def step_model(step: Step):
             # SPLADE's pooling: max over tokens of log(1 + relu(logit)), padding masked (sentence-transformers'
             # sparse_encoder/modules/splade_pooling.py:107-121: masked product, relu_, log1p in training)
             weights = (output.logits * mask.unsqueeze(-1).to(output.logits.dtype)).relu_()
-            weights = weights.log1p() if step.train else weights.log1p_()
+            if step.dtype in CUDA_AUTOCAST_FP32_DTYPES:
+                # CUDA autocast runs log1p in fp32 (PyTorch's AMP docs, "CUDA Ops that can autocast to
+                # float32"): a fp32 copy of the vocabulary-wide logits and a fp32 result, where CPU
+                # autocast would keep both in half precision
+                with torch.autocast("cpu", enabled=False):
+                    weights = weights.float()
+                    weights = weights.log1p() if step.train else weights.log1p_()
+            else:
+                weights = weights.log1p() if step.train else weights.log1p_()
             return weights.max(dim=1)[0].sum()
 
         return model, loss

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from trimbench.data.columns import text_columns
 from trimbench.data.sizes import Count
+from trimbench.training import SPEED_DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,28 @@ class Work:
     #: device memory the job holds beside its phases' steps (on each device): another model kept
     #: loaded (ELECTRA's start model beside the copy it fine-tunes)
     resident_bytes: int = 0
+    #: the settings, as the track names them, that split a trained batch over devices or micro-batches
+    #: *without changing the method* (what a "does not fit" may offer; gradient accumulation is never
+    #: one for a loss with in-batch negatives: each micro-batch would see fewer negatives)
+    split_keys: tuple[str, ...] = ()
+    #: the track's setting that turns on gradient checkpointing (None: the track has none)
+    checkpointing_key: str | None = None
+    #: the setting of an encoding's batch (a smaller one changes no result)
+    batch_key: str | None = None
 
     @property
     def on_gpu(self) -> bool:
         return bool(self.phases)
+
+
+def matmul_precision(section: dict) -> str:
+    """The dtype a training section's matrix products run in: its ``precision`` (bf16 / fp16
+    autocast), or for fp32 ``tf32`` where the section's ``tf32`` is on (trimbench.training's default
+    when unset: TF32 matmuls on Ampere and newer GPUs; the plan falls back to fp32 on a GPU without)."""
+    precision = section.get("precision", "fp32")
+    if precision == "fp32" and section.get("tf32", SPEED_DEFAULTS["tf32"]):
+        return "tf32"
+    return precision
 
 
 def _epoch_batches(rows: int, batch: int, drop_last: bool) -> int:

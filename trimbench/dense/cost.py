@@ -19,6 +19,7 @@ from trimbench.cost.work import (
     Phase,
     Work,
     batches,
+    matmul_precision,
     one_shape,
     optimizer_steps,
     rank_batches,
@@ -107,13 +108,16 @@ def _training(exp: dict, variant, train: dict, rows: Count, shape, source: str, 
     inputs, longest, lengths_source = shape(per_device)
     batch, length = one_shape(inputs)
     phase = Phase("train", exp["model"], training_batches(*schedule), batch, length, train=True,
-                  layers=variant.cut_layers, precision=train["precision"],
+                  layers=variant.cut_layers, precision=matmul_precision(train),
                   gradient_checkpointing=train["gradient_checkpointing"], lengths_source=lengths_source,
                   max_length=one_shape(longest)[1])
     parameters = context.parameters(exp["model"], variant.cut_layers)
     disk, disk_note = training_disk(parameters, steps, train["checkpoint_steps"], CHECKPOINTS_KEPT)
+    # train.devices gathers in-batch negatives across devices (the single-device training); accumulation
+    # would shrink the negatives of the in-batch losses, so it is not offered
     return Work((phase,), examples=rows.n, optimizer_steps=steps, devices=train["devices"], disk_bytes=disk,
-                notes=(source, disk_note))
+                notes=(source, disk_note), split_keys=("train.devices",),
+                checkpointing_key="train.gradient_checkpointing")
 
 
 def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
@@ -138,7 +142,7 @@ def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
     if unknown:
         return Work(unknown=unknown)
     max_dim = max(exp["grid"]["dims"])
-    return Work(tuple(phases), examples=texts,
+    return Work(tuple(phases), examples=texts, batch_key="evaluation.batch_size",
                 disk_bytes=texts * len(variant.eval_layers) * max_dim * TEXT_EMBEDDING_BYTES)
 
 
@@ -174,6 +178,6 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
     unknown = _unknown(*counts)
     if unknown:
         return Work(unknown=unknown, devices=devices)
-    return Work(tuple(phases), examples=vectors, devices=devices,
+    return Work(tuple(phases), examples=vectors, devices=devices, batch_key="evaluation.batch_size",
                 disk_bytes=vectors * layers * max_dim * CORPUS_EMBEDDING_BYTES)
 

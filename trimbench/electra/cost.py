@@ -66,7 +66,7 @@ def _pair_training(label: str, model: str, layers: int | None, rows: int, settin
     lengths, source = _column_lengths(context, datasets, "train", model, max_length, batch)
     step_batch, step_length = work.one_shape([(batch, tokens) for tokens in lengths])
     phase = Phase(label, model, work.training_batches(*schedule) * count_of, step_batch, step_length, train=True,
-                  layers=layers, head=head, precision=settings["precision"], lengths_source=source,
+                  layers=layers, head=head, precision=work.matmul_precision(settings), lengths_source=source,
                   max_length=max_length)
     return work.optimizer_steps(*schedule), phase
 
@@ -145,7 +145,7 @@ def adaptation_work(exp: dict, model: str, context: CostContext) -> Work:
     tokens, source = max(context.padded_length(dataset, split, column, model, max_length, batch)
                          for split in splits for column in columns)
     phase = Phase("masked-LM training", model, work.training_batches(*schedule), batch, tokens, train=True, head="mlm",
-                  precision=stage["precision"], lengths_source=source, max_length=max_length)
+                  precision=work.matmul_precision(stage), lengths_source=source, max_length=max_length)
     disk, disk_note = work.training_disk(context.parameters(model, head="mlm"), steps, stage["checkpoint_steps"],
                                     CHECKPOINTS_KEPT)
     notes = (f"texts: {texts.source}",
@@ -154,7 +154,9 @@ def adaptation_work(exp: dict, model: str, context: CostContext) -> Work:
              "the MLM head's transform is frozen (domain_adaptation.head: frozen) but priced as trained"
              if stage["head"] == "frozen" else "the MLM head is trained",
              disk_note + " (the adapted encoder is saved without its head)")
-    return Work(phases=(phase,), examples=texts.n, optimizer_steps=steps, disk_bytes=disk, notes=notes)
+    # masked-LM's loss is per token: micro-batches accumulated make the same step
+    return Work(phases=(phase,), examples=texts.n, optimizer_steps=steps, disk_bytes=disk, notes=notes,
+                split_keys=("domain_adaptation.gradient_accumulation",))
 
 
 def pretuning_work(exp: dict, model: str, k: int, context: CostContext) -> Work:

@@ -25,6 +25,9 @@ class PlanContext(CostContext):
         self.workdir = Path(workdir)
         #: each (dataset, split, column) -> where its length came from: the plan's per-dataset record
         self.length_sources: dict[tuple, str] = {}
+        #: each lengths source -> the longest text it records (after truncation): a phase's longest batch
+        #: (trimbench.plan.price.longest_length)
+        self.longest: dict[str, int] = {}
         # what many jobs of a run ask again, answered once a run
         self._architectures: dict[str, Architecture] = {}
         self._parameters: dict[tuple, int] = {}
@@ -55,6 +58,7 @@ class PlanContext(CostContext):
                 registry=self.models)
         lengths = self._lengths[key]
         self.length_sources[(dataset, split, column)] = lengths.source
+        self.longest[lengths.source] = max(self.longest.get(lengths.source, 0), lengths.max)
         return max(1, math.ceil(padded_length(lengths, batch))), lengths.source
 
     def architecture(self, model: str) -> Architecture:

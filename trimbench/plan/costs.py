@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from trimbench.cost.gpus import find_gpu, usable_gib
 from trimbench.plan.dryrun import REPO
 from trimbench.plan.plan import plan_many, rows, totals
 from trimbench.tracks import TRACKS
@@ -52,10 +53,11 @@ def plan_presets(cache_dir: Path | None = None, bounded: dict | None = None) -> 
     return table, totals(table)
 
 
-def _bounded(table: pd.DataFrame, run: str) -> bool:
-    """Whether any priced job of the run took a length's upper bound (no measured or recorded lengths)."""
-    jobs = table[(table["run"] == run) & table["tflops"].notna()]
-    return bool(jobs["lengths"].str.contains("upper bound", regex=False).any())
+def _bounded(table: pd.DataFrame, run: str) -> int:
+    """The priced jobs of the run (on one GPU) that took a length's upper bound (no measured or
+    recorded lengths): their estimate prices those texts at their maximum length."""
+    jobs = table[(table["run"] == run) & table["tflops"].notna() & (table["gpu"] == GPUS[0])]
+    return int(jobs["lengths"].str.contains("upper bound", regex=False).sum())
 
 
 def summary(table: pd.DataFrame, summary_totals: pd.DataFrame) -> pd.DataFrame:
@@ -65,8 +67,10 @@ def summary(table: pd.DataFrame, summary_totals: pd.DataFrame) -> pd.DataFrame:
         per_gpu = summary_totals[summary_totals["run"] == run].set_index("gpu")
         first = per_gpu.loc[GPUS[0]]
         out.append({"preset": run, "jobs": int(first["jobs"]), "gpu_jobs": int(first["gpu_jobs"]),
-                    "unpriced": int(first["unpriced"]), "upper_bound": _bounded(table, run),
-                    **{f"gpu_hours_{gpu}": float(f"{per_gpu.loc[gpu, 'gpu_hours']:.3g}") for gpu in GPUS},
+                    "unpriced": int(first["unpriced"]), "unpriced_jobs": first["unpriced_jobs"],
+                    "at_max_length": _bounded(table, run),
+                    **{f"gpu_hours_{gpu}{end}": float(f"{per_gpu.loc[gpu, f'gpu_hours{end}']:.3g}")
+                       for gpu in GPUS for end in ("", "_low", "_high")},
                     "widest_gib": round(float(first["widest_gib"]), 1), "over_40gb": int(first["over_40gb"]),
                     "over_80gb": int(first["over_80gb"]), "disk_gb": round(float(first["disk_gb"]), 1)})
     return pd.DataFrame(out)
@@ -76,21 +80,35 @@ def _hours(hours: float) -> str:
     return f"{hours:,.1f}" if hours >= 1 else f"{hours:.2g}"
 
 
+def _estimate(row: dict, gpu: str) -> str:
+    """``gpu``'s estimate and range: "est. 54 GPU-h (range 20-310) on A100-80GB"."""
+    low, high = (_hours(row[f"gpu_hours_{gpu}_{end}"]) for end in ("low", "high"))
+    return f"est. {_hours(row[f'gpu_hours_{gpu}'])} GPU-h (range {low}–{high}) on {gpu.upper()}"
+
+
+def _unpriced(row: dict) -> str:
+    """The jobs in no total, named."""
+    if not row["unpriced"]:
+        return ""
+    return f"; {row['unpriced']} job(s) not priced, in no figure: {row['unpriced_jobs']}"
+
+
 def cell(row: dict, link: str) -> str:
-    """A preset's cost cell: GPU-hours on the README's GPUs (≤ where a length was bounded), the widest
-    job, disk, jobs, and what the plan could not price."""
-    bound = "≤ " if row["upper_bound"] else ""
-    hours = ", ".join(f"{bound}{_hours(row[f'gpu_hours_{gpu}'])} GPU-h on {gpu.upper()}" for gpu in GPUS)
+    """A preset's cost cell: the estimate and its range on the README's GPUs, the jobs whose texts
+    have no recorded lengths, the widest job, disk, jobs, and the jobs the plan could not price (named)."""
+    hours = ", ".join(_estimate(row, gpu) for gpu in GPUS)
+    at_max = (f"; {row['at_max_length']} job(s) with texts at their maximum length (none recorded)"
+              if row["at_max_length"] else "")
     fit = (f"{row['over_40gb']} job(s) over 40 GB" if row["over_40gb"] else "every job fits 40 GB")
-    unpriced = f"; {row['unpriced']} job(s) not priced" if row["unpriced"] else ""
-    return (f"{hours}; widest job {row['widest_gib']:.1f} GiB ({fit}); {row['disk_gb']:,.1f} GB written; "
-            f"{row['jobs']} jobs{unpriced} ([plan]({link}#{row['preset']}))")
+    return (f"{hours}{at_max}; widest job {row['widest_gib']:.1f} GiB ({fit}); {row['disk_gb']:,.1f} GB written; "
+            f"{row['jobs']} jobs{_unpriced(row)} ([plan]({link}#{row['preset']}))")
 
 
 def short_cell(row: dict, link: str) -> str:
-    """The README track table's cell: GPU-hours on the first GPU and the plan's link."""
-    bound = "≤ " if row["upper_bound"] else ""
-    return f"{bound}{_hours(row[f'gpu_hours_{GPUS[0]}'])} GPU-h on {GPUS[0].upper()} ([plan]({link}#{row['preset']}))"
+    """The README track table's cell: the estimate and range on the first GPU, the jobs not priced,
+    and the plan's link."""
+    unpriced = f"; {row['unpriced']} job(s) not priced" if row["unpriced"] else ""
+    return f"{_estimate(row, GPUS[0])}{unpriced} ([plan]({link}#{row['preset']}))"
 
 
 def _table_column(lines: list[str], column: str) -> tuple[int, int]:
@@ -128,10 +146,14 @@ def readme_cells(figures: pd.DataFrame) -> dict[Path, str]:
 def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame, bounded: dict) -> str:
     lines = ["# What each preset costs", "",
              "Generated by `make plan-presets` (`python -m trimbench.plan.costs --write`) from the cost plan of each "
-             "preset ([docs/plan.md](plan.md)): every job of its dry run, priced offline on the GPUs below at "
-             "the default `plan_mfu`. \"≤\" marks a total where some job's texts have no measured or recorded "
-             "lengths, so their maximum length was taken (an upper bound). tests/plan/test_costs.py keeps this "
-             "page, the README's cost column and configs/README.md's in step with the plan.", "",
+             "preset ([docs/plan.md](plan.md)): every job of its dry run, priced offline on the GPUs below. "
+             "`gpu_hours_<gpu>` is the estimate: the texts' measured or recorded lengths (their maximum length "
+             "where none is recorded: `at_max_length` counts those jobs) at each dtype's central MFU; `_low`: the "
+             "same lengths at the dtype's high MFU; `_high`: every batch padded to the longest text recorded (the "
+             "truncation length where none is) at the dtype's low MFU (trimbench/cost/gpus.py `MFU`, each figure "
+             "with its source). None is a bound: the MFU is public figures, not a measurement of these jobs on a "
+             "GPU. Jobs not priced are in no figure; `unpriced_jobs` names them. tests/plan/test_costs.py keeps "
+             "this page, the README's cost column and configs/README.md's in step with the plan.", "",
              figures.to_markdown(index=False), ""]
     for run in PRESETS:
         jobs = table[(table["run"] == run) & (table["gpu"] == GPUS[0])]
@@ -144,9 +166,11 @@ def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame, bounded: dict) ->
         if bounded.get(run):
             lines += ["Texts priced at their maximum length (no measured or recorded lengths: give a contract "
                       "`lengths:` or a local copy to price them closer): " + ", ".join(bounded[run]) + ".", ""]
-        wide = priced[priced["peak_gib"] > 40]
+        usable = usable_gib(find_gpu("a100-40gb"))
+        wide = priced[priced["peak_gib"] > usable]
         if len(wide):
-            lines += ["Jobs over 40 GB:", "", *[f"- {job} ({gib:.1f} GiB)" for job, gib in
+            lines += [f"Jobs over 40 GB (more than the {usable:.0f} GiB a job can use of it):",
+                      "", *[f"- {job} ({gib:.1f} GiB)" for job, gib in
                                                 zip(wide["job"], wide["peak_gib"], strict=True)], ""]
         unpriced = jobs[jobs["unknown"] != ""]
         if len(unpriced):

@@ -10,7 +10,7 @@ import pandas as pd
 
 from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
-from trimbench.cost.gpus import find_gpu, gpu_table
+from trimbench.cost.gpus import GPUS, find_gpu, gpu_table, usable_gib
 from trimbench.cost.step import count_all
 from trimbench.plan.context import PlanContext
 from trimbench.plan.dryrun import dry_run
@@ -19,7 +19,8 @@ from trimbench.plan.price import GIB, JobPlan, Settings, plan_job, steps_to_coun
 GB = 10**9
 #: the plan's table, a row per job and GPU
 COLUMNS = ["run", "gpu", "rule", "job", "examples", "optimizer_steps", "tokens", "tflops", "peak_gib",
-           "fits", "fits_on", "advice", "gpu_hours", "runtime_min", "mem_mb", "disk_gb", "unknown", "lengths"]
+           "fits", "fits_on", "advice", "gpu_hours", "gpu_hours_low", "gpu_hours_high", "at_max_length",
+           "runtime_min", "mem_mb", "disk_gb", "unknown", "lengths"]
 
 
 def default_cache() -> Path:
@@ -90,6 +91,9 @@ def rows(run: str, plans: dict[str, list[JobPlan]]) -> pd.DataFrame:
                 "fits": job.fits.get(gpu) if job.priced else None,
                 "fits_on": " ".join(name for name, fits in job.fits.items() if fits) if job.priced else "",
                 "advice": job.advice, "gpu_hours": job.gpu_hours if job.priced else None,
+                "gpu_hours_low": job.gpu_hours_low if job.priced else None,
+                "gpu_hours_high": job.gpu_hours_high if job.priced else None,
+                "at_max_length": job.bounded if job.priced else None,
                 "runtime_min": job.runtime_minutes or None, "mem_mb": job.mem_mb or None,
                 "disk_gb": (job.disk_bytes / GB) if work else None,
                 "unknown": "; ".join(job.unknown),
@@ -99,17 +103,23 @@ def rows(run: str, plans: dict[str, list[JobPlan]]) -> pd.DataFrame:
 
 
 def totals(table: pd.DataFrame) -> pd.DataFrame:
-    """Per run and GPU: jobs, GPU jobs priced and not, GPU-hours, tokens, FLOPs, the widest job, the
-    jobs that fit no 40 GB / 80 GB device, disk."""
+    """Per run and GPU: jobs, GPU jobs priced and not (and the rules of those not), GPU-hours (the
+    estimate and its range's low and high ends), the priced jobs with texts at their maximum length
+    (no recorded lengths), tokens, FLOPs, the widest job, the jobs that fit no 40 GB / 80 GB device
+    (less the fit test's headroom), disk."""
     out = []
     for (run, gpu), jobs in table.groupby(["run", "gpu"], sort=False):
         priced = jobs[jobs["tflops"].notna()]
         out.append({
             "run": run, "gpu": gpu, "jobs": len(jobs), "gpu_jobs": len(priced),
             "unpriced": int((jobs["unknown"] != "").sum()),
-            "gpu_hours": priced["gpu_hours"].sum(), "tokens": priced["tokens"].sum(),
+            "unpriced_jobs": "; ".join(jobs.loc[jobs["unknown"] != "", "job"]),
+            "gpu_hours": priced["gpu_hours"].sum(), "gpu_hours_low": priced["gpu_hours_low"].sum(),
+            "gpu_hours_high": priced["gpu_hours_high"].sum(),
+            "at_max_length": int(priced["at_max_length"].astype(bool).sum()), "tokens": priced["tokens"].sum(),
             "pflops": priced["tflops"].sum() / 1e3, "widest_gib": priced["peak_gib"].max() if len(priced) else 0.0,
-            "over_40gb": int((priced["peak_gib"] > 40).sum()), "over_80gb": int((priced["peak_gib"] > 80).sum()),
+            "over_40gb": int((priced["peak_gib"] > usable_gib(GPUS["a100-40gb"])).sum()),
+            "over_80gb": int((priced["peak_gib"] > usable_gib(GPUS["a100-80gb"])).sum()),
             "not_fitting": int((priced["fits"] == False).sum()),  # noqa: E712 (a column of booleans)
             "disk_gb": jobs["disk_gb"].sum(),
         })
@@ -140,7 +150,7 @@ def _markdown(name: str, table: pd.DataFrame, summary: pd.DataFrame, plans: dict
     if problems:
         lines += ["## Flagged", "", *[f"- {line}" for line in problems], ""]
     shown = ["gpu", "job", "examples", "optimizer_steps", "tokens", "tflops", "peak_gib", "fits", "gpu_hours",
-             "runtime_min", "mem_mb", "disk_gb", "unknown"]
+             "gpu_hours_low", "gpu_hours_high", "at_max_length", "runtime_min", "mem_mb", "disk_gb", "unknown"]
     lines += ["## Jobs", "", table[table["examples"].notna() | (table["unknown"] != "")][shown]
               .to_markdown(index=False, floatfmt=".3g"), ""]
     if lengths:

@@ -2,8 +2,11 @@
 (trimbench.cost.step) on the planned GPU: FLOPs, peak device memory, whether it fits each listed GPU
 (and what would make it fit), GPU-hours, the runtime and host memory SLURM is asked for, disk written.
 
-GPU time is FLOPs / (the GPU's dense peak for the job's dtype x MFU): ``plan_mfu`` is the model FLOPs
-utilisation a run reaches (docs/plan.md gives the default's source and this machine's calibration).
+GPU time is FLOPs / (the GPU's dense peak for the job's dtype x MFU), three times: the estimate (the
+texts' recorded lengths, the dtype's central MFU), the low end (the same lengths, the dtype's high MFU)
+and the high end (every batch padded to the longest text recorded, or the truncation length where none
+is, at the dtype's low MFU): trimbench.cost.gpus.MFU gives each figure's source; ``plan_mfu`` replaces
+the three with one figure (a calibration of yours).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from trimbench.cost.gpus import Gpu, find_gpu, gpu_table
+from trimbench.cost.gpus import MFU, Efficiency, Gpu, find_gpu, gpu_table, usable_gib
 from trimbench.cost.step import Step, counted_steps, step_cost
 from trimbench.cost.work import Phase, Work, one_shape
 from trimbench.errors import ConfigError
@@ -25,6 +28,14 @@ MB = 2**20
 TEXT_OVERHEAD_BYTES = 64
 #: characters per token of a WordPiece / BPE encoder on English text, for the texts' host memory
 CHARS_PER_TOKEN = 4
+#: bytes fused AdamW moves per parameter and optimiser step, memory-bound: the fp32 parameter, its
+#: gradient and two moments read (16), the parameter and the moments written (12)
+ADAMW_BYTES_PER_PARAMETER = 28
+#: bytes an MLM head's vocabulary-wide elementwise work moves per token and vocabulary term, which no
+#: FLOP counter sees: about five passes of fp32 elements forward (SPLADE's pooling: ReLU, log1p, which
+#: CUDA autocast runs in fp32, the max over the tokens; the masked-LM loss: log-softmax and its pick) and
+#: twelve with the backward
+VOCABULARY_BYTES = {False: 5 * 4, True: 12 * 4}
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,8 @@ class Settings:
 
     gpu: Gpu
     gpus: dict
-    mfu: float
+    #: one MFU for every dtype (config plan_mfu), or None: the per-dtype range of trimbench.cost.gpus.MFU
+    mfu: float | None
     margin: float
     min_runtime: int
     max_runtime: int | None
@@ -43,9 +55,22 @@ class Settings:
     @classmethod
     def of(cls, config: dict, gpu: str | None = None, cache_dir: Path | None = None) -> Settings:
         table = gpu_table(config.get("plan_gpus"))
-        return cls(find_gpu(gpu or config["plan_gpu"], table), table, config["plan_mfu"], config["plan_margin"],
+        return cls(find_gpu(gpu or config["plan_gpu"], table), table, config.get("plan_mfu"), config["plan_margin"],
                    config["plan_min_runtime"], config.get("plan_max_runtime"), config["plan_host_base_mb"],
                    cache_dir)
+
+    def efficiency(self, dtype: str) -> Efficiency:
+        """The MFU range of ``dtype``: the table's, or ``plan_mfu`` at all three ends."""
+        if self.mfu is not None:
+            return Efficiency(self.mfu, self.mfu, self.mfu, f"plan_mfu {self.mfu} (the config)")
+        return MFU[dtype]
+
+    def rate(self, dtype: str) -> tuple[float, Efficiency]:
+        """The GPU's dense peak FLOP/s for a phase of ``dtype`` and its MFU range: TF32 falls back to
+        fp32 on a GPU without TF32 tensor cores (the trainer turns TF32 on only where it exists)."""
+        if dtype == "tf32" and "tf32" not in self.gpu.peak_tflops:
+            dtype = "fp32"
+        return self.gpu.peak(dtype) * 1e12, self.efficiency(dtype)
 
 
 @dataclass
@@ -59,7 +84,14 @@ class JobPlan:
     #: peak device memory of one device, its largest phase
     peak_bytes: int = 0
     parameter_bytes: int = 0
+    #: the estimate: recorded lengths, the central MFU
     gpu_hours: float = 0.0
+    #: the range's ends: recorded lengths at the high MFU; the longest recorded text (else the
+    #: truncation length) in every batch at the low MFU
+    gpu_hours_low: float = 0.0
+    gpu_hours_high: float = 0.0
+    #: whether some phase's texts have no recorded lengths (their maximum length is in the estimate)
+    bounded: bool = False
     runtime_minutes: int = 0
     mem_mb: int = 0
     disk_bytes: int = 0
@@ -121,18 +153,33 @@ def steps_to_count(jobs, config: dict, context: PlanContext) -> list[Step]:
             work = job_work(job.rule, job.wildcards, config, context)
             if work is None or work.unknown:
                 continue
-            for phase in (*work.phases, *peak_phases(work.phases)):
+            longest = peak_phases(work.phases, getattr(context, "longest", None))
+            high = [replace(phase, length=longest_length(phase, getattr(context, "longest", None)))
+                    for phase in work.phases]
+            for phase in (*work.phases, *longest, *high):
                 steps += counted_steps(_step(phase, context))
         except ConfigError:  # priced as unknown by plan_job
             continue
     return steps
 
 
-def peak_phases(phases: tuple[Phase, ...]) -> list[Phase]:
-    """The steps whose memory bounds a job's peak: each phase at its longest batch (its
-    ``max_length``: a long run meets one), and a training's phases as one step (a query batch and its
-    passages are live together until the one backward: trimbench.cost.work.one_shape)."""
-    longest = [replace(phase, length=phase.max_length or phase.length) for phase in phases]
+def longest_length(phase: Phase, recorded: dict | None = None) -> int:
+    """The longest batch a phase meets: its truncation length (``max_length``), or the longest text
+    its lengths record where shorter (``recorded``: each lengths source -> its longest text,
+    trimbench.plan.context.PlanContext.longest); a phase with a text of unrecorded lengths keeps its
+    truncation length."""
+    bound = phase.max_length or phase.length
+    found = [longest for source, longest in (recorded or {}).items() if source in phase.lengths_source]
+    if not found or "upper bound" in phase.lengths_source:
+        return bound
+    return max(phase.length, min(bound, max(found)))
+
+
+def peak_phases(phases: tuple[Phase, ...], recorded: dict | None = None) -> list[Phase]:
+    """The steps whose memory bounds a job's peak: each phase at its longest batch
+    (:func:`longest_length`: a long run meets one), and a training's phases as one step (a query batch
+    and its passages are live together until the one backward: trimbench.cost.work.one_shape)."""
+    longest = [replace(phase, length=longest_length(phase, recorded)) for phase in phases]
     trained = [phase for phase in longest if phase.train]
     if len(trained) > 1 and len({(p.model, p.layers, p.head, p.precision) for p in trained}) == 1:
         batch, length = one_shape([(phase.batch, phase.length) for phase in trained])
@@ -141,8 +188,10 @@ def peak_phases(phases: tuple[Phase, ...]) -> list[Phase]:
 
 
 def _step(phase: Phase, context: PlanContext, batch: int | None = None, checkpointing: bool | None = None) -> Step:
+    # TF32 changes the matmuls' speed, not what they hold: its memory is fp32's
+    dtype = "fp32" if phase.precision == "tf32" else phase.precision
     return Step(context.architecture(phase.model), batch or phase.batch, phase.length, phase.train,
-                layers=phase.layers, head=phase.head, dtype=phase.precision,
+                layers=phase.layers, head=phase.head, dtype=dtype,
                 gradient_checkpointing=phase.gradient_checkpointing if checkpointing is None else checkpointing)
 
 
@@ -163,20 +212,29 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
     plan.unknown = work.unknown
     if not work.on_gpu or work.unknown:
         return plan
-    seconds = 0.0
+    recorded = getattr(context, "longest", None)
+    seconds = low = high = 0.0
     for phase in work.phases:
         cost = step_cost(_step(phase, context), settings.cache_dir)
         flops = cost.flops * phase.count * work.devices
+        longest = replace(phase, length=longest_length(phase, recorded))
+        flops_longest = step_cost(_step(longest, context), settings.cache_dir).flops * phase.count * work.devices
         plan.flops += flops
         plan.tokens += phase.tokens * work.devices
-        seconds += flops / (settings.gpu.peak(phase.precision) * 1e12 * settings.mfu)
+        peak, mfu = settings.rate(phase.precision)
+        seconds += flops / (peak * mfu.central)
+        low += flops / (peak * mfu.high)
+        high += flops_longest / (peak * mfu.low)
         plan.parameter_bytes = max(plan.parameter_bytes, cost.parameter_bytes)
+        plan.bounded = plan.bounded or "upper bound" in phase.lengths_source
+    elementwise = _elementwise_seconds(work, plan.parameter_bytes, context, settings.gpu)
+    seconds, low, high = seconds + elementwise, low + elementwise, high + elementwise
     widest = None
-    for phase in peak_phases(work.phases):
+    for phase in peak_phases(work.phases, recorded):
         peak = step_cost(_step(phase, context), settings.cache_dir).peak_bytes + work.resident_bytes
         if peak > plan.peak_bytes:
             plan.peak_bytes, widest = peak, phase
-    plan.gpu_hours = seconds / 3600
+    plan.gpu_hours, plan.gpu_hours_low, plan.gpu_hours_high = seconds / 3600, low / 3600, high / 3600
     wall_minutes = seconds / work.devices / 60
     plan.runtime_minutes = max(settings.min_runtime, math.ceil(wall_minutes * settings.margin))
     plan.over_runtime = settings.max_runtime is not None and plan.runtime_minutes > settings.max_runtime
@@ -186,27 +244,55 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
         TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length)
     plan.mem_mb = math.ceil(host * settings.margin / MB)
     plan.disk_bytes = work.disk_bytes
-    plan.fits = {name: plan.peak_bytes <= gpu.memory_gib * GIB for name, gpu in settings.gpus.items()}
+    plan.fits = {name: plan.peak_bytes <= usable_gib(gpu) * GIB for name, gpu in settings.gpus.items()}
     if not plan.fits.get(settings.gpu.name, True):
-        plan.advice = _advice(widest, context, settings)
+        plan.advice = _advice(widest, work, context, settings)
     return plan
 
 
-def _advice(phase: Phase, context: PlanContext, settings: Settings) -> str:
-    """What makes the widest phase fit the planned GPU: its batch split over devices (or gradient
-    accumulation) for a training, a smaller batch for an encoding, else gradient checkpointing."""
-    memory = settings.gpu.memory_gib * GIB
+def _elementwise_seconds(work: Work, parameter_bytes: int, context: PlanContext, gpu: Gpu) -> float:
+    """GPU-seconds of the memory-bound work the FLOP count leaves out, at the GPU's bandwidth: AdamW's
+    update each optimiser step on each device, and each MLM-head phase's elementwise work over the
+    vocabulary (:data:`VOCABULARY_BYTES`). Zero on a GPU without a stated bandwidth."""
+    if gpu.memory_gbps is None:
+        return 0.0
+    moved = work.optimizer_steps * work.devices * parameter_bytes / 4 * ADAMW_BYTES_PER_PARAMETER
+    for phase in work.phases:
+        if phase.head == "mlm":
+            vocabulary = context.architecture(phase.model).vocab_size
+            moved += phase.tokens * work.devices * vocabulary * VOCABULARY_BYTES[phase.train]
+    return moved / (gpu.memory_gbps * 1e9)
+
+
+def _advice(phase: Phase, work: Work, context: PlanContext, settings: Settings) -> str:
+    """What makes the widest phase fit the planned GPU, naming only settings the job's track has
+    (the work's ``split_keys``, ``batch_key``, ``checkpointing_key``): a training's batch split by a
+    setting that keeps the method (devices that gather in-batch negatives; gradient accumulation only
+    where the loss has none), an encoding's smaller batch, else gradient checkpointing."""
+    memory = usable_gib(settings.gpu) * GIB - work.resident_bytes
+    keys = work.split_keys if phase.train else ((work.batch_key,) if work.batch_key else ())
     for split in (2, 4, 8, 16):
-        if phase.batch // split < 1:
+        if not keys or phase.batch // split < 1:
             break
         cost = step_cost(_step(phase, context, batch=phase.batch // split), settings.cache_dir)
         if cost.peak_bytes <= memory:
             if phase.train:
-                return (f"fits with devices = {split} x the current (or gradient_accumulation = {split}): "
-                        f"{phase.batch // split} sequences a device, {cost.peak_bytes / GIB:.1f} GiB")
-            return f"fits with a batch of {phase.batch // split} ({cost.peak_bytes / GIB:.1f} GiB)"
-    if phase.train and not phase.gradient_checkpointing:
+                return (f"fits with {' or '.join(_split_setting(key, split) for key in keys)}: "
+                        f"{phase.batch // split} sequences a step, {cost.peak_bytes / GIB:.1f} GiB")
+            return f"fits with {keys[0]} = {phase.batch // split} ({cost.peak_bytes / GIB:.1f} GiB)"
+    if phase.train and not phase.gradient_checkpointing and work.checkpointing_key:
         cost = step_cost(_step(phase, context, checkpointing=True), settings.cache_dir)
         if cost.peak_bytes <= memory:
-            return f"fits with gradient_checkpointing: true ({cost.peak_bytes / GIB:.1f} GiB)"
-    return "does not fit even at a sixteenth of its batch: a GPU with more memory"
+            return f"fits with {work.checkpointing_key}: true ({cost.peak_bytes / GIB:.1f} GiB)"
+    tried = ", ".join(keys + ((work.checkpointing_key,) if phase.train and work.checkpointing_key else ()))
+    return (f"does not fit with {tried} (its track's settings that keep the method): a GPU with more memory"
+            if tried else "its track has no setting that splits this step without changing the method: a GPU "
+                          "with more memory")
+
+
+def _split_setting(key: str, split: int) -> str:
+    """A split key's change, in words: devices multiplied, or the batch divided into accumulated parts."""
+    if key.endswith("gradient_accumulation"):
+        section = key.rsplit(".", 1)[0]
+        return f"{section}.batch_size / {split} and {key} x {split}"
+    return f"{key} = {split} x the current"

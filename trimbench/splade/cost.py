@@ -13,6 +13,7 @@ from trimbench.cost.work import (
     Count,
     Phase,
     Work,
+    matmul_precision,
     one_shape,
     optimizer_steps,
     rank_batches,
@@ -82,7 +83,7 @@ def training_work(exp: dict, variant: str, context: CostContext) -> Work:
     # the queries' and the passages' activations are held together until the step's one backward
     step_batch, step_length = one_shape([(per_device, query_tokens), (PASSAGES_PER_ROW * per_device, passage_tokens)])
     phase = Phase("train", model, training_batches(*schedule), step_batch, step_length, train=True, head="mlm",
-                  precision=train["precision"], gradient_checkpointing=train["gradient_checkpointing"],
+                  precision=matmul_precision(train), gradient_checkpointing=train["gradient_checkpointing"],
                   lengths_source=f"queries: {query_source}; passages: {passage_source}", max_length=length)
     disk, disk_note = training_disk(context.parameters(model, head="mlm"), steps, train["checkpoint_steps"],
                                     CHECKPOINTS_KEPT)
@@ -93,8 +94,9 @@ def training_work(exp: dict, variant: str, context: CostContext) -> Work:
         + (", the last partial batch of each dropped" if dropped else ""),
         disk_note,
     )
+    # SPLADE's loss takes in-batch negatives: devices (which gather them) keep the method, accumulation would not
     return Work(phases=(phase,), examples=rows.n, optimizer_steps=steps, devices=devices, disk_bytes=disk,
-                notes=notes)
+                notes=notes, split_keys=("train.devices",), checkpointing_key="train.gradient_checkpointing")
 
 
 def encoding_work(exp: dict, variant: str, context: CostContext) -> Work:
@@ -129,4 +131,5 @@ def encoding_work(exp: dict, variant: str, context: CostContext) -> Work:
                  f"{CSR_ROW_BYTES} a text" + (f"; unknown for {', '.join(unbounded)}: every term a vector activates "
                                               "is kept (no max_terms set)" if unbounded else ""))
     return Work(phases=tuple(phases), examples=sum(count.n for *_, count, _, _ in texts), devices=ranks,
+                batch_key="splade.batch_size",
                 disk_bytes=disk, notes=tuple(notes))
