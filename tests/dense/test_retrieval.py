@@ -438,3 +438,18 @@ def test_identical_ids_are_ignored_by_default_on_beir_data_only():
     assert not ignores_identical_ids(entries("configs/homedepot.yaml")["home-depot"])
     assert not ignores_identical_ids(entries("config.yaml")["lee-ict-retrieval"])
     assert not ignores_identical_ids({**splade["arguana"], "ignore_identical_ids": False})
+
+
+def test_a_local_beir_folder_drops_self_hits_by_default_as_the_hub_copy_does():
+    """A BEIR folder on disk (source local: a user's own, or make mini's local copy of the hub's
+    SciFact) is the same data as the hub's: its self-hits go by default; a local Tevatron folder's
+    ids are separate numberings, as the hub's."""
+    from trimbench.config.local import _local_entry
+    from trimbench.config.prepare import ignores_identical_ids
+
+    assert ignores_identical_ids({"kind": "retrieval", "source": "local", "path": "data/arguana"})
+    assert ignores_identical_ids({"kind": "retrieval", "source": "local", "format": "beir", "path": "data/arguana"})
+    assert not ignores_identical_ids({"kind": "retrieval", "source": "local", "format": "tevatron", "path": "m"})
+    hub = {"kind": "retrieval", "source": "hub", "id": "BeIR/scifact", "local_copy": {"path": "scifact"}}
+    local = _local_entry(hub, "copies")
+    assert local["source"] == "local" and ignores_identical_ids(local) and ignores_identical_ids(hub)

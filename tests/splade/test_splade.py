@@ -644,6 +644,24 @@ def test_splade_pairs_rotate_per_epoch_as_the_seed(tmp_path):
                             settings, seed=seed)
 
 
+def test_the_ce_filter_threshold_is_the_weakest_positive_less_the_margin(tmp_path):
+    """train_max.py:140-169: a negative scoring above min(CE of the positives) - margin is dropped.
+    Positives 9.0 and 6.0, margin 3: the threshold is 3.0, so 4.5 goes and 1.0 stays (from the
+    strongest positive, 6.0, both would stay)."""
+    import gzip
+    import pickle
+
+    from trimbench.splade.triplets import CrossEncoderScores, convert_ce_scores, select_negatives
+
+    with gzip.open(tmp_path / "s.pkl.gz", "wb") as handle:
+        pickle.dump({1: {10: 9.0, 11: 6.0, 20: 4.5, 21: 1.0, 22: 3.0}}, handle)
+    convert_ce_scores(tmp_path / "s.pkl.gz", tmp_path / "ce.parquet")
+    ce = CrossEncoderScores(tmp_path / "ce.parquet")
+    row = {"qid": 1, "pos": [10, 11], "neg": {"bm25": [20, 21, 22]}}
+    assert select_negatives(row, ce, 3.0, per_system=5, systems=None) == [21, 22]  # 3.0 is not above 3.0
+    assert select_negatives(row, ce, None, per_system=5, systems=None) == [20, 21, 22]
+
+
 def test_splade_pairs_rotate_the_positives_from_the_front_on_every_row():
     """The seed pops each query's first positive whatever the query's place in the file: row 1's
     positives in epochs 0, 1, 2 are its first, second, first (a per-row offset would start it at its
