@@ -30,7 +30,7 @@ def main(job) -> None:
     if settings["miner"] == "dataset":
         rows = dataset_negatives(split)
     elif settings["miner"] == "bm25":
-        rows = bm25_mine(split, job.input.index, settings["depth"], settings["keep"], p.bm25["k1"], p.bm25["b"],
+        rows = bm25_mine(split, job.input.index, settings["depth"], settings["keep"], **p.bm25,
                          threads=int(job.threads))
     else:
         from trimbench.models import load_sentence_model
