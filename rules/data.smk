@@ -81,6 +81,7 @@ rule mine_negatives:
         runtime=per_attempt(240),
     params:
         negatives=lambda wc: miner_of(wc).negatives,
+        bm25=lambda wc: miner_of(wc).bm25_parameters,
         pooling=lambda wc: miner_of(wc).pooling,
         similarity=lambda wc: miner_of(wc).similarity,
         packaged=lambda wc: packaged(

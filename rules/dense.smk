@@ -53,9 +53,7 @@ rule train_retriever:
         data=lambda wc: retrieval_data(
             experiment(wc)["train"]["dataset"], experiment(wc)["train"]["split"]
         ),
-        negatives=lambda wc: negatives_path(
-            experiment(wc)["train"], experiment(wc)["retrieval"]["negatives"]
-        ),
+        negatives=lambda wc: negatives_path(experiment(wc)),
     output:
         model=directory(f"{RESULTS}/2dmse-retrieval/{{experiment}}/models/{{variant}}"),
     log:

@@ -54,6 +54,10 @@ rule scoreboard:
         configs=[tb_config.tracked(EXPERIMENTS[name]) for name in EXPERIMENTS],
         main_metrics=MAIN_METRICS,
         bm25_names=bm25_experiments(),
+        bm25_published=[
+            tb_config.bm25_published_datasets(EXPERIMENTS[name], DATASETS)
+            for name in bm25_experiments()
+        ],
         figure_caption="Quality against cost on {}, every variant of every experiment; the "
         "Pareto front in black ({}).".format(*HEADLINE_PARETO),
     script:

@@ -6,7 +6,7 @@ input:  data           the training split's BEIR-style folder (corpus, queries, 
         miner          dense: the registry model's folder that encodes queries and passages
         cross_encoder  the registry cross-encoder's folder that filters false negatives
 output: negatives  JSON lines, one per training query: query_id, positives (doc ids), negatives (doc_id, score)
-params: negatives, pooling, similarity
+params: negatives, bm25 (k1, b of a BM25 miner: the experiment's bm25 section), pooling, similarity
 """
 
 import logging
@@ -30,7 +30,8 @@ def main(job) -> None:
     if settings["miner"] == "dataset":
         rows = dataset_negatives(split)
     elif settings["miner"] == "bm25":
-        rows = bm25_mine(split, job.input.index, settings["depth"], settings["keep"], threads=int(job.threads))
+        rows = bm25_mine(split, job.input.index, settings["depth"], settings["keep"], **p.bm25,
+                         threads=int(job.threads))
     else:
         from trimbench.models import load_sentence_model
 

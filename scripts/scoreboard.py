@@ -7,7 +7,8 @@ input:  scores          each experiment's score table (parquet, tidy)
         bm25_reference  reference/bm25.csv: published BM25 numbers
 output: csv, markdown, html  one row per experiment: its headline, ours, published, verdict
         comparisons         every cell both have: ours, published, delta (HTML page)
-params: names, configs, main_metrics, bm25_names, figure_caption
+params: names, configs, main_metrics, bm25_names, figure_caption,
+        bm25_published  each BM25 row's datasets on pyserini's collections (the ones compared)
 """
 
 
@@ -34,7 +35,7 @@ def main(job) -> None:
     experiments = scoreboard_experiments(p.names, p.configs, p.main_metrics, job.input.scores, job.input.references)
     configs = dict(zip(p.names, p.configs, strict=True))
     experiments += bm25_experiments(p.bm25_names, [configs[name] for name in p.bm25_names], list(job.input.bm25),
-                                    job.input.bm25_reference)
+                                    job.input.bm25_reference, p.bm25_published)
     status = status_table(experiments)
     figure_uri = "data:image/png;base64," + base64.b64encode(Path(job.input.figure).read_bytes()).decode()
     outputs = {

@@ -27,8 +27,8 @@ def main(job) -> None:
 
     from trimbench.data.io import RetrievalSplit
     from trimbench.jobs.fingerprint import run_fingerprint
-    from trimbench.pools import EpochGroups, passage_texts, pool_dataset
     from trimbench.splade.model import load_splade_model, train_splade
+    from trimbench.splade.triplets import epoch_pairs
 
     p = job.params
     variant = p.variant
@@ -38,16 +38,13 @@ def main(job) -> None:
     with reading(job.input.model):
         model = load_splade_model(job.input.model, max_seq_length=p.max_length)
     pools = pd.read_parquet(job.input.triplets)
-    # The seed's rotation (train_max.py:184-196, train_distil.py:176-195): one (positive, negative)
-    # a step, the next of each query's shuffled negatives every epoch.
-    pairs = EpochGroups(passage_texts(RetrievalSplit.load(job.input.data)), group_size=2, seed=train["seed"],
-                        positives_from_first=True)
+    dataset, pairs = epoch_pairs(pools, RetrievalSplit.load(job.input.data), train["seed"])  # the seed's rotation
     log.info("%s from %s on %d queries (a pair each, rotated per epoch), lambda_q %g, lambda_d %g, semantics %s",
              variant["method"], variant["model"], len(pools), variant["lambda_q"], variant["lambda_d"], p.semantics)
     # with the devices: a checkpoint resumes under the same number of ranks only
     fingerprint = run_fingerprint({**job.named("params"), "train": train},
                                   [job.input.model, job.input.triplets, job.input.data])
-    train_splade(model, pool_dataset(pools).with_transform(pairs), variant["method"], variant["lambda_q"],
+    train_splade(model, dataset, variant["method"], variant["lambda_q"],
                  variant["lambda_d"], p.semantics, train, Path(job.output.model), fingerprint,
                  callbacks=[pairs.callback()])
 

@@ -44,7 +44,34 @@ def test_attention_implementation_is_set_on_the_model(tiny_bert_dir):
     assert model[0].auto_model.config._attn_implementation == "sdpa"
 
 
-#: presets whose originals trained in true fp32 (HF tf32=None, PyTorch's default matmuls; N3); the
+def test_tf32_is_available_from_ampere_on(monkeypatch):
+    """Capability 8.0 (A100) is the first with TF32; 7.5 (T4) has none; no CUDA, none."""
+    import torch
+
+    from trimbench.training import tf32_available
+
+    for available, capability, expected in ((True, (8, 0), True), (True, (9, 0), True), (True, (7, 5), False),
+                                            (False, (8, 0), False)):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda available=available: available)
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *_, capability=capability: capability)
+        assert tf32_available() is expected, capability
+
+
+def test_tf32_false_reaches_the_trainer_as_false_so_compile_cannot_turn_it_on(tmp_path, monkeypatch):
+    """transformers turns TF32 on for a compiled fp32 run when its tf32 is None; False keeps it off
+    (N11). True asks for it only where the GPU has it."""
+    import trimbench.training as training
+    from trimbench.training import tf32_argument
+
+    for available in (True, False):
+        monkeypatch.setattr(training, "tf32_available", lambda available=available: available)
+        assert tf32_argument(False) is False
+        assert tf32_argument(True) is (True if available else None)
+    arguments = training_arguments({**default_train(), "tf32": False, "compile": True}, tmp_path)
+    assert arguments.tf32 is False and arguments.torch_compile
+
+
+#: presets whose originals trained in true fp32 (PyTorch's default matmuls: tf32 False; N3, N11); the
 #: mixed-precision ones (2DMSE STS v1 fp16, SPLADE fp16) are not listed
 TRUE_FP32_PRESETS = ["2dmse-sts-v2.yaml", "2dmse-retrieval.yaml", "2dmse-retrieval-ablations.yaml", "homedepot.yaml",
                      "electra.yaml"]
@@ -52,8 +79,8 @@ TRUE_FP32_PRESETS = ["2dmse-sts-v2.yaml", "2dmse-retrieval.yaml", "2dmse-retriev
 
 def test_fp32_presets_train_without_tf32(tmp_path, monkeypatch):
     """Every training stage of the fp32 presets (ELECTRA's domain adaptation and word-similarity
-    pre-fine-tuning too) turns TF32 off, and off it reaches the trainer as PyTorch's default (tf32
-    None) even on an Ampere GPU; an experiment that trains nothing (pretrained only) has no stage."""
+    pre-fine-tuning too) turns TF32 off, and off it reaches the trainer as tf32 False even on an
+    Ampere GPU; an experiment that trains nothing (pretrained only) has no stage."""
     import trimbench.training as training
 
     for preset in TRUE_FP32_PRESETS:
@@ -65,4 +92,4 @@ def test_fp32_presets_train_without_tf32(tmp_path, monkeypatch):
                                         if exp.get(stage))]
             assert all(section.get("tf32") is False for section in sections), (preset, name)
     monkeypatch.setattr(training, "tf32_available", lambda: True)
-    assert training_arguments({**default_train(), "tf32": False}, tmp_path).tf32 is None
+    assert training_arguments({**default_train(), "tf32": False}, tmp_path).tf32 is False

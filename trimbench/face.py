@@ -18,17 +18,25 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class Miner:
-    """One cached mining stage (rule mine_negatives): the experiments' ``negatives`` settings, and
-    how a dense miner embeds (``pooling``; None: the model's own) and scores (``similarity``)."""
+    """One cached mining stage (rule mine_negatives): the experiments' ``negatives`` settings, how a
+    dense miner embeds (``pooling``; None: the model's own) and scores (``similarity``), and the
+    experiment's ``bm25`` section, whose k1 and b a BM25 miner searches with (as the baseline)."""
 
     negatives: dict
     pooling: str | None
     similarity: str
+    bm25: dict
 
     @property
     def searches_bm25(self) -> bool:
         """Whether it searches the training corpus's BM25 index."""
         return self.negatives["miner"] == "bm25"
+
+    @property
+    def bm25_parameters(self) -> dict | None:
+        """A BM25 miner's ``{"k1": .., "b": ..}``; None for another miner (no setting of the
+        ``bm25`` section changes what it mines)."""
+        return {"k1": self.bm25["k1"], "b": self.bm25["b"]} if self.searches_bm25 else None
 
     @property
     def model(self) -> str | None:

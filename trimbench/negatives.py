@@ -63,10 +63,10 @@ def dataset_negatives(split: RetrievalSplit) -> Iterator[dict]:
                "negatives": [{"doc_id": doc_id, "score": None} for doc_id in negatives.get(query_id, [])]}
 
 
-def bm25_mine(split: RetrievalSplit, index_dir: Path, depth: int, keep: int, threads: int = 1,
-              block: int = 10_000, k1: float = 0.9, b: float = 0.4) -> Iterator[dict]:
-    """Mine with BM25 (Anserini's defaults k1 0.9, b 0.4) over the split's corpus: its flat index
-    (rule bm25_index, shared with the BM25 baseline; :mod:`trimbench.bm25`)."""
+def bm25_mine(split: RetrievalSplit, index_dir: Path, depth: int, keep: int, k1: float, b: float, threads: int = 1,
+              block: int = 10_000) -> Iterator[dict]:
+    """Mine with BM25 at ``k1``, ``b`` (the experiment's ``bm25`` section, as its baseline) over the
+    split's corpus: its flat index (rule bm25_index, shared with the BM25 baseline; :mod:`trimbench.bm25`)."""
     with Searcher(index_dir, "flat", k1, b, threads) as searcher:  # closed however the caller stops
         yield from _rows(split, lambda ids, texts: searcher.hits(ids, texts, depth), keep, block)
 

@@ -57,8 +57,9 @@ def top_k_run(search: Callable[[int], pd.DataFrame], k: int, ignore_identical_id
 def without_identical_ids(run: pd.DataFrame, depth: int) -> pd.DataFrame:
     """Each query's hits without the document whose id is the query's, the first ``depth`` of the
     rest kept and ranked again: BEIR's ``EvaluateRetrieval.evaluate(ignore_identical_ids=True)``,
-    naver/splade ``splade/beir_eval.py:82-88`` ("Removing query id from document list"), the 2DMSE
-    seed's ``eval_beir.sh`` ``--remove_query``."""
+    naver/splade ``splade/beir_eval.py:82-88`` ("Removing query id from document list"). The 2DMSE
+    seed's ``eval_beir.sh`` ``--remove_query`` and pyserini's ``--remove-query`` drop the same hit
+    from a search of ``depth`` (not ``depth + 1``: :func:`top_k_run`), keeping ``depth − 1``."""
     kept = run[run["query_id"].astype(str) != run["doc_id"].astype(str)]
     rank = kept.groupby("query_id", sort=False)["rank"].rank(method="first").astype(int)
     return kept.assign(rank=rank)[rank <= depth].reset_index(drop=True)

@@ -61,6 +61,16 @@ def tf32_available() -> bool:
     return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 
 
+def tf32_argument(setting: bool) -> bool | None:
+    """The trainer's ``tf32`` for the config's: ``False`` turns TF32 off outright (transformers'
+    ``None`` would let ``torch_compile`` turn it on: ``TrainingArguments.__post_init__`` enables it for
+    a compiled fp32 run), ``True`` asks for it where the GPU has it; elsewhere ``None`` (the trainer
+    refuses ``True`` there, and there is nothing to turn on)."""
+    if not setting:
+        return False
+    return True if tf32_available() else None
+
+
 def training_arguments(train: dict, output_dir: Path, arguments_class=None, **overrides):
     """The trainer's arguments from a ``train`` config section; ``overrides`` are further arguments;
     ``arguments_class``: another model family's arguments (default sentence-transformers').
@@ -89,7 +99,7 @@ def training_arguments(train: dict, output_dir: Path, arguments_class=None, **ov
         weight_decay=train["weight_decay"],
         fp16=train["precision"] == "fp16",
         bf16=train["precision"] == "bf16",
-        tf32=True if speed_setting(train, "tf32") and tf32_available() else None,
+        tf32=tf32_argument(speed_setting(train, "tf32")),
         optim=optimizer_name(speed_setting(train, "optimizer"), cuda),
         torch_compile=speed_setting(train, "compile"),
         gradient_checkpointing=train["gradient_checkpointing"],

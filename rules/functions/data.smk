@@ -12,9 +12,10 @@ def vocab_model(wildcards):
     return entry["vocab_from"] if entry["source"] == "tiny" else None
 
 
-def negatives_path(train, negatives):
-    """Mined negatives of a training split, cached per miner."""
-    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{tb_data_plan.miner_key(negatives)}.jsonl"
+def negatives_path(exp):
+    """The mined negatives of an experiment's training split, cached per miner (its track's)."""
+    train, miner = exp["train"], tb_tracks.track_of(exp).miner(exp)
+    return f"{RESULTS}/negatives/{train['dataset']}/{train['split']}/{tb_data_plan.miner_key(miner)}.jsonl"
 
 
 #: miner key -> the experiments' Miner (its negatives settings, pooling, similarity)

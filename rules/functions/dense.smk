@@ -207,7 +207,7 @@ def dense_stage_targets(name, stage):
         return out
     if stage == "negatives":
         if group_trained and trained:
-            return [negatives_path(train, exp["retrieval"]["negatives"])]
+            return [negatives_path(exp)]
         return []
     if stage == "models":
         return [trained_model(name, v.name) for v in trained]

@@ -41,7 +41,7 @@ def splade_triplet_inputs(wildcards):
     name, train = wildcards.experiment, experiment(wildcards)["train"]
     inputs = {"data": splade_training_data(wildcards)}
     if train["hard_negatives"] is None:
-        inputs["negatives"] = negatives_path(train, train["negatives"])
+        inputs["negatives"] = negatives_path(experiment(wildcards))
     elif train["hard_negatives"]["source"] != "standin":  # smoke mode generates its own
         inputs["negatives"] = hard_negatives_file(name, "negatives_file")
         inputs["ce_scores"] = CE_SCORES

@@ -36,7 +36,7 @@ def test_negatives_from_hits_skip_positives_and_keep_order():
 def test_bm25_mining_excludes_positives(tmp_path):
     split = _split()
     build_index(split.corpus, tmp_path / "index", "flat", threads=1, dataset="hand-made")
-    rows = list(bm25_mine(split, tmp_path / "index", depth=10, keep=5))
+    rows = list(bm25_mine(split, tmp_path / "index", depth=10, keep=5, k1=0.9, b=0.4))
     relevant = split.relevant()
     assert [r["query_id"] for r in rows] == ["q0", "q1", "q2"]
     for row in rows:
@@ -47,6 +47,30 @@ def test_bm25_mining_excludes_positives(tmp_path):
         assert scores == sorted(scores, reverse=True) and len(negatives) <= 5
     # BM25 really ranks: "apple river" hits d1 (river twice, apple once) among the negatives first.
     assert rows[0]["negatives"][0]["doc_id"] == "d1"
+
+
+def test_bm25_mining_searches_at_the_configured_k1_and_b(tmp_path):
+    """The miner's scores are pyserini's own LuceneSearcher's at the k1 and b it is given (the
+    experiment's bm25 section), not at pyserini's defaults 0.9 / 0.4 nor Lucene's 1.2 / 0.75."""
+    from trimbench.java import setup_java
+
+    split = _split()
+    build_index(split.corpus, tmp_path / "index", "flat", threads=1, dataset="hand-made")
+    setup_java()
+    from pyserini.search.lucene import LuceneSearcher
+
+    by_parameters = {}
+    for k1, b in ((2.0, 0.9), (0.3, 0.1)):
+        rows = list(bm25_mine(split, tmp_path / "index", depth=12, keep=12, k1=k1, b=b))
+        searcher = LuceneSearcher(str(tmp_path / "index"))
+        searcher.set_bm25(k1, b)
+        for row, text in zip(rows, split.queries["text"], strict=True):
+            expected = [(hit.docid, pytest.approx(hit.score, abs=1e-6)) for hit in searcher.search(text, k=12)
+                        if hit.docid not in row["positives"]]
+            assert [(n["doc_id"], n["score"]) for n in row["negatives"]] == expected
+        searcher.close()
+        by_parameters[k1, b] = [n["score"] for row in rows for n in row["negatives"]]
+    assert by_parameters[2.0, 0.9] != pytest.approx(by_parameters[0.3, 0.1])  # the parameters matter here
 
 
 def test_cross_encoder_filter_drops_exactly_the_rule():
@@ -414,3 +438,18 @@ def test_identical_ids_are_ignored_by_default_on_beir_data_only():
     assert not ignores_identical_ids(entries("configs/homedepot.yaml")["home-depot"])
     assert not ignores_identical_ids(entries("config.yaml")["lee-ict-retrieval"])
     assert not ignores_identical_ids({**splade["arguana"], "ignore_identical_ids": False})
+
+
+def test_a_local_beir_folder_drops_self_hits_by_default_as_the_hub_copy_does():
+    """A BEIR folder on disk (source local: a user's own, or make mini's local copy of the hub's
+    SciFact) is the same data as the hub's: its self-hits go by default; a local Tevatron folder's
+    ids are separate numberings, as the hub's."""
+    from trimbench.config.local import _local_entry
+    from trimbench.config.prepare import ignores_identical_ids
+
+    assert ignores_identical_ids({"kind": "retrieval", "source": "local", "path": "data/arguana"})
+    assert ignores_identical_ids({"kind": "retrieval", "source": "local", "format": "beir", "path": "data/arguana"})
+    assert not ignores_identical_ids({"kind": "retrieval", "source": "local", "format": "tevatron", "path": "m"})
+    hub = {"kind": "retrieval", "source": "hub", "id": "BeIR/scifact", "local_copy": {"path": "scifact"}}
+    local = _local_entry(hub, "copies")
+    assert local["source"] == "local" and ignores_identical_ids(local) and ignores_identical_ids(hub)

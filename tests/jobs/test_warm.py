@@ -3,6 +3,7 @@ modules once, with each job's directory, environment, streams and exit status; a
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import signal
@@ -124,3 +125,30 @@ def test_jobs_run_here_without_a_server_on_slurm_or_from_another_environment_and
     why = [r.getMessage() for r in caplog.records]
     assert all("is set, but this job runs in its own interpreter" in line for line in why), why
     assert "could not be handed to a warm interpreter" in why[0] and "SLURM" in why[1] and "/another/env" in why[2], why
+
+
+def test_the_preloaded_modules_start_no_jvm_and_no_thread_a_fork_would_lose():
+    """The server forks every job after PRELOAD: a module there that starts a JVM (pyserini) or a
+    thread at import (onnxruntime does) would leave the children a lock or a VM they cannot use.
+    Each module is imported in turn, in a fresh interpreter, counting the process's threads."""
+    code = """
+import importlib, sys
+import matplotlib
+matplotlib.use("Agg")
+from trimbench.jobs.warm import PRELOAD
+def threads():
+    return int(next(line for line in open("/proc/self/status") if line.startswith("Threads")).split()[1])
+counts = []
+for module in PRELOAD:
+    importlib.import_module(module)
+    counts.append((module, threads()))
+print(counts)
+print("jnius" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout
+    counts, jvm = out.strip().splitlines()
+    counts = ast.literal_eval(counts)
+    assert jvm == "False"
+    # torch's own pool threads come with torch; no module after it adds one
+    after_torch = [count for module, count in counts[[m for m, _ in counts].index("torch"):]]
+    assert len(set(after_torch)) == 1, counts

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from trimbench import scores
 from trimbench.report.scoreboard import (
@@ -249,7 +250,8 @@ def test_the_bm25_baseline_is_a_status_row_against_pyserinis_published_bm25(tmp_
     path = tmp_path / "bm25.parquet"
     scores.write(scores.frame([{"experiment": "mini-retrieval", "variant": "bm25", "dataset": "scifact",
                                 "split": "test", "metric": m, "value": v} for m, v in ours.items()]), path)
-    [exp] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"))
+    [exp] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"),
+                             [["scifact"]])
     long = comparison(exp).set_index("metric")
     # pyserini/2cr/beir.yaml bm25-flat scifact: nDCG@10 0.6789, R@100 0.9253, R@1000 0.9767
     assert long.loc["ndcg@10", "published"] == 0.6789 and long.loc["recall@100", "published"] == 0.9253
@@ -259,8 +261,76 @@ def test_the_bm25_baseline_is_a_status_row_against_pyserinis_published_bm25(tmp_
     assert (row["compared"], row["within"], row["published_only"]) == (2, 2, 1)
     assert (row["headline_ours"], row["headline_published"]) == (0.6789, 0.6789)
     exp_config = {**exp_config, "bm25": {**exp_config["bm25"], "fields": "multifield"}}
-    [multi] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"))
+    [multi] = bm25_experiments(["mini-retrieval"], [exp_config], [str(path)], str(repo / "reference" / "bm25.csv"),
+                               [["scifact"]])
     assert status_table([multi]).iloc[0]["headline_published"] == 0.6647  # bm25-multifield's row
+
+
+def _mini_bm25_row(tmp_path, ours: dict, extra_rows: tuple = ()):
+    """mini-retrieval's BM25 row (SciFact test, flat) with our ``ours`` {metric: value} on SciFact."""
+    from trimbench.config.prepare import load_file
+    from trimbench.report.scoreboard import bm25_experiments
+
+    config = load_file(REPO / "configs" / "mini.yaml", overrides={"only": "mini-retrieval"}, workdir=REPO)
+    rows = [{"experiment": "mini-retrieval", "variant": "bm25", "dataset": "scifact", "split": "test",
+             "metric": metric, "value": value} for metric, value in ours.items()]
+    scores.write(scores.frame(rows + list(extra_rows)), tmp_path / "bm25.parquet")
+    [exp] = bm25_experiments(["mini-retrieval"], [config["experiments"]["mini-retrieval"]],
+                             [str(tmp_path / "bm25.parquet")], str(REPO_BM25), [["scifact"]])
+    return exp
+
+
+def test_bm25_cells_are_within_a_thousandth_of_pyserinis_or_not(tmp_path):
+    """BM25 is deterministic: pyserini's four decimals are met within ±0.001, and a difference of
+    0.005 (another tokenisation or corpus) is a miss."""
+    exp = _mini_bm25_row(tmp_path, {"ndcg@10": 0.6839, "recall@100": 0.9253})  # published 0.6789, 0.9253
+    row = status_table([exp]).iloc[0]
+    assert (row["compared"], row["within"]) == (2, 1)
+    exp = _mini_bm25_row(tmp_path, {"ndcg@10": 0.6799, "recall@100": 0.9243})  # 0.001 off each: still within
+    assert status_table([exp]).iloc[0]["within"] == 2
+
+
+def test_bm25_cells_of_datasets_the_experiment_does_not_evaluate_are_left_out(tmp_path):
+    """Our BM25 table's averages (beir-avg, beir-13) and other datasets are no cells of the row."""
+    average = {"experiment": "mini-retrieval", "variant": "bm25", "dataset": "beir-avg", "split": "test",
+               "metric": "ndcg@10", "value": 0.5}
+    other = {**average, "dataset": "nfcorpus", "value": 0.3218}  # published, but not evaluated here
+    exp = _mini_bm25_row(tmp_path, {"ndcg@10": 0.6789, "recall@100": 0.9253}, (average, other))
+    assert comparison(exp)["dataset"].unique().tolist() == ["scifact"]
+    row = status_table([exp]).iloc[0]
+    assert (row["compared"], row["ours_only"], row["published_only"]) == (2, 0, 1)
+
+
+@pytest.mark.parametrize(("preset", "compared", "ours_only"), [
+    # Tevatron's MS MARCO (titled passages): its DL19 / DL20 are no cells of pyserini's untitled index (N8)
+    ("2dmse-retrieval.yaml", {"scifact", "nfcorpus", "fiqa", "arguana", "scidocs", "trec-covid"},
+     {"msmarco", "trec-dl-2019", "trec-dl-2020"}),
+    # BeIR's MS MARCO is pyserini's msmarco-v1-passage: dev, DL19 and DL20 compared
+    ("splade.yaml", {"msmarco-dev", "trec-dl-2019", "trec-dl-2020", "arguana", "quora", "scifact"}, set()),
+])
+def test_a_bm25_row_meets_pyserinis_numbers_only_on_their_collection(tmp_path, preset, compared, ours_only):
+    """Each preset's BM25 row is joined by collection, not by dataset name: a cell is compared only
+    where the dataset is BEIR-format data (the corpora pyserini published on)."""
+    import yaml
+
+    from trimbench.config.prepare import bm25_published_datasets
+    from trimbench.report.scoreboard import bm25_experiments
+
+    config = yaml.safe_load((REPO / "configs" / preset).read_text())
+    name, exp = next(iter(config["experiments"].items()))
+    evaluated = exp["evaluation"]["datasets"]
+    assert compared | ours_only <= set(evaluated)
+    published_on = bm25_published_datasets(exp, config["datasets"])
+    metrics = ("ndcg@10", "recall@1000", "mrr@10")
+    rows = [{"experiment": name, "variant": "bm25", "dataset": dataset, "split": "test", "metric": metric,
+             "value": 0.5} for dataset in evaluated for metric in metrics]
+    scores.write(scores.frame(rows), tmp_path / "bm25.parquet")
+    config_of = {**exp, "bm25": {"fields": "flat"}}
+    [row] = bm25_experiments([name], [config_of], [str(tmp_path / "bm25.parquet")], str(REPO_BM25), [published_on])
+    long = comparison(row)
+    both = set(long.dropna(subset=["ours", "published"])["dataset"])
+    assert compared <= both and not both & ours_only
+    assert long[long["dataset"].isin(ours_only)]["published"].isna().all()
 
 
 def _cells(page: str, tag: str) -> list[list[str]]:
@@ -479,7 +549,7 @@ def test_bm25_headline_is_empty_where_a_side_lacks_the_main_metric_and_its_lists
     path = tmp_path / "bm25.parquet"
     scores.write(ours, path)
     with pytest.raises(ValueError, match="zip"):
-        bm25_experiments(["x", "y"], [config], [str(path)], str(REPO_BM25))
+        bm25_experiments(["x", "y"], [config], [str(path)], str(REPO_BM25), [["scifact"], ["scifact"]])
 
 
 # --- ELECTRA: headline and comparison on a two-task, two-model grid ---------------------------
@@ -525,6 +595,10 @@ def test_electra_headline_is_the_configs_first_task_and_model_at_devs_layer():
     # an experiment keeping its last epoch: the final table's (dev-chosen epoch's) value meets no score of ours
     assert headline(electra_two_by_two(select="last")) == pytest.approx({
         "ours": 0.61, "ours_cell": "m-gen L1 (dev-chosen) zz-task", "published": None, "published_cell": ""})
+    # an experiment without scores yet: an empty headline, no cell named
+    e = electra_two_by_two()
+    assert headline(Experiment(e.name, e.config, scores.frame([]), e.published, e.main_metrics)) == {
+        "ours": None, "ours_cell": "", "published": None, "published_cell": ""}
 
 
 def test_electra_comparison_sets_our_unpublished_cells_as_the_kept_epoch():

@@ -644,6 +644,68 @@ def test_splade_pairs_rotate_per_epoch_as_the_seed(tmp_path):
                             settings, seed=seed)
 
 
+def test_the_ce_filter_threshold_is_the_weakest_positive_less_the_margin(tmp_path):
+    """train_max.py:140-169: a negative scoring above min(CE of the positives) - margin is dropped.
+    Positives 9.0 and 6.0, margin 3: the threshold is 3.0, so 4.5 goes and 1.0 stays (from the
+    strongest positive, 6.0, both would stay)."""
+    import gzip
+    import pickle
+
+    from trimbench.splade.triplets import CrossEncoderScores, convert_ce_scores, select_negatives
+
+    with gzip.open(tmp_path / "s.pkl.gz", "wb") as handle:
+        pickle.dump({1: {10: 9.0, 11: 6.0, 20: 4.5, 21: 1.0, 22: 3.0}}, handle)
+    convert_ce_scores(tmp_path / "s.pkl.gz", tmp_path / "ce.parquet")
+    ce = CrossEncoderScores(tmp_path / "ce.parquet")
+    row = {"qid": 1, "pos": [10, 11], "neg": {"bm25": [20, 21, 22]}}
+    assert select_negatives(row, ce, 3.0, per_system=5, systems=None) == [21, 22]  # 3.0 is not above 3.0
+    assert select_negatives(row, ce, None, per_system=5, systems=None) == [20, 21, 22]
+
+
+def test_splade_pairs_rotate_the_positives_from_the_front_on_every_row():
+    """The seed pops each query's first positive whatever the query's place in the file: row 1's
+    positives in epochs 0, 1, 2 are its first, second, first (a per-row offset would start it at its
+    second)."""
+    from trimbench.pools import EpochGroups
+
+    pairs = EpochGroups(None, 2, seed=5, positives_from_first=True)
+    assert [pairs.draw(1, [10, 11], [20, 21], epoch)[0] for epoch in range(3)] == [10, 11, 10]
+    assert [pairs.draw(2, [10, 11, 12], [20], epoch)[0] for epoch in range(4)] == [10, 11, 12, 10]
+
+
+def test_the_training_set_train_splade_gets_shows_each_query_the_seeds_pair_of_each_epoch(tmp_path):
+    """What scripts/train_splade.py hands the trainer (trimbench.splade.triplets.epoch_pairs), read
+    epoch by epoch as the trainer reads it: every query (not only the first) walks its positives from
+    the front and its shuffled negatives (seeded by its row) as the seed's loop does, with the
+    distillation label of the pair shown."""
+    from trimbench.data.io import RetrievalSplit
+    from trimbench.pools import pool_frame
+    from trimbench.splade.triplets import epoch_pairs
+
+    pids = ["a", "b", "c", "n1", "n2", "n3", "n4"]
+    split = RetrievalSplit(pd.DataFrame({"doc_id": pids, "title": "", "text": [f"p{p}" for p in pids]}),
+                           pd.DataFrame({"query_id": ["1", "2"], "text": ["q1", "q2"]}),
+                           pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "c"], "relevance": [1, 1]}))
+    position = {p: i for i, p in enumerate(pids)}
+    ce = {"a": 9.0, "b": 8.5, "c": 7.0, "n1": 1.0, "n2": 2.0, "n3": 3.0, "n4": 4.0}
+    queries = [("q1", ["a", "b"], ["n1", "n2", "n3"]), ("q2", ["c", "a"], ["n4", "n2", "n1", "n3"])]
+    pools = pool_frame([{"query": q, "positives": [position[p] for p in pos], "negatives": [position[n] for n in neg],
+                         "positive_scores": [ce[p] for p in pos], "negative_scores": [ce[n] for n in neg]}
+                        for q, pos, neg in queries])
+    assert pools["query"].tolist() == ["q1", "q2"]  # the rows as given: row i is query i
+    seed, epochs = 7, 9
+    dataset, pairs = epoch_pairs(pools, split, seed)
+    shown = {q: [] for q, _, _ in queries}
+    for epoch in range(epochs):
+        pairs.epoch = epoch  # what pairs.callback() sets at each epoch's start
+        for item in dataset:
+            shown[item["query"]].append((item["positive"], item["negative_1"], item["label"]))
+    for row, (query, positives, negatives) in enumerate(queries):
+        expected = [(f"p{pos}", f"p{neg}", ce[pos] - ce[neg])
+                    for pos, neg in _seed_rotation(positives, negatives, row + seed, epochs)]
+        assert shown[query] == expected, query
+
+
 # --- config checks -------------------------------------------------------------------------------
 
 

@@ -10,12 +10,15 @@ from trimbench.face import Miner
 from trimbench.tracks import track_of
 
 
-def miner_key(negatives: dict) -> str:
+def miner_key(miner: Miner) -> str:
     """The cached mining stage's name: the miner and every setting that changes its output."""
+    negatives = miner.negatives
     if negatives["miner"] == "dataset":  # the training dataset's own: no depth, no keep
         key = "dataset"
     else:
         key = f"{negatives['miner']}-d{negatives['depth']}-k{negatives['keep']}"
+    if miner.searches_bm25:
+        key += "-k1_{k1:g}-b{b:g}".format(**miner.bm25_parameters)
     if negatives["miner"] == "dense":
         key += f"-{negatives['model']}"
     if negatives["cross_encoder"]:
@@ -31,7 +34,7 @@ def miners(experiments: dict) -> dict[str, Miner]:
     for exp in sorted(experiments.values(), key=lambda exp: not track_of(exp).group_trained):
         miner = track_of(exp).miner(exp)
         if miner is not None:
-            found[miner_key(miner.negatives)] = miner
+            found[miner_key(miner)] = miner
     return found
 
 

@@ -47,16 +47,37 @@ def check_smoke_report(config: dict, argv: list[str], workdir: str | Path | None
 SCORING_DATASET_KEYS = ("relevance_level", "ignore_identical_ids")
 
 
-def ignores_identical_ids(entry: dict) -> bool:
-    """Whether a dataset's evaluation drops a query's hit on the document with the query's own id:
-    its ``ignore_identical_ids``, by default on for BEIR-format data (from the hub or a local BEIR
-    folder, no builder), whose ArguAna and Quora queries are corpus documents; off for Tevatron's
-    MS MARCO and the builders' data (Home Depot, Lee), whose query and document ids are separate
-    numberings. BEIR's own MS MARCO has separate numberings too: its presets' entries set it off."""
-    if entry.get("ignore_identical_ids") is not None:
-        return bool(entry["ignore_identical_ids"])
+def beir_format(entry: dict) -> bool:
+    """Whether a dataset is retrieval data in BEIR's format and ids, from the hub or a local BEIR
+    folder: no builder made it, and it is not Tevatron's."""
     return (entry["kind"] == "retrieval" and entry["source"] in ("hub", "local") and not entry.get("builder")
             and entry.get("format", "beir") == "beir")
+
+
+def ignores_identical_ids(entry: dict) -> bool:
+    """Whether a dataset's evaluation drops a query's hit on the document with the query's own id:
+    its ``ignore_identical_ids``, by default on for BEIR-format data (:func:`beir_format`), whose
+    ArguAna and Quora queries are corpus documents; off for Tevatron's MS MARCO and the builders'
+    data (Home Depot, Lee), whose query and document ids are separate numberings. BEIR's own MS MARCO
+    has separate numberings too: its presets' entries set it off."""
+    if entry.get("ignore_identical_ids") is not None:
+        return bool(entry["ignore_identical_ids"])
+    return beir_format(entry)
+
+
+def on_pyserinis_bm25_corpus(entry: dict) -> bool:
+    """Whether pyserini's published BM25 numbers (reference/bm25.csv) were made on this dataset's
+    collection, so that our BM25 row may be set beside them: BEIR-format data (:func:`beir_format`),
+    the BEIR v1.0.0 corpora pyserini indexes, BeIR's MS MARCO being MS MARCO passage v1 with empty
+    titles, pyserini's msmarco-v1-passage. Tevatron's MS MARCO puts each passage's title before its
+    text (another collection: other BM25 numbers), and a builder's corpus is its own."""
+    return beir_format(entry)
+
+
+def bm25_published_datasets(exp: dict, datasets: dict) -> list[str]:
+    """The experiment's evaluation datasets its BM25 row is compared with pyserini's published numbers
+    on (:func:`on_pyserinis_bm25_corpus`); the others' cells stay ours only."""
+    return [name for name in exp["evaluation"]["datasets"] if on_pyserinis_bm25_corpus(datasets[name])]
 
 
 def compared_dataset(exp: dict) -> str:

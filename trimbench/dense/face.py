@@ -59,7 +59,7 @@ def miner(exp: dict) -> Miner | None:
     if exp["track"] not in GROUP_TRAINED_TRACKS:
         return None
     retrieval = exp["retrieval"]
-    return Miner(retrieval["negatives"], exp["pooling"], retrieval["similarity"])
+    return Miner(retrieval["negatives"], exp["pooling"], retrieval["similarity"], exp["bm25"])
 
 
 # The scoreboard's views draw with matplotlib (trimbench.dense.scoreboard): imported when called, not

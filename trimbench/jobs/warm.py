@@ -46,9 +46,13 @@ import trimbench
 
 WARM = "TRIMBENCH_WARM"
 #: what the server imports before it forks jobs; never pyserini (it starts a JVM, whose threads do
-#: not survive a fork) and nothing that starts threads or touches CUDA at import
+#: not survive a fork) and nothing that starts threads or touches CUDA at import. The last seven are
+#: the pure-Python libraries pyserini's search imports (pyserini.encode's OpenAI client and its
+#: HTTP stack): 0.65 of the 3.1 CPU-seconds a BM25 or impact-search job spends importing pyserini
+#: (docs/performance.md); not onnxruntime, which starts a thread at import.
 PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "scipy.stats", "sklearn.metrics", "torch", "transformers",
-           "sentence_transformers", "datasets", "faiss", "matplotlib.pyplot", "seaborn", "ir_measures")
+           "sentence_transformers", "datasets", "faiss", "matplotlib.pyplot", "seaborn", "ir_measures",
+           "openai", "pydantic", "httpx", "requests", "tiktoken", "click", "pygments")
 
 log = logging.getLogger("trimbench")
 _LENGTH = 8

@@ -66,14 +66,18 @@ BM25_WORK = "BM25 (pyserini two-click reproductions)"
 BM25_TOLERANCE = 0.001
 
 
-def bm25_experiments(names: list[str], configs: list[dict], scores: list[str], reference: str) -> list[Experiment]:
+def bm25_experiments(names: list[str], configs: list[dict], scores: list[str], reference: str,
+                     published_datasets: list[list[str]]) -> list[Experiment]:
     """Each experiment's BM25 baseline as an experiment of its own for the scoreboard, compared with
-    pyserini's published BM25 of the same index layout (``bm25.fields``)."""
+    pyserini's published BM25 of the same index layout (``bm25.fields``) on ``published_datasets``
+    only: its datasets on the collection pyserini published on
+    (:func:`trimbench.config.prepare.on_pyserinis_bm25_corpus`). A dataset of the same name over
+    another collection (Tevatron's titled MS MARCO for TREC DL) keeps its cells ours only."""
     published = pd.read_csv(reference)
     return [Experiment(f"{name} bm25", {**config, "track": BM25,
                                         "reference": {"work": BM25_WORK, "tolerance": BM25_TOLERANCE}},
-                       score_table.read(path), published)
-            for name, config, path in zip(names, configs, scores, strict=True)]
+                       score_table.read(path), published[published["dataset"].isin(same_collection)])
+            for name, config, path, same_collection in zip(names, configs, scores, published_datasets, strict=True)]
 
 
 def _bm25_comparison(exp: Experiment) -> pd.DataFrame:

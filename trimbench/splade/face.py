@@ -50,7 +50,7 @@ def miner(exp: dict) -> Miner | None:
     """Without downloaded hard negatives, ``train.negatives`` mines them (a dense miner pools the
     model's own way and scores by dot product)."""
     train = exp["train"]
-    return None if train["hard_negatives"] is not None else Miner(train["negatives"], None, "dot")
+    return None if train["hard_negatives"] is not None else Miner(train["negatives"], None, "dot", exp["bm25"])
 
 
 def comparison(exp):

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from trimbench.data.io import RetrievalSplit
-from trimbench.pools import pool_frame
+from trimbench.pools import EpochGroups, passage_texts, pool_dataset, pool_frame
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +137,17 @@ def hard_negative_pools(split: RetrievalSplit, rows: Iterator[dict], ce: CrossEn
                                  f"passages {missing[:5]}: distil_splade's labels need one for each")
         out.append(item)
     return pool_frame(out, max_samples, seed)
+
+
+def epoch_pairs(pools: pd.DataFrame, split: RetrievalSplit, seed: int):
+    """The training set rule train_splade hands the trainer: the pool table as a dataset that shows
+    each query one (positive, negative) a step, the next of each in every epoch, as the seed's
+    ``pop(0)`` / ``append`` (``train_max.py:184-196``, ``train_distil.py:176-195``): positives from
+    the front of the file's order, negatives through the query's shuffled pool; with the
+    distillation label of the pair shown where the pools carry CE scores. Returns the dataset and
+    its :class:`trimbench.pools.EpochGroups`, whose ``callback()`` the trainer calls at each epoch."""
+    pairs = EpochGroups(passage_texts(split), group_size=2, seed=seed, positives_from_first=True)
+    return pool_dataset(pools).with_transform(pairs), pairs
 
 
 def standin_files(split: RetrievalSplit, folder: Path, seed: int, systems: int = 2, per_system: int = 3) -> None:
