@@ -156,3 +156,19 @@ def test_encodings_pad_each_length_sorted_batch_to_its_own_texts_not_a_random_ba
     # the queries at 9 + 1 tokens; the passages' 100 + 1 cut at p_max_length 96
     assert [(p.count, p.batch, p.length) for p in corpus.phases] == [(2, 64, 10), (16, 64, 96)]
     assert {question[-1] for question in context.padded} == {1}
+
+
+def test_the_encodings_are_priced_at_the_precision_they_run_at():
+    """evaluation.precision (the 2DMSE retrieval seed's bf16 encoding): every phase of encode_texts and
+    encode_corpus carries it, so the plan prices the dtype that runs; fp32 by default; the training's
+    own precision stays the train section's."""
+    for precision in ("fp32", "bf16", "fp16"):
+        retrieval, sts = _retrieval(), _sts()
+        if precision != "fp32":
+            retrieval["evaluation"]["precision"] = sts["evaluation"]["precision"] = precision
+        corpus = job_cost("encode_corpus", {"variant": "full"}, retrieval, _context())
+        texts = job_cost("encode_texts", {"variant": "full"}, sts, _context())
+        assert len(corpus.phases) == 4 and len(texts.phases) == 2
+        assert {phase.precision for phase in (*corpus.phases, *texts.phases)} == {precision}
+        (trained,) = job_cost("train_retriever", {"variant": "full"}, retrieval, _context()).phases
+        assert trained.precision == "fp32"

@@ -131,8 +131,8 @@ def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
             length, source = context.padded_length(dataset, evaluation["split"], column, exp["model"], max_length,
                                                    SORTED_BATCH)
             phases.append(Phase(f"encode {dataset} {column}", exp["model"], batches(rows.n, batch), batch, length,
-                                train=False, layers=variant.cut_layers, lengths_source=source,
-                                max_length=max_length))
+                                train=False, layers=variant.cut_layers, precision=evaluation["precision"],
+                                lengths_source=source, max_length=max_length))
             texts += rows.n
     unknown = _unknown(*counts)
     if unknown:
@@ -168,8 +168,8 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
             # the queries are one chunk
             chunk = retrieval["encode_chunk"] if part == "corpus" else count.n
             phases.append(Phase(f"encode {dataset} {part}", exp["model"], rank_batches(count.n, batch, chunk, devices),
-                                batch, length, train=False, layers=variant.cut_layers, lengths_source=source,
-                                max_length=part_max))
+                                batch, length, train=False, layers=variant.cut_layers,
+                                precision=evaluation["precision"], lengths_source=source, max_length=part_max))
             vectors += count.n
     unknown = _unknown(*counts)
     if unknown:
