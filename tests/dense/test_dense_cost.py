@@ -90,6 +90,12 @@ def test_a_group_training_splits_its_queries_over_the_devices_each_with_its_pass
     assert ("marco", "train", "document", "enc", 64, 16) in context.padded
     # the longest step: queries at 16 tokens, passages at 64
     assert 16 < phase.max_length <= 64
+    # the job holds the training split's whole corpus (1,000 passages) in host memory, each at its
+    # mean length (a batch of one: 40 + 1 tokens), for the plan's mem_mb
+    assert work.held_texts == ((1000, 41),)
+    assert ("marco", "train", "document", "enc", 64, 1) in context.padded
+    # a corpus of unknown size holds nothing the plan could count (the job is priced without it)
+    assert job_cost("train_retriever", {"variant": "full"}, _retrieval(), _context(corpora={})).held_texts == ()
 
 
 def test_a_corpus_is_encoded_once_its_queries_per_dataset_its_batches_shared_by_the_devices():

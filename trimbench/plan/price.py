@@ -183,7 +183,8 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
     texts = work.examples or 0
     mean_length = sum(p.tokens for p in work.phases) / max(1, sum(p.sequences for p in work.phases))
     host = settings.host_base_mb * MB + 3 * plan.parameter_bytes + texts * (
-        TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length)
+        TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length) + sum(
+        held * (TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * tokens) for held, tokens in work.held_texts)
     plan.mem_mb = math.ceil(host * settings.margin / MB)
     plan.disk_bytes = work.disk_bytes
     plan.fits = {name: plan.peak_bytes <= gpu.memory_gib * GIB for name, gpu in settings.gpus.items()}
