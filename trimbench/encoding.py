@@ -16,7 +16,6 @@ from tqdm.auto import tqdm
 
 from trimbench.models import encoder_layers
 
-
 #: an encoding's precision (the dense tracks' ``evaluation.precision``) -> the dtype its matrix products
 #: run in under ``torch.autocast`` (None: plain fp32, no autocast)
 AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}

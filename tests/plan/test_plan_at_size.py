@@ -128,7 +128,8 @@ def test_slurm_is_asked_for_the_priced_jobs_mem_mb_and_runtime_per_attempt(monke
     plan = planner.plan("train_retriever", {"experiment": "x"})
     assert plan.mem_mb > 4 * PARAMETERS * 3 / 2**20 and plan.runtime_minutes > 1
     for attempt in (1, 2, 3):
-        assert planner.resource("train_retriever", {"experiment": "x"}, "mem_mb", 8000, attempt) == attempt * plan.mem_mb
+        assert planner.resource("train_retriever", {"experiment": "x"}, "mem_mb", 8000, attempt) == (
+            attempt * plan.mem_mb)
         assert planner.resource("train_retriever", {"experiment": "x"}, "runtime", 240, attempt) == (
             attempt * plan.runtime_minutes)
 
@@ -147,3 +148,33 @@ def test_a_resident_model_adds_its_bytes_to_the_peak(monkeypatch, config, cache)
     plain = _planned(monkeypatch, config, cache, _work())
     resident = _planned(monkeypatch, config, cache, _work(resident_bytes=10**9))
     assert resident.peak_bytes == plain.peak_bytes + 10**9
+
+
+def test_a_queued_run_submits_no_job_over_the_partitions_limit_unless_told(monkeypatch, config, cache):
+    """plan_max_runtime below the job's plan: the dry run names the job, its minutes and the limit;
+    refuse_over_limit (the workflow's onstart, before any job starts) stops a queued run naming them,
+    unless plan_submit_over_limit."""
+    monkeypatch.delenv(PLAN_LISTING_ONLY)
+    monkeypatch.setattr(price, "job_work", lambda *args: _work())
+    limited = {**config, "plan_max_runtime": 20}
+    reported = []
+    planner = RulePlanner(limited, REPO, cache, report=reported.append)
+    runtime = planner.resource("train_retriever", {"experiment": "x"}, "runtime", 240, 1)
+    assert runtime > 20
+    assert reported == [f"plan: train_retriever[experiment=x]: planned {runtime} min, over plan_max_runtime 20 min; "
+                        "a queued run submits it only with plan_submit_over_limit: true; raise the devices or "
+                        "split the job (see docs/plan.md)"]
+    with pytest.raises(ConfigError) as refused:
+        planner.refuse_over_limit()
+    assert str(refused.value) == (
+        "1 job(s) planned over plan_max_runtime (20 min, the partition's limit), so none is submitted:\n"
+        f"  train_retriever[experiment=x]: planned {runtime} min\n"
+        "raise their devices or split them (docs/plan.md), or set plan_submit_over_limit: true to queue them anyway")
+    allowed = RulePlanner({**limited, "plan_submit_over_limit": True}, REPO, cache, report=reported.append)
+    allowed.resource("train_retriever", {"experiment": "x"}, "runtime", 240, 1)
+    allowed.refuse_over_limit()
+    # within the limit, or without one, nothing is refused
+    for within in ({**config, "plan_max_runtime": 10 * runtime}, config):
+        planner = RulePlanner(within, REPO, cache, report=reported.append)
+        planner.resource("train_retriever", {"experiment": "x"}, "runtime", 240, 1)
+        planner.refuse_over_limit()

@@ -71,6 +71,8 @@ class JobPlan:
     unknown: tuple = ()
     #: over the partition's limit (plan_max_runtime)
     over_runtime: bool = False
+    #: the partition's limit it was planned against (plan_max_runtime), None: no limit
+    max_runtime: int | None = None
 
     @property
     def priced(self) -> bool:
@@ -88,8 +90,9 @@ class JobPlan:
             out.append(f"{self.label}: needs {self.peak_bytes / GIB:.1f} GiB a device, more than the "
                        f"{self.gpu}'s memory; {self.advice}")
         if self.over_runtime:
-            out.append(f"{self.label}: planned {self.runtime_minutes} min, over plan_max_runtime; raise the "
-                       f"devices or split the job (see docs/plan.md)")
+            out.append(f"{self.label}: planned {self.runtime_minutes} min, over plan_max_runtime "
+                       f"{self.max_runtime} min; a queued run submits it only with plan_submit_over_limit: true; "
+                       f"raise the devices or split the job (see docs/plan.md)")
         return out
 
 
@@ -179,6 +182,7 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
     plan.gpu_hours = seconds / 3600
     wall_minutes = seconds / work.devices / 60
     plan.runtime_minutes = max(settings.min_runtime, math.ceil(wall_minutes * settings.margin))
+    plan.max_runtime = settings.max_runtime
     plan.over_runtime = settings.max_runtime is not None and plan.runtime_minutes > settings.max_runtime
     texts = work.examples or 0
     mean_length = sum(p.tokens for p in work.phases) / max(1, sum(p.sequences for p in work.phases))
