@@ -178,3 +178,17 @@ def test_a_queued_run_submits_no_job_over_the_partitions_limit_unless_told(monke
         planner = RulePlanner(within, REPO, cache, report=reported.append)
         planner.resource("train_retriever", {"experiment": "x"}, "runtime", 240, 1)
         planner.refuse_over_limit()
+
+
+def test_a_job_writing_what_no_count_gives_has_its_disk_unknown_not_zero(monkeypatch, config, cache):
+    """SPLADE's encodings without max_terms: the job's disk is empty (unknown) in the plan's table and
+    counted apart in the totals, not a 0 that the preset's "GB written" would add."""
+    from trimbench.plan.plan import rows, totals
+
+    counted = _planned(monkeypatch, config, cache, _work(disk_bytes=5 * 10**9))
+    unbounded = _planned(monkeypatch, config, cache, _work(disk_unknown=("dev corpus: every term kept",)))
+    assert unbounded.disk_unknown == ("dev corpus: every term kept",)
+    table = rows("run", {"a100-80gb": [counted, unbounded]})
+    assert table["disk_gb"].iloc[0] == pytest.approx(5.0) and table["disk_gb"].isna().tolist() == [False, True]
+    (total,) = totals(table).to_dict("records")
+    assert total["disk_gb"] == pytest.approx(5.0) and total["disk_unknown"] == 1 and total["unpriced"] == 0

@@ -62,6 +62,9 @@ class Work:
     #: device memory the job holds beside its phases' steps (on each device): another model kept
     #: loaded (ELECTRA's start model beside the copy it fine-tunes)
     resident_bytes: int = 0
+    #: what it writes that ``disk_bytes`` cannot count, each named with why (SPLADE vectors of every
+    #: term they activate: no bound before the run); the plan shows such a job's disk as unknown
+    disk_unknown: tuple[str, ...] = ()
     #: texts the job holds in host memory beside its ``examples``, as (texts, tokens a text): a corpus
     #: it loads whole (train_retriever's passages); the plan's ``mem_mb`` counts them
     held_texts: tuple[tuple[int, int], ...] = ()

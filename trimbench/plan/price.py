@@ -69,6 +69,8 @@ class JobPlan:
     advice: str = ""
     #: what keeps the job from being priced (unknown counts)
     unknown: tuple = ()
+    #: what the job writes beyond ``disk_bytes`` that no count gives (its work's disk_unknown)
+    disk_unknown: tuple = ()
     #: over the partition's limit (plan_max_runtime)
     over_runtime: bool = False
     #: the partition's limit it was planned against (plan_max_runtime), None: no limit
@@ -190,7 +192,7 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
         TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length) + sum(
         held * (TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * tokens) for held, tokens in work.held_texts)
     plan.mem_mb = math.ceil(host * settings.margin / MB)
-    plan.disk_bytes = work.disk_bytes
+    plan.disk_bytes, plan.disk_unknown = work.disk_bytes, work.disk_unknown
     plan.fits = {name: plan.peak_bytes <= gpu.memory_gib * GIB for name, gpu in settings.gpus.items()}
     if not plan.fits.get(settings.gpu.name, True):
         plan.advice = _advice(widest, context, settings)
