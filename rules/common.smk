@@ -1,5 +1,6 @@
 # The config (read and validated once), wildcard constraints and the helpers every rule file uses.
 # Each track's own helpers sit at the top of its rule file; the track dispatch is rules/targets.smk.
+import os
 import re
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from types import SimpleNamespace
 sys.path.insert(0, workflow.basedir)
 
 from trimbench.config import prepare as tb_config
+from trimbench.config import profiles as tb_profiles
 from trimbench import tracks as tb_tracks
 from trimbench.jobs import artifacts as tb_artifacts
 from trimbench.jobs import packaged as tb_packaged
@@ -22,10 +24,18 @@ from trimbench.models import local_folder
 # only when no --configfile is given, so that a preset runs alone (several --configfile files are
 # merged in order, as Snakemake does), and every file through trimbench's reader, which names the
 # file and line of a YAML error and rejects a key given twice. Snakemake has read the --configfile
-# files already (into `config`); they are read again for those checks.
+# files already (into `config`); they are read again for those checks. A --config on the command
+# line goes on top of the profiles' config: entries, which Snakemake would drop (a cluster profile's
+# plan_max_runtime: trimbench/config/profiles.py).
 try:
     RAW_CONFIG = tb_schema.load_config(
-        workflow.config_settings.configfiles, workflow.config_settings.config
+        workflow.config_settings.configfiles,
+        {
+            **tb_profiles.profile_config(
+                sys.argv, folders=[os.environ.get("PWD"), workflow.basedir]
+            ),
+            **workflow.config_settings.config,
+        },
     )
     CONFIG = tb_config.prepare(RAW_CONFIG, Path.cwd())
     tb_config.check_smoke_report(CONFIG, sys.argv)
@@ -139,6 +149,8 @@ def exp_param(*keys):
 
 
 PLANNER = tb_plan_resources.RulePlanner(CONFIG, Path.cwd())
+# the rules whose runtime and mem_mb are planned (the GPU rules)
+PLANNED_RULES = set()
 
 
 def planned(rule_name, kind, local):
@@ -148,6 +160,8 @@ def planned(rule_name, kind, local):
     nothing (trimbench/plan/resources.py). ``local``: a number, or a function of the wildcards.
     """
 
+    PLANNED_RULES.add(rule_name)
+
     def value(wildcards, attempt):
         fallback = local(wildcards) if callable(local) else local
         queued = not workflow.local_exec or workflow.dryrun
@@ -156,6 +170,16 @@ def planned(rule_name, kind, local):
         )
 
     return value
+
+
+onstart:
+    # A queued run submits no job planned over plan_max_runtime unless plan_submit_over_limit: every
+    # planned job's resources are asked for (each priced once) before any job starts.
+    if not workflow.local_exec:
+        for job in workflow.dag.needrun_jobs():
+            if job.rule.name in PLANNED_RULES:
+                job.resources
+        PLANNER.refuse_over_limit()
 
 
 def per_attempt(base):

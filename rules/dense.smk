@@ -105,6 +105,7 @@ rule encode_texts:
         pooling=exp_param("pooling"),
         max_seq_length=exp_param("evaluation", "max_seq_length"),
         batch_size=exp_param("evaluation", "batch_size"),
+        precision=exp_param("evaluation", "precision"),
         packaged=variant_packaged,
     script:
         "../scripts/encode_texts.py"
@@ -141,6 +142,7 @@ rule encode_corpus:
         p_max_length=exp_param("retrieval", "p_max_length"),
         batch_size=exp_param("evaluation", "batch_size"),
         chunk=exp_param("retrieval", "encode_chunk"),
+        precision=exp_param("evaluation", "precision"),
         packaged=variant_packaged,
     script:
         "../scripts/encode_corpus.py"

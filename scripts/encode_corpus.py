@@ -4,7 +4,8 @@ input:  model  the variant's sentence-transformers folder
         data   each evaluation dataset's BEIR-style folder (corpus, queries, qrels parquet)
 output: embeddings  a folder per dataset with docs.npy (fp16 [layers, docs, max_dim], absent where the dataset
                     shares another's corpus) and queries.npy; manifest.json: layers, max_dim, each dataset's entry
-params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk
+params: datasets, corpus_of, layers, max_dim, pooling, q_max_length, p_max_length, batch_size, chunk,
+        precision (the forward pass's autocast)
 """
 
 import logging
@@ -39,11 +40,11 @@ def main(job) -> None:
             if docs_of == dataset:
                 counts[dataset] = encode_retrieval_set(model, RetrievalSplit.load(folder), p.layers, p.max_dim,
                                                        Path(tmp) / dataset, p.q_max_length, p.p_max_length,
-                                                       p.batch_size, p.chunk)
+                                                       p.batch_size, p.chunk, p.precision)
             else:  # its corpus is encoded with dataset docs_of's
                 counts[dataset] = {"docs_of": docs_of, **encode_queries(
                     model, RetrievalSplit.read(folder, "queries"), p.layers, p.max_dim, Path(tmp) / dataset,
-                    p.q_max_length, p.batch_size)}
+                    p.q_max_length, p.batch_size, p.precision)}
             log.info("encoded %s: %s", dataset, counts[dataset])
         if is_main_process():
             write_manifest(Path(tmp), p.layers, p.max_dim, counts)

@@ -3,7 +3,7 @@
 input:  model  the variant's sentence-transformers folder
         data   each evaluation dataset's STS table (parquet: sentence1, sentence2, score)
 output: embeddings  <dataset>.npy per dataset ([layers, texts, max_dim] float) and manifest.json (layers, shapes)
-params: datasets, layers, max_dim, pooling, max_seq_length, batch_size
+params: datasets, layers, max_dim, pooling, max_seq_length, batch_size, precision (the forward pass's autocast)
 """
 
 import json
@@ -37,7 +37,8 @@ def main(job) -> None:
         manifest = {"layers": p.layers, "max_dim": p.max_dim, "datasets": {}}
         for dataset, table in zip(p.datasets, job.input.data, strict=True):
             texts, _, _ = sts_texts(pd.read_parquet(table))
-            array = encode_layers(model, texts, p.layers, batch_size=p.batch_size, max_dim=p.max_dim)
+            array = encode_layers(model, texts, p.layers, batch_size=p.batch_size, max_dim=p.max_dim,
+                                  precision=p.precision)
             np.save(Path(tmp) / f"{dataset}.npy", array)
             manifest["datasets"][dataset] = {"texts": len(texts), "shape": list(array.shape)}
             log.info("encoded %s: %s", dataset, array.shape)

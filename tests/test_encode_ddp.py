@@ -62,7 +62,7 @@ def encode(script: str, model, data, output: str, out, params: dict, devices: in
 def encode_dense(model, data, out, devices: int, tmp_path):
     encode("encode_corpus", model, data, "embeddings", out,
            {"layers": LAYERS, "max_dim": MAX_DIM, "pooling": "mean", "q_max_length": 16, "p_max_length": 24,
-            "batch_size": 2, "chunk": 3}, devices, tmp_path)
+            "batch_size": 2, "chunk": 3, "precision": "fp32"}, devices, tmp_path)
 
 
 def files(folder) -> dict:

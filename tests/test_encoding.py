@@ -139,3 +139,35 @@ def test_a_model_with_non_finite_weights_is_refused_naming_the_layer_and_text(ti
     with pytest.raises(NotFiniteError, match=r"^layer 2's embedding of the text 'Scientists discovered a new "
                                              r"species .*' is not finite \(NaN or infinite\)"):
         encode_layers(model, TEXTS, [1, 2], batch_size=2, show_progress=False)
+
+
+def test_bf16_encoding_runs_the_forward_pass_under_bf16_autocast(minilm_dir):
+    """evaluation.precision bf16 (the 2DMSE retrieval seed's --bf16): the model's linear layers compute
+    in bf16 and the last layer's embeddings equal sentence-transformers' own encode under CPU bf16
+    autocast (the same single batch), not the fp32 ones; fp32 runs no autocast; the stored array is
+    float32 either way."""
+    import torch
+
+    model = load_sentence_model(minilm_dir, device="cpu")
+    last = depth(model)
+    seen = []
+    linear = next(m for m in model[0].auto_model.modules() if isinstance(m, torch.nn.Linear))
+    hook = linear.register_forward_hook(lambda module, args, output: seen.append(output.dtype))
+    try:
+        half = encode_layers(model, TEXTS, [last], batch_size=len(TEXTS), show_progress=False, precision="bf16")[0]
+        full = encode_layers(model, TEXTS, [last], batch_size=len(TEXTS), show_progress=False)[0]
+    finally:
+        hook.remove()
+    assert seen == [torch.bfloat16, torch.float32]
+    assert half.dtype == full.dtype == np.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_numpy=True)
+    assert np.allclose(half, expected, atol=1e-6)  # measured: equal
+    assert np.abs(half - full).max() > 1e-4  # bf16 rounding shows (measured 1.3e-3): the autocast ran
+    assert np.allclose(half, full, atol=1e-2)
+
+
+def test_an_unknown_encoding_precision_is_an_error(tiny_bert_dir):
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    with pytest.raises(ValueError, match="encoding precision 'int8': one of fp32, bf16, fp16"):
+        encode_layers(model, TEXTS, [1], show_progress=False, precision="int8")

@@ -9,13 +9,17 @@ the full model is the last hidden state of the model physically cut to ``k`` lay
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from trimbench.errors import NotFiniteError
 from trimbench.models import encoder_layers
+
+#: an encoding's precision (the dense tracks' ``evaluation.precision``) -> the dtype its matrix products
+#: run in under ``torch.autocast`` (None: plain fp32, no autocast)
+AUTOCAST_DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
 
 
 class ForwardCounter:
@@ -42,12 +46,14 @@ class ForwardCounter:
 
 def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int = 64,
                   max_dim: int | None = None, dtype=np.float32, out: np.ndarray | None = None,
-                  show_progress: bool = True) -> np.ndarray:
+                  show_progress: bool = True, precision: str = "fp32") -> np.ndarray:
     """Embeddings ``[len(layers), len(texts), max_dim]`` from one pass over ``texts``.
 
     ``layers`` are hidden-state indices (0 = the embedding output, k = after block k). Texts are
     batched longest first, as ``SentenceTransformer.encode`` does, so padding matches it.
-    ``out`` may be a pre-allocated (e.g. memory-mapped) array to fill.
+    ``out`` may be a pre-allocated (e.g. memory-mapped) array to fill. ``precision`` (fp32, bf16,
+    fp16): the forward pass runs under ``torch.autocast`` of that dtype on the model's device (see
+    :func:`autocast`); the embeddings are returned as ``dtype`` whatever it is.
     """
     import torch
     from sentence_transformers.util import batch_to_device
@@ -64,7 +70,7 @@ def encode_layers(st_model, texts: list[str], layers: list[int], batch_size: int
     order = length_order(texts)
     device = st_model.device
     st_model.eval()
-    with torch.inference_mode(), hidden_states_kept(transformer):
+    with torch.inference_mode(), hidden_states_kept(transformer), autocast(device, precision):
         for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not show_progress,
                           mininterval=5):
             index = order[start:start + batch_size]
@@ -88,6 +94,20 @@ def check_finite_embeddings(embedding, layer: int, texts: list[str]) -> None:
         raise NotFiniteError(f"layer {layer}'s embedding of the text {texts[row][:80]!r} is not finite (NaN or "
                              "infinite): the model's weights are, or its pooling divides by zero; the embeddings "
                              "are not saved")
+
+
+def autocast(device, precision: str):
+    """The context an encoding's forward pass runs in: ``torch.autocast`` on ``device``'s type at
+    ``precision``'s dtype (matrix products and attention in half precision, norms and softmax in fp32:
+    torch's op lists), or none for fp32. Autocast, not a model cast to half: the weights stay fp32,
+    as a mixed-precision training leaves them. CPU autocast takes bf16 and fp16 too (the tests')."""
+    import torch
+
+    if precision not in AUTOCAST_DTYPES:
+        raise ValueError(f"encoding precision '{precision}': one of {', '.join(AUTOCAST_DTYPES)}")
+    if AUTOCAST_DTYPES[precision] is None:
+        return nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=getattr(torch, AUTOCAST_DTYPES[precision]))
 
 
 def length_order(texts: list[str]) -> np.ndarray:

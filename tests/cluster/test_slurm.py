@@ -161,3 +161,17 @@ def test_requeued_training_resumes_from_its_checkpoint(local_slurm, workdir_fact
     states = subprocess.run(["sacct", "-D", "-X", "-n", "-P", "-j", slurm_id, "-o", "State"], capture_output=True,
                             text=True, check=True).stdout.split()
     assert states == ["REQUEUED", "COMPLETED"]
+
+
+def test_a_job_planned_over_the_partitions_limit_is_not_submitted(local_slurm, workdir_factory):
+    """plan_max_runtime 1 (every GPU job's plan is at least plan_min_runtime, 15): the run stops before
+    its first job, naming the jobs and the limit; nothing reaches sbatch (plan_submit_over_limit false).
+    The --config goes on top of the profile's config: entries (trimbench/config/profiles.py)."""
+    workdir = workdir_factory("over-limit")
+    result = subprocess.run(cluster_command(workdir, "--config", "plan_max_runtime=1"), capture_output=True,
+                            text=True, cwd=workdir, env=local_slurm)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-8000:]
+    assert "planned over plan_max_runtime (1 min, the partition's limit), so none is submitted" in output
+    assert "train_model[" in output and "plan_submit_over_limit: true" in output
+    assert not submissions(output)

@@ -46,3 +46,26 @@ def test_a_users_gpu_joins_the_table():
 def test_a_malformed_users_gpu_is_named(spec, named):
     with pytest.raises(ConfigError, match=named):
         gpu_table({"mine": spec})
+
+
+#: each GPU's nominal memory and dense peaks, read from the datasheet its source names (the sparse figures
+#: halved): written out here, not derived from the table, so a figure typed wrong there fails
+DATASHEETS = {
+    "a100-40gb": (40, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312}),
+    "a100-80gb": (80, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312}),
+    "h100-80gb": (80, {"fp32": 67, "tf32": 989 / 2, "bf16": 1979 / 2, "fp16": 1979 / 2}),
+    "l40s-48gb": (48, {"fp32": 91.6, "tf32": 366 / 2, "bf16": 362.05, "fp16": 362.05}),
+    "v100-32gb": (32, {"fp32": 15.7, "fp16": 125}),
+    "a10-24gb": (24, {"fp32": 31.2, "tf32": 125 / 2, "bf16": 250 / 2, "fp16": 250 / 2}),
+    "rtx4090-24gb": (24, {"fp32": 82.6, "tf32": 82.6, "bf16": 165.2, "fp16": 165.2}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATASHEETS))
+def test_each_gpus_memory_and_dense_peaks_are_its_datasheets(name):
+    """Every figure of the table, not one: a GPU listed with another's memory (A100-80GB at 40) or a
+    sparse figure taken for a dense one (L40S bf16 at 733) fails here. The L40S datasheet prints its
+    dense bf16 / fp16 itself: 362.05."""
+    memory, peaks = DATASHEETS[name]
+    assert GPUS[name].memory_gib == memory
+    assert GPUS[name].peak_tflops == pytest.approx(peaks)

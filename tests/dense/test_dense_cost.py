@@ -90,6 +90,12 @@ def test_a_group_training_splits_its_queries_over_the_devices_each_with_its_pass
     assert ("marco", "train", "document", "enc", 64, 16) in context.padded
     # the longest step: queries at 16 tokens, passages at 64
     assert 16 < phase.max_length <= 64
+    # the job holds the training split's whole corpus (1,000 passages) in host memory, each at its
+    # mean length (a batch of one: 40 + 1 tokens), for the plan's mem_mb
+    assert work.held_texts == ((1000, 41),)
+    assert ("marco", "train", "document", "enc", 64, 1) in context.padded
+    # a corpus of unknown size holds nothing the plan could count (the job is priced without it)
+    assert job_cost("train_retriever", {"variant": "full"}, _retrieval(), _context(corpora={})).held_texts == ()
 
 
 def test_a_corpus_is_encoded_once_its_queries_per_dataset_its_batches_shared_by_the_devices():
@@ -156,3 +162,19 @@ def test_encodings_pad_each_length_sorted_batch_to_its_own_texts_not_a_random_ba
     # the queries at 9 + 1 tokens; the passages' 100 + 1 cut at p_max_length 96
     assert [(p.count, p.batch, p.length) for p in corpus.phases] == [(2, 64, 10), (16, 64, 96)]
     assert {question[-1] for question in context.padded} == {1}
+
+
+def test_the_encodings_are_priced_at_the_precision_they_run_at():
+    """evaluation.precision (the 2DMSE retrieval seed's bf16 encoding): every phase of encode_texts and
+    encode_corpus carries it, so the plan prices the dtype that runs; fp32 by default; the training's
+    own precision stays the train section's."""
+    for precision in ("fp32", "bf16", "fp16"):
+        retrieval, sts = _retrieval(), _sts()
+        if precision != "fp32":
+            retrieval["evaluation"]["precision"] = sts["evaluation"]["precision"] = precision
+        corpus = job_cost("encode_corpus", {"variant": "full"}, retrieval, _context())
+        texts = job_cost("encode_texts", {"variant": "full"}, sts, _context())
+        assert len(corpus.phases) == 4 and len(texts.phases) == 2
+        assert {phase.precision for phase in (*corpus.phases, *texts.phases)} == {precision}
+        (trained,) = job_cost("train_retriever", {"variant": "full"}, retrieval, _context()).phases
+        assert trained.precision == "fp32"

@@ -38,15 +38,17 @@ def _text_vectors(texts: list[str], layers: list[int], width: int = 8) -> np.nda
 def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, monkeypatch):
     """Seven documents in chunks of 3 (3, 3, 1) at 2 per batch, layers [3, 1] cut to 5 of 8 dims: row i
     of every layer is text i's; documents at p_max tokens, queries at q_max, and the model has its own
-    length again afterwards (the model's own for a length not given)."""
+    length again afterwards (the model's own for a length not given); every pass at the precision asked
+    (evaluation.precision)."""
     from types import SimpleNamespace
 
     from trimbench.dense import search
 
-    calls = []
+    calls, precisions = [], []
 
-    def encode_layers(model, texts, layers, batch_size, max_dim=None):
+    def encode_layers(model, texts, layers, batch_size, max_dim=None, precision="fp32"):
         calls.append((model.max_seq_length, list(texts)))
+        precisions.append(precision)
         return _text_vectors(texts, layers)[:, :, :max_dim or 8]
 
     monkeypatch.setattr(search, "encode_layers", encode_layers)
@@ -55,8 +57,9 @@ def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, m
     split.corpus["text"] = [f"d{i}" for i in range(7)]
     split.queries["text"] = ["q0", "q1"]
     counts = search.encode_retrieval_set(model, split, [3, 1], 5, tmp_path, q_max=16, p_max=32, batch_size=2,
-                                         chunk_size=3)
+                                         chunk_size=3, precision="bf16")
     assert counts == {"docs": 7, "queries": 2} and model.max_seq_length == 128
+    assert precisions == ["bf16"] * 4
     docs, queries = np.load(tmp_path / "docs.npy"), np.load(tmp_path / "queries.npy")
     assert docs.dtype == np.float16
     assert np.array_equal(docs, _text_vectors([f"d{i}" for i in range(7)], [3, 1])[:, :, :5].astype(np.float16))
@@ -64,8 +67,9 @@ def test_encoding_writes_each_texts_layers_cut_to_max_dim_in_its_row(tmp_path, m
     assert [length for length, _ in calls] == [32, 32, 32, 16]
     assert sorted(text for _, texts in calls[:3] for text in texts) == [f"d{i}" for i in range(7)]
     # another dataset's queries over that corpus: into a folder of their own, at q_max tokens
-    assert search.encode_queries(model, split.queries, [1], 5, tmp_path / "other" / "dl", None, 2) == {"queries": 2}
-    assert calls[-1] == (128, ["q0", "q1"]) and model.max_seq_length == 128
+    assert search.encode_queries(model, split.queries, [1], 5, tmp_path / "other" / "dl", None, 2,
+                                 "fp16") == {"queries": 2}
+    assert calls[-1] == (128, ["q0", "q1"]) and model.max_seq_length == 128 and precisions[-1] == "fp16"
     assert np.load(tmp_path / "other" / "dl" / "queries.npy").shape == (1, 2, 5)
 
 
@@ -186,7 +190,7 @@ def test_a_splits_queries_are_batched_in_one_length_order_however_many(tmp_path,
 
     calls = []
 
-    def encode_layers(model, texts, layers, batch_size, max_dim=None):
+    def encode_layers(model, texts, layers, batch_size, max_dim=None, precision="fp32"):
         calls.append((len(texts), batch_size))
         return np.ones((len(layers), len(texts), max_dim), dtype=np.float32)
 

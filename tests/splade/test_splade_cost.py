@@ -108,12 +108,16 @@ def test_encoding_covers_each_corpus_once_and_every_query_set_in_each_ranks_batc
     corpus = work.phases[0]
     assert (corpus.length, corpus.max_length) == (101, 200) and work.phases[1].max_length == 300
     assert work.disk_bytes == (25_000 + 999) * (100 * 8 + 4) + (70 + 43 + 50) * (10 * 8 + 4)
+    assert work.disk_unknown == ()
 
 
 def test_encoding_without_max_terms_says_its_disk_is_unknown_and_unknown_counts_give_no_phases():
     context = _context()
     work = job_cost("encode_sparse", {"variant": "max"}, _exp(), context)
-    assert work.disk_bytes == 0 and any("unknown for dev corpus" in note for note in work.notes)
+    # the vectors keep every term they activate: the disk is unknown (the plan shows no figure), not 0
+    assert work.disk_bytes == 0
+    assert [reason.split(":")[0] for reason in work.disk_unknown] == ["dev corpus", "dev queries"]
+    assert "no splade.d_max_terms" in work.disk_unknown[0] and "no splade.q_max_terms" in work.disk_unknown[1]
     missing = job_cost("encode_sparse", {"variant": "max"}, _exp(), _context(corpora={}))
     assert not missing.phases and missing.unknown == ("dev corpus: no count of dev corpus",)
 

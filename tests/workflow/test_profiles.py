@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, job_counts
+from conftest import REPO, SNAKEMAKE, job_counts, priced_env
 
 
 def install_profile(config_home: Path, *args: str) -> subprocess.CompletedProcess:
@@ -76,3 +76,22 @@ def test_cluster_jobs_ask_for_the_cpus_they_use(tmp_path):
     # Training: its own process and the three tokenising beside it; the other experiment, one.
     assert cpus[("train_model", "tiny-sts")] == {4} and cpus[("train_model", "tiny-sts-v2")] == {1}
     assert cpus[("encode_texts", "tiny-sts")] == {1}
+
+
+def test_a_config_on_the_command_line_keeps_the_profiles_partition_limit(tmp_path):
+    """Snakemake lets any --config replace a profile's config: list; the profile's plan_max_runtime (the
+    partition's limit) stays under it (trimbench/config/profiles.py): the dry run still names the jobs
+    planned over it. A limit of 1 minute: every GPU job's plan (at least plan_min_runtime) is over it."""
+    profile, workdir = tmp_path / "site", tmp_path / "work"
+    shutil.copytree(REPO / "profiles" / "slurm", profile)
+    settings = (profile / "config.yaml").read_text()
+    assert "  plan_max_runtime: 2880" in settings
+    (profile / "config.yaml").write_text(settings.replace("  plan_max_runtime: 2880", "  plan_max_runtime: 1"))
+    workdir.mkdir()
+    shutil.copy(REPO / "tests" / "configs" / "tiny.yaml", workdir / "config.yaml")
+    result = subprocess.run([*SNAKEMAKE, "--profile", str(profile), "--directory", str(workdir), "-n",
+                             "--config", "plan_margin=2"], cwd=REPO, capture_output=True, text=True, timeout=300,
+                            env=priced_env())
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert re.search(r"plan: train_model\[.*\]: planned \d+ min, over plan_max_runtime 1 min", output), output[-3000:]

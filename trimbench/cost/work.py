@@ -71,6 +71,12 @@ class Work:
     checkpointing_key: str | None = None
     #: the setting of an encoding's batch (a smaller one changes no result)
     batch_key: str | None = None
+    #: what it writes that ``disk_bytes`` cannot count, each named with why (SPLADE vectors of every
+    #: term they activate: no bound before the run); the plan shows such a job's disk as unknown
+    disk_unknown: tuple[str, ...] = ()
+    #: texts the job holds in host memory beside its ``examples``, as (texts, tokens a text): a corpus
+    #: it loads whole (train_retriever's passages); the plan's ``mem_mb`` counts them
+    held_texts: tuple[tuple[int, int], ...] = ()
 
     @property
     def on_gpu(self) -> bool:

@@ -92,14 +92,24 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
                 f"queries: {q_source}; passages: {p_source}")
 
     queries = context.queries(dataset, split).capped(train["max_samples"], "train.max_samples")
+    # the job loads the training split whole (scripts/train_retriever.py: RetrievalSplit.load), and
+    # keeps every passage's text for the groups drawn each epoch (trimbench.pools.group_pools)
+    corpus = context.corpus(dataset)
+    held = ()
+    if corpus.n is not None:
+        mean_tokens, _ = context.padded_length(dataset, split, DOCUMENT, exp["model"], p_max, SORTED_BATCH)
+        held = ((corpus.n, mean_tokens),)
     return _training(exp, variant, train, queries, shape,
-                     f"queries: {queries.source}; {retrieval['group_size']} passages a query", context)
+                     f"queries: {queries.source}; {retrieval['group_size']} passages a query; held in memory: "
+                     f"the corpus ({corpus.source})", context, held)
 
 
-def _training(exp: dict, variant, train: dict, rows: Count, shape, source: str, context: CostContext) -> Work:
+def _training(exp: dict, variant, train: dict, rows: Count, shape, source: str, context: CostContext,
+              held_texts: tuple = ()) -> Work:
     """A training's one phase: its steps (the trainer's schedule over ``rows``), each its inputs
     (``shape(sequences a device)`` -> the inputs at their padded and at their longest lengths, and
-    where the lengths came from) through the encoder as one step (one_shape), and what it writes."""
+    where the lengths came from) through the encoder as one step (one_shape), and what it writes;
+    ``held_texts``: the texts it holds beside its rows (trimbench.cost.work.Work.held_texts)."""
     if rows.n is None:
         return Work(unknown=_unknown(rows), devices=train["devices"])
     per_device = train["batch_size"] // train["devices"]
@@ -117,7 +127,7 @@ def _training(exp: dict, variant, train: dict, rows: Count, shape, source: str, 
     # would shrink the negatives of the in-batch losses, so it is not offered
     return Work((phase,), examples=rows.n, optimizer_steps=steps, devices=train["devices"], disk_bytes=disk,
                 notes=(source, disk_note), split_keys=("train.devices",),
-                checkpointing_key="train.gradient_checkpointing")
+                checkpointing_key="train.gradient_checkpointing", held_texts=held_texts)
 
 
 def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
@@ -135,8 +145,8 @@ def _encode_texts(wildcards: dict, exp: dict, context: CostContext) -> Work:
             length, source = context.padded_length(dataset, evaluation["split"], column, exp["model"], max_length,
                                                    SORTED_BATCH)
             phases.append(Phase(f"encode {dataset} {column}", exp["model"], batches(rows.n, batch), batch, length,
-                                train=False, layers=variant.cut_layers, lengths_source=source,
-                                max_length=max_length))
+                                train=False, layers=variant.cut_layers, precision=evaluation["precision"],
+                                lengths_source=source, max_length=max_length))
             texts += rows.n
     unknown = _unknown(*counts)
     if unknown:
@@ -172,8 +182,8 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
             # the queries are one chunk
             chunk = retrieval["encode_chunk"] if part == "corpus" else count.n
             phases.append(Phase(f"encode {dataset} {part}", exp["model"], rank_batches(count.n, batch, chunk, devices),
-                                batch, length, train=False, layers=variant.cut_layers, lengths_source=source,
-                                max_length=part_max))
+                                batch, length, train=False, layers=variant.cut_layers,
+                                precision=evaluation["precision"], lengths_source=source, max_length=part_max))
             vectors += count.n
     unknown = _unknown(*counts)
     if unknown:

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, path: Path,
-                     batch_size: int = 64, chunk_size: int = 50_000) -> None:
+                     batch_size: int = 64, chunk_size: int = 50_000, precision: str = "fp32") -> None:
     """Encode ``texts`` into an fp16 ``.npy`` memory map ``[len(layers), len(texts), max_dim]``.
 
     Chunks bound the host memory a huge corpus needs: one chunk's float32 rows at a time, the rest
@@ -37,7 +37,8 @@ def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, p
 
     Under several ranks (``encode_devices``, :mod:`trimbench.jobs.launch`; all on one node, so they
     share the file's pages), rank 0 creates the map and each rank writes the rows of its batches of
-    every chunk (:func:`~trimbench.encoding.rank_rows`): the array of a single device.
+    every chunk (:func:`~trimbench.encoding.rank_rows`): the array of a single device. ``precision``:
+    the forward pass's autocast (:func:`~trimbench.encoding.encode_layers`).
     """
     shape = (len(layers), len(texts), max_dim)
     if launch.is_main_process():
@@ -47,7 +48,7 @@ def encode_to_memmap(model, texts: list[str], layers: list[int], max_dim: int, p
         stop = min(start + chunk_size, len(texts))
         rows = rank_rows(texts[start:stop], batch_size, launch.rank(), launch.world_size())
         block = encode_layers(model, [texts[start + i] for i in rows], layers, batch_size=batch_size,
-                              max_dim=max_dim)
+                              max_dim=max_dim, precision=precision)
         out = np.lib.format.open_memmap(path, mode="r+")
         out[:, start + rows] = block.astype(np.float16)
         out.flush()
@@ -67,25 +68,27 @@ def search_run(docs: np.ndarray, queries: np.ndarray, doc_ids: list[str], query_
 
 
 def encode_retrieval_set(model, split, layers: list[int], max_dim: int, folder: Path, q_max: int | None,
-                         p_max: int | None, batch_size: int, chunk_size: int) -> dict:
-    """Queries and documents of one split into ``folder`` (docs.npy fp16 memmap, queries.npy)."""
+                         p_max: int | None, batch_size: int, chunk_size: int, precision: str = "fp32") -> dict:
+    """Queries and documents of one split into ``folder`` (docs.npy fp16 memmap, queries.npy), the forward
+    passes at ``precision`` (:func:`~trimbench.encoding.encode_layers`)."""
     folder.mkdir(parents=True, exist_ok=True)
     default = model.max_seq_length
     model.max_seq_length = p_max or default
-    encode_to_memmap(model, doc_texts(split.corpus), layers, max_dim, folder / "docs.npy", batch_size, chunk_size)
+    encode_to_memmap(model, doc_texts(split.corpus), layers, max_dim, folder / "docs.npy", batch_size, chunk_size,
+                     precision)
     model.max_seq_length = default
     return {"docs": len(split.corpus), **encode_queries(model, split.queries, layers, max_dim, folder, q_max,
-                                                          batch_size)}
+                                                          batch_size, precision)}
 
 
 def encode_queries(model, queries: pd.DataFrame, layers: list[int], max_dim: int, folder: Path, q_max: int | None,
-                   batch_size: int) -> dict:
+                   batch_size: int, precision: str = "fp32") -> dict:
     """A split's queries alone into ``folder/queries.npy`` (its documents are another split's)."""
     folder.mkdir(parents=True, exist_ok=True)
     default = model.max_seq_length
     model.max_seq_length = q_max or default
     encode_to_memmap(model, list(queries["text"]), layers, max_dim, folder / "queries.npy", batch_size,
-                     chunk_size=max(1, len(queries)))
+                     chunk_size=max(1, len(queries)), precision=precision)
     model.max_seq_length = default
     return {"queries": len(queries)}
 

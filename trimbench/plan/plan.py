@@ -95,7 +95,8 @@ def rows(run: str, plans: dict[str, list[JobPlan]]) -> pd.DataFrame:
                 "gpu_hours_high": job.gpu_hours_high if job.priced else None,
                 "at_max_length": job.bounded if job.priced else None,
                 "runtime_min": job.runtime_minutes or None, "mem_mb": job.mem_mb or None,
-                "disk_gb": (job.disk_bytes / GB) if work else None,
+                # a job writing what no count gives has an unknown disk, not its counted part's
+                "disk_gb": (job.disk_bytes / GB) if work and not job.disk_unknown else None,
                 "unknown": "; ".join(job.unknown),
                 "lengths": "; ".join(dict.fromkeys(p.lengths_source for p in work.phases)) if work else "",
             })
@@ -122,6 +123,8 @@ def totals(table: pd.DataFrame) -> pd.DataFrame:
             "over_80gb": int((priced["peak_gib"] > usable_gib(GPUS["a100-80gb"])).sum()),
             "not_fitting": int((priced["fits"] == False).sum()),  # noqa: E712 (a column of booleans)
             "disk_gb": jobs["disk_gb"].sum(),
+            # jobs whose disk the plan cannot count, left out of disk_gb
+            "disk_unknown": int((jobs["disk_gb"].isna() & jobs["examples"].notna()).sum()),
         })
     return pd.DataFrame(out)
 
@@ -149,6 +152,11 @@ def _markdown(name: str, table: pd.DataFrame, summary: pd.DataFrame, plans: dict
     problems = [line for jobs in plans.values() for job in jobs for line in job.problems]
     if problems:
         lines += ["## Flagged", "", *[f"- {line}" for line in problems], ""]
+    first = next(iter(plans.values()), [])
+    unknown_disk = [f"- {job.label}: {'; '.join(job.disk_unknown)}" for job in first if job.disk_unknown]
+    if unknown_disk:
+        lines += ["## Disk not counted", "", "Left out of disk_gb (the jobs' disk_gb is empty):", "",
+                  *unknown_disk, ""]
     shown = ["gpu", "job", "examples", "optimizer_steps", "tokens", "tflops", "peak_gib", "fits", "gpu_hours",
              "gpu_hours_low", "gpu_hours_high", "at_max_length", "runtime_min", "mem_mb", "disk_gb", "unknown"]
     lines += ["## Jobs", "", table[table["examples"].notna() | (table["unknown"] != "")][shown]

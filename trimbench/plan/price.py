@@ -101,8 +101,12 @@ class JobPlan:
     advice: str = ""
     #: what keeps the job from being priced (unknown counts)
     unknown: tuple = ()
+    #: what the job writes beyond ``disk_bytes`` that no count gives (its work's disk_unknown)
+    disk_unknown: tuple = ()
     #: over the partition's limit (plan_max_runtime)
     over_runtime: bool = False
+    #: the partition's limit it was planned against (plan_max_runtime), None: no limit
+    max_runtime: int | None = None
 
     @property
     def priced(self) -> bool:
@@ -120,8 +124,9 @@ class JobPlan:
             out.append(f"{self.label}: needs {self.peak_bytes / GIB:.1f} GiB a device, more than the "
                        f"{self.gpu}'s memory; {self.advice}")
         if self.over_runtime:
-            out.append(f"{self.label}: planned {self.runtime_minutes} min, over plan_max_runtime; raise the "
-                       f"devices or split the job (see docs/plan.md)")
+            out.append(f"{self.label}: planned {self.runtime_minutes} min, over plan_max_runtime "
+                       f"{self.max_runtime} min; a queued run submits it only with plan_submit_over_limit: true; "
+                       f"raise the devices or split the job (see docs/plan.md)")
         return out
 
 
@@ -237,13 +242,15 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
     plan.gpu_hours, plan.gpu_hours_low, plan.gpu_hours_high = seconds / 3600, low / 3600, high / 3600
     wall_minutes = seconds / work.devices / 60
     plan.runtime_minutes = max(settings.min_runtime, math.ceil(wall_minutes * settings.margin))
+    plan.max_runtime = settings.max_runtime
     plan.over_runtime = settings.max_runtime is not None and plan.runtime_minutes > settings.max_runtime
     texts = work.examples or 0
     mean_length = sum(p.tokens for p in work.phases) / max(1, sum(p.sequences for p in work.phases))
     host = settings.host_base_mb * MB + 3 * plan.parameter_bytes + texts * (
-        TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length)
+        TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * mean_length) + sum(
+        held * (TEXT_OVERHEAD_BYTES + CHARS_PER_TOKEN * tokens) for held, tokens in work.held_texts)
     plan.mem_mb = math.ceil(host * settings.margin / MB)
-    plan.disk_bytes = work.disk_bytes
+    plan.disk_bytes, plan.disk_unknown = work.disk_bytes, work.disk_unknown
     plan.fits = {name: plan.peak_bytes <= usable_gib(gpu) * GIB for name, gpu in settings.gpus.items()}
     if not plan.fits.get(settings.gpu.name, True):
         plan.advice = _advice(widest, work, context, settings)

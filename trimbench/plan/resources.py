@@ -3,9 +3,11 @@
 Where a job is queued (a cluster executor) or listed (a dry run), its runtime and host memory are its
 plan's (trimbench.plan.price: counted FLOPs on ``plan_gpu`` x ``plan_margin``), and a job the plan
 flags (it fits no ``plan_gpu``, or outlives ``plan_max_runtime``) is named on the terminal with what to
-change, before anything is queued. A job the plan cannot price (a row count or a model fact no source
-gives) keeps the rule's own request, and the dry run says which and why. A local run queues nothing:
-it keeps the rule's request too (it only bounds ``--resources mem_mb``), and counts nothing.
+change, before anything is queued. A queued run submits no job planned over ``plan_max_runtime``
+unless ``plan_submit_over_limit`` (:meth:`RulePlanner.refuse_over_limit`, from the workflow's
+``onstart``: before any job starts). A job the plan cannot price (a row count or a model fact no
+source gives) keeps the rule's own request, and the dry run says which and why. A local run queues
+nothing: it keeps the rule's request too (it only bounds ``--resources mem_mb``), and counts nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class RulePlanner:
         self.report = report or (lambda line: print(line, file=sys.stderr))
         self._plans: dict[tuple, JobPlan | None] = {}
         self._context = None
+        #: the jobs priced over plan_max_runtime, by label
+        self.over_limit: dict[str, JobPlan] = {}
 
     def resource(self, rule: str, wildcards: dict, kind: str, fallback: int, attempt: int,
                  queued: bool = True) -> int:
@@ -71,4 +75,20 @@ class RulePlanner:
                         + "; ".join(plan.unknown))
         for problem in plan.problems:
             self.report(f"plan: {problem}")
+        if plan.over_runtime:
+            self.over_limit[label] = plan
         return plan
+
+    def refuse_over_limit(self) -> None:
+        """Before a queued run starts (its jobs' resources asked for first: rules/common.smk
+        ``onstart``): a ConfigError naming every job priced over ``plan_max_runtime``, so that none is
+        submitted, unless ``plan_submit_over_limit``. SLURM would reject such a job at ``sbatch``, or
+        leave it pending for ever, and each retry would ask for more time again."""
+        if not self.over_limit or self.config.get("plan_submit_over_limit"):
+            return
+        limit = next(iter(self.over_limit.values())).max_runtime
+        jobs = "\n".join(f"  {label}: planned {plan.runtime_minutes} min"
+                         for label, plan in sorted(self.over_limit.items()))
+        raise ConfigError(f"{len(self.over_limit)} job(s) planned over plan_max_runtime ({limit} min, the "
+                          f"partition's limit), so none is submitted:\n{jobs}\nraise their devices or split "
+                          "them (docs/plan.md), or set plan_submit_over_limit: true to queue them anyway")

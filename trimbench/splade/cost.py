@@ -123,13 +123,14 @@ def encoding_work(exp: dict, variant: str, context: CostContext) -> Work:
         phases.append(Phase(f"encode {label}", model, rank_batches(count.n, batch, settings["encode_chunk"], ranks),
                             batch, tokens, train=False, head="mlm", lengths_source=source, max_length=length))
         if terms is None:
-            unbounded.append(label)
+            unbounded.append((label, "d_max_terms" if column == DOCUMENT else "q_max_terms"))
         else:
             disk += count.n * (terms * CSR_TERM_BYTES + CSR_ROW_BYTES)
     notes = [f"{label}: {count.n} texts ({count.source})" for label, *_, count, _, _ in texts]
     notes.append(f"disk: at most {CSR_TERM_BYTES} bytes a kept term (splade.q_max_terms / d_max_terms) + "
-                 f"{CSR_ROW_BYTES} a text" + (f"; unknown for {', '.join(unbounded)}: every term a vector activates "
-                                              "is kept (no max_terms set)" if unbounded else ""))
+                 f"{CSR_ROW_BYTES} a text")
+    # a vector keeps every term it activates where no max_terms is set: how many, only the run tells
+    disk_unknown = tuple(f"{label}: every term a vector activates is kept (no splade.{key}), {CSR_TERM_BYTES} bytes "
+                         "each" for label, key in unbounded)
     return Work(phases=tuple(phases), examples=sum(count.n for *_, count, _, _ in texts), devices=ranks,
-                batch_key="splade.batch_size",
-                disk_bytes=disk, notes=tuple(notes))
+                batch_key="splade.batch_size", disk_bytes=disk, notes=tuple(notes), disk_unknown=disk_unknown)
