@@ -177,4 +177,4 @@ def test_the_encodings_are_priced_at_the_precision_they_run_at():
         assert len(corpus.phases) == 4 and len(texts.phases) == 2
         assert {phase.precision for phase in (*corpus.phases, *texts.phases)} == {precision}
         (trained,) = job_cost("train_retriever", {"variant": "full"}, retrieval, _context()).phases
-        assert trained.precision == "fp32"
+        assert trained.precision == "tf32"  # the train section's: fp32 with tf32 unset, the trainer's TF32

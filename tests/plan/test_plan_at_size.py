@@ -94,12 +94,16 @@ def test_the_runtime_is_the_gpu_time_shared_by_the_devices_times_the_margin(monk
 
 
 def test_the_fit_is_the_peak_against_the_gpus_memory_in_gib(monkeypatch, config, cache):
-    """A GPU of 1 % more GiB than the peak fits it, 1 % fewer does not: memory_gib is GiB (2^30 bytes),
-    as the datasheets' "80 GB" HBM is (a GB of 10^9 bytes would fail the first)."""
+    """A GPU whose usable memory (its GiB less the stated headroom: the CUDA context and fragmentation)
+    is 1 % more than the peak fits it, 1 % fewer does not: memory_gib is GiB (2^30 bytes), as the
+    datasheets' "80 GB" HBM is (a GB of 10^9 bytes would fail the first)."""
+    from trimbench.cost.gpus import FIT_FRAGMENTATION, FIT_RESERVED_GIB
+
     peak = _planned(monkeypatch, config, cache, _work()).peak_bytes
     assert peak > 2**30  # a bert-base's fp32 step: GiB, not MiB
     for factor, fits in ((1.01, True), (0.99, False)):
-        table = price.gpu_table({"mine": {"memory_gib": factor * peak / 2**30, "peak_tflops": {"fp32": 19.5}}})
+        memory_gib = (factor * peak / 2**30 + FIT_RESERVED_GIB) / (1 - FIT_FRAGMENTATION)
+        table = price.gpu_table({"mine": {"memory_gib": memory_gib, "peak_tflops": {"fp32": 19.5}}})
         plan = _planned(monkeypatch, config, cache, _work(), gpu=table["mine"], gpus=table)
         assert plan.fits["mine"] is fits
         assert bool(plan.problems) is not fits
