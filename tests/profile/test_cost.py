@@ -49,6 +49,7 @@ def test_encode_speed_gives_a_row_per_layer_and_repeat_with_real_times(tiny_mode
     assert list(frame.columns[:len(ENCODE_COLUMNS)]) == ENCODE_COLUMNS
     assert list(zip(frame["repeat"], frame["layer"], strict=True)) == [(0, 1), (0, 3), (1, 1), (1, 3)]
     assert set(frame["device"]) == {"cpu"} and set(frame["batch_size"]) == {4} and set(frame["texts"]) == {15}
+    assert set(frame["max_seq_length"]) == {tiny_model.max_seq_length}
     assert (frame["seconds"] > 0).all() and np.isfinite(frame["seconds"]).all()
     assert np.allclose(frame["texts_per_second"], 15 / frame["seconds"])
     # the tokens a text takes: its tokenizer's own count (special tokens in, cut at max_seq_length)
@@ -83,11 +84,20 @@ def test_encode_speed_runs_the_model_cut_at_the_layer(tiny_model):
     assert calls == [1 + 2 * 4, 0, 0]
 
 
-def test_encode_speed_gives_the_model_back_whole(tiny_model):
+@pytest.fixture(scope="module")
+def tiny_deberta(tiny_deberta_dir):
+    from trimbench.models import load_sentence_model
+
+    return load_sentence_model(tiny_deberta_dir, device="cpu")
+
+
+@pytest.mark.parametrize("name", ["tiny_model", "tiny_deberta"])
+def test_encode_speed_gives_the_model_back_whole(name, request):
     import torch
 
     from trimbench.models import encoder_layers
 
+    tiny_model = request.getfixturevalue(name)
     hf_model = tiny_model[0].auto_model
     blocks, state = encoder_layers(hf_model), {k: v.clone() for k, v in hf_model.state_dict().items()}
     before = tiny_model.encode(TEXTS[:5])
@@ -118,6 +128,7 @@ def test_encode_speed_gives_the_model_back_when_encoding_fails(tiny_model, monke
     (dict(layers=[2, 4]), "layers 4 outside the model's 1 to 3"),
     (dict(layers=[]), "no layers to profile"),
     (dict(layers=[1.5]), "layers 1.5 outside"),
+    (dict(layers=[1, 2, 1]), "layers 1 given more than once"),
     (dict(texts=[]), "no texts to encode"),
     (dict(batch_size=0), "batch_size must be an integer of at least 1, not 0"),
     (dict(repeats=0), "repeats must be an integer of at least 1, not 0"),
@@ -275,12 +286,15 @@ def test_flops_grow_by_one_bert_block_per_layer(tiny_bert_dir):
     assert flops[1] - flops[0] == flops[2] - flops[1] == block
 
 
-def test_flops_of_the_full_depth_are_the_plans_full_forward(tiny_bert_dir):
+@pytest.mark.parametrize("folder", ["tiny_bert_dir", "tiny_deberta_dir"])
+def test_flops_of_the_full_depth_are_the_plans_full_forward(folder, request):
     from trimbench.cost.step import Step, measure
 
-    arch = cost.model_architecture(tiny_bert_dir)
+    folder = request.getfixturevalue(folder)
+    arch = cost.model_architecture(folder)
     full = measure(Step(arch, batch=1, length=23, train=False)).flops  # counted on all 3 blocks, not extended
-    assert cost.flops_per_text(tiny_bert_dir, 3, 23) == full
+    flops = [cost.flops_per_text(folder, layer, 23) for layer in (1, 2, 3)]
+    assert flops[2] == full and flops[2] - flops[1] == flops[1] - flops[0] > 0
 
 
 def test_flops_read_a_sentence_transformers_folder_a_config_and_a_loaded_models_config(minilm_dir, tiny_model,

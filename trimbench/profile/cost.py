@@ -67,6 +67,9 @@ def _check_layers(layers: Iterable[int], depth: int) -> list[int]:
            if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= depth]
     if bad:
         raise ConfigError(f"layers {', '.join(map(repr, bad))} outside the model's 1 to {depth}")
+    twice = sorted({int(layer) for layer in layers if layers.count(layer) > 1})
+    if twice:  # each layer's repeats are its rows: a layer given twice would count its runs twice
+        raise ConfigError(f"layers {', '.join(map(str, twice))} given more than once")
     return [int(layer) for layer in layers]
 
 
@@ -132,8 +135,8 @@ def encode_speed(model, texts: Sequence[str], layers: Iterable[int], batch_size:
     another process falls on every layer alike. ``device`` (default: where the model is) moves the model
     there for the measurement and back afterwards. The model is unchanged afterwards.
 
-    Columns: ``layer, device, batch_size, texts, repeat, seconds, texts_per_second, tokens_per_text_mean``
-    and ``threads`` (torch's CPU threads).
+    Columns: ``layer, device, batch_size, texts, repeat, seconds, texts_per_second, tokens_per_text_mean``,
+    ``threads`` (torch's CPU threads) and ``max_seq_length`` (where the texts were cut).
     """
     import torch
 
@@ -168,7 +171,8 @@ def encode_speed(model, texts: Sequence[str], layers: Iterable[int], batch_size:
                     seconds = time.perf_counter() - start
                 rows.append({"layer": layer, "device": device, "batch_size": batch_size, "texts": len(texts),
                              "repeat": repeat, "seconds": seconds, "texts_per_second": len(texts) / seconds,
-                             "tokens_per_text_mean": tokens_mean, "threads": torch.get_num_threads()})
+                             "tokens_per_text_mean": tokens_mean, "threads": torch.get_num_threads(),
+                             "max_seq_length": model.max_seq_length})
     finally:
         if device != home:
             model.to(home)
