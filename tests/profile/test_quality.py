@@ -16,7 +16,9 @@ def _unit(rows):
 
 
 def _cosine(a, b):
-    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    """Row-wise cosine; 0 for a zero row (all bits 0), as sentence-transformers' pairwise_cos_sim gives."""
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.divide((a * b).sum(1), norms, out=np.zeros(len(a)), where=norms > 0)
 
 
 @pytest.fixture
@@ -39,26 +41,52 @@ def test_sts_float32_cell_is_spearman_of_cosine(sts_case):
     assert len(table) == 2 * 2 and set(table["metric"]) == {"spearman_cosine"}
 
 
-def test_sts_int8_cell_quantises_the_prefix_as_sentence_transformers_encode_does(sts_case):
-    """The full width quantised once and sliced equals quantize_embeddings of each prefix (the ranges
-    are per dimension), calibrated on the dataset's texts."""
+def test_sts_int8_cell_quantises_the_normalised_prefix_calibrated_on_the_sets_texts(sts_case):
     from sentence_transformers.util.quantization import quantize_embeddings
 
     embeddings, layers, first, second, gold = sts_case
     table = sts_cells(embeddings, layers, first, second, gold, [24, 8], ["int8"])
-    prefix = embeddings[0, :, :8]
+    prefix = _unit(embeddings[0, :, :8])
     codes = quantize_embeddings(prefix, "int8", calibration_embeddings=prefix).astype(float)
     expected = spearmanr(_cosine(codes[first], codes[second]), gold).statistic
     assert table.query("layer == 1 and dim == 8")["value"].item() == pytest.approx(expected, abs=1e-12)
 
 
-def test_sts_binary_cell_ranks_pairs_by_hamming_distance(sts_case):
+def test_sts_binary_cell_is_the_cosine_of_the_bits(sts_case):
     embeddings, layers, first, second, gold = sts_case
     table = sts_cells(embeddings, layers, first, second, gold, [24, 8], ["binary"])
-    bits = embeddings[1, :, :8] > 0
-    hamming = (bits[first] != bits[second]).sum(1)
-    expected = spearmanr(-hamming, gold).statistic
+    bits = (embeddings[1, :, :8] > 0).astype(float)
+    expected = spearmanr(_cosine(bits[first], bits[second]), gold).statistic
     assert table.query("layer == 2 and dim == 8")["value"].item() == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("precision", ["float32", "int8"])
+def test_sts_cells_equal_sentence_transformers_own_evaluator_at_each_precision(tiny_bert_dir, precision):
+    """EmbeddingSimilarityEvaluator(truncate_dim=d, precision=p) on the full model (a 3-layer random BERT):
+    the same Spearman as the profile's cell (layer 3, d) from the one-pass grid. (Binary is checked by
+    hand above: the evaluator's float32 cosine of 0/1 bits breaks the ties of pairs at equal Hamming
+    distance by rounding, where ours keeps them tied, as Spearman's average ranks want.)"""
+    from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
+
+    from trimbench.encoding import encode_layers
+    from trimbench.models import load_sentence_model
+
+    model = load_sentence_model(tiny_bert_dir, device="cpu")
+    left = [f"a short sentence about topic {i} and {i * 7 % 5}" for i in range(24)]
+    right = [f"another text on topic {i % 6} with words {i * 3 % 4}" for i in range(24)]
+    gold = [float((i * 13) % 7) for i in range(24)]
+    texts = left + right
+    first, second = np.arange(24), np.arange(24, 48)
+    embeddings = encode_layers(model, texts, [3], batch_size=8, show_progress=False)
+    table = sts_cells(embeddings, [3], first, second, np.asarray(gold), [32, 12], [precision])
+    for dim in (32, 12):
+        evaluator = EmbeddingSimilarityEvaluator(left, right, gold, batch_size=8, truncate_dim=dim,
+                                                 precision=None if precision == "float32" else precision,
+                                                 similarity_fn_names=["cosine"])
+        theirs = evaluator.compute_metrices(model) if hasattr(evaluator, "compute_metrices") else evaluator(model)
+        spearman = next(value for key, value in theirs.items() if key.endswith("spearman_cosine"))
+        ours = table.query("dim == @dim")["value"].item()
+        assert ours == pytest.approx(spearman, abs=1e-6), (precision, dim)
 
 
 def test_an_unknown_precision_is_named(sts_case):
@@ -87,7 +115,8 @@ def test_binary_search_ranks_by_hamming_distance_and_rescoring_by_float_query_ti
         assert (hamming[q, ids[q]] == -scores[q]).all()
     rescored, rescored_ids = search_cell(docs, queries, "binary", 5, rescore_multiplier=4)
     for q in range(4):  # sentence-transformers' rescore: the float query · the document's 0/1 bits
-        assert rescored[q] == pytest.approx(doc_bits[rescored_ids[q]] @ queries[q], abs=1e-4)
+        unit_query = queries[q] / np.linalg.norm(queries[q])  # the normalised prefix is the float query
+        assert rescored[q] == pytest.approx(doc_bits[rescored_ids[q]] @ unit_query, abs=1e-4)
         assert list(rescored[q]) == sorted(rescored[q], reverse=True)
         # the candidates are the 20 nearest by Hamming distance (ties at the boundary aside)
         assert hamming[q, rescored_ids[q]].max() <= sorted(hamming[q])[19]

@@ -1,15 +1,14 @@
 """The quality of every cut: each (layer, dim, precision) cell of one model on one dataset, in MTEB's terms.
 
 The embeddings come from one pass per text set (:func:`trimbench.encoding.encode_layers`: every layer
-pooled and normalised by the model's own modules, every dim a prefix). A precision is what
-sentence-transformers' ``encode(truncate_dim=d, precision=p)`` gives: the model's embedding cut to
-``d`` dims, then quantised by ``quantize_embeddings``. Per-dimension int8 ranges and the sign of a
-binary bit do not depend on the other dims, so quantising the full width once and slicing equals
-quantising each prefix.
+pooled and normalised by the model's own modules, every dim a prefix). A quantised cell is what
+sentence-transformers' ``encode(truncate_dim=d, normalize_embeddings=True, precision=p)`` gives: the
+prefix of ``d`` dims, normalised, then quantised by ``quantize_embeddings``.
 
-- STS: Spearman of the cosine of each pair (MTEB's ``cosine_spearman``), computed for the codes of
-  each precision: int8 codes as vectors, binary bits as ±1 (whose cosine is 1 − 2·Hamming/d, so a
-  binary cell ranks pairs by Hamming distance). int8 ranges are calibrated on the dataset's own texts.
+- STS: Spearman of cosine (MTEB's ``cosine_spearman``). Quantised cells as sentence-transformers'
+  ``EmbeddingSimilarityEvaluator(precision=...)`` scores them: int8 calibrated on both sides' texts
+  together, the cosine of the codes; binary as the cosine of the unpacked 0/1 bits (computed in float64,
+  so pairs at equal Hamming distance stay tied, where the evaluator's float32 rounding breaks some ties).
 - Retrieval: nDCG@10 of an exact faiss search (cosine of the prefix for float32; sentence-transformers'
   ``semantic_search_faiss`` for the quantised corpus: ``IndexFlatIP`` over 8-bit codes, ``IndexBinaryFlat``
   over packed bits, by Hamming distance), the query's own id dropped when the dataset asks (BEIR's
@@ -26,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from trimbench.metrics import sts_grid
+from trimbench.profile.cost import PRECISIONS
 from trimbench.runs import evaluate_run, run_frame, top_k_run
 
-#: the precisions a cell is measured at (sentence-transformers' names; int8's faiss search reads its
-#: unsigned twin uint8, the same 256 bins shifted by 128, which is what ``semantic_search_faiss`` indexes)
-PRECISIONS = ("float32", "int8", "binary")
+#: the precisions a cell is measured at: sentence-transformers' names; int8's faiss search reads its
+#: unsigned twin uint8, the same 256 bins shifted by 128, which is what ``semantic_search_faiss`` indexes
 #: the faiss-side precision of each quantised one (``semantic_search_faiss``'s ``corpus_precision``)
 FAISS_PRECISION = {"int8": "uint8", "binary": "ubinary"}
 RESCORED = "+rescore"
@@ -42,19 +41,19 @@ def check_precisions(precisions: list[str]) -> None:
         raise ValueError(f"unknown precision {unknown[0]!r}; known: {list(PRECISIONS)}")
 
 
-def quantised(embeddings: np.ndarray, precision: str, calibration: np.ndarray | None = None) -> np.ndarray:
-    """``embeddings`` [n, d] as ``quantize_embeddings`` gives them at ``precision``: float32 as is,
-    int8 codes (ranges from ``calibration``, else from ``embeddings``), binary as ±1 (unpacked)."""
+def quantised(embeddings: np.ndarray, precision: str) -> np.ndarray:
+    """``embeddings`` [n, d] normalised and quantised as sentence-transformers' ``EmbeddingSimilarityEvaluator``
+    compares them: float32 as is, int8 codes (ranges from these embeddings), binary as 0/1 bits (unpacked)."""
     from sentence_transformers.util.quantization import quantize_embeddings
 
-    embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
+    embeddings = _unit(embeddings)
     if precision == "float32":
         return embeddings
     if precision == "int8":
-        return quantize_embeddings(embeddings, "int8", calibration_embeddings=calibration).astype(np.float32)
+        return quantize_embeddings(embeddings, "int8", calibration_embeddings=embeddings).astype(np.float32)
     if precision == "binary":
         bits = np.unpackbits(quantize_embeddings(embeddings, "ubinary"), axis=-1)[:, :embeddings.shape[1]]
-        return bits.astype(np.float32) * 2 - 1
+        return bits.astype(np.float32)
     check_precisions([precision])
     raise AssertionError(precision)
 
@@ -65,13 +64,12 @@ def sts_cells(embeddings: np.ndarray, layers: list[int], first: np.ndarray, seco
     ``first`` / ``second`` the two texts of each pair, ``gold`` their judgements."""
     check_precisions(precisions)
     rows = []
-    width = max(dims)
     for precision in precisions:
         for slot, layer in enumerate(layers):
-            full = np.asarray(embeddings[slot], dtype=np.float32)[:, :width]
-            codes = quantised(full, precision, calibration=full)
-            for row in sts_grid(codes[None], [layer], first, second, gold, sorted(dims), ["spearman_cosine"]):
-                rows.append({**row, "precision": precision})
+            for dim in sorted(dims):
+                codes = quantised(np.asarray(embeddings[slot, :, :dim], dtype=np.float32), precision)
+                for row in sts_grid(codes[None], [layer], first, second, gold, [dim], ["spearman_cosine"]):
+                    rows.append({**row, "precision": precision})
     return pd.DataFrame(rows)[["layer", "dim", "precision", "metric", "value"]]
 
 
@@ -94,7 +92,7 @@ def search_cell(docs: np.ndarray, queries: np.ndarray, precision: str, k: int, r
     if precision == "float32":
         return search(_unit(docs), _unit(queries), k, "dot")
     faiss_precision = FAISS_PRECISION[precision]
-    docs = np.ascontiguousarray(docs, dtype=np.float32)
+    docs, queries = _unit(docs), _unit(queries)
     calibration = docs if precision == "int8" else None
     corpus = quantize_embeddings(docs, faiss_precision, calibration_embeddings=calibration)
     hits, _ = semantic_search_faiss(np.ascontiguousarray(queries, dtype=np.float32), corpus_embeddings=corpus,
