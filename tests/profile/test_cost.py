@@ -199,15 +199,17 @@ def test_float32_search_is_the_brute_force_ranking():
     np.testing.assert_array_equal(ids, expected)
 
 
-def test_int8_search_is_the_integer_inner_product_of_corpus_calibrated_vectors():
+def test_int8_search_is_the_inner_product_of_the_corpus_calibrated_codes():
     from sentence_transformers import quantize_embeddings
 
     corpus, queries = unit_rows(200, 16, seed=6), unit_rows(9, 16, seed=7)
     index = cost.ExactIndex(corpus, "int8")
     scores, ids = index.search(*index.quantised_queries(queries), k=6)
-    as_int = quantize_embeddings(corpus, "int8", calibration_embeddings=corpus).astype(np.int64)
-    query_int = quantize_embeddings(queries, "int8", calibration_embeddings=corpus).astype(np.int64)
-    exact = query_int @ as_int.T
+    # sentence-transformers' faiss search indexes the codes as uint8: int8's bins shifted by 128
+    codes = quantize_embeddings(corpus, "uint8", calibration_embeddings=corpus).astype(np.int64)
+    assert np.array_equal(codes - 128, quantize_embeddings(corpus, "int8", calibration_embeddings=corpus))
+    query_codes = quantize_embeddings(queries, "uint8", calibration_embeddings=corpus).astype(np.int64)
+    exact = query_codes @ codes.T
     np.testing.assert_array_equal(scores, -np.sort(-exact, axis=1)[:, :6])  # integers: no rounding, ties by value
     np.testing.assert_array_equal(np.take_along_axis(exact, ids, axis=1), scores)
 
@@ -221,32 +223,26 @@ def test_binary_search_is_the_hamming_distance_of_the_sign_bits():
     np.testing.assert_array_equal(np.take_along_axis(hamming, ids, axis=1), distances)
 
 
-@pytest.mark.parametrize("precision", ["binary"])
-def test_rescored_search_is_sentence_transformers_rescoring(precision):
+@pytest.mark.parametrize(("precision", "theirs"), [("int8", "uint8"), ("binary", "ubinary")])
+@pytest.mark.parametrize("multiplier", [None, 4])
+def test_quantised_search_ranks_as_sentence_transformers_semantic_search_faiss(precision, theirs, multiplier):
     from sentence_transformers import quantize_embeddings
     from sentence_transformers.util.quantization import semantic_search_faiss
 
     corpus, queries = unit_rows(300, 32, seed=10), unit_rows(8, 32, seed=11)
-    index = cost.ExactIndex(corpus, precision, rescore_multiplier=4)
+    index = cost.ExactIndex(corpus, precision, rescore_multiplier=multiplier)
     scores, ids = index.search(*index.quantised_queries(queries), k=5)
-    theirs, _ = semantic_search_faiss(queries, corpus_embeddings=quantize_embeddings(corpus, "ubinary"),
-                                      corpus_precision="ubinary", top_k=5, rescore=True, rescore_multiplier=4)
-    np.testing.assert_array_equal(ids, [[hit["corpus_id"] for hit in hits] for hits in theirs])
-    np.testing.assert_allclose(scores, [[hit["score"] for hit in hits] for hits in theirs], rtol=1e-5)
-    assert set(cost.search_speed(corpus, queries, precision, k=5, repeats=1, rescore_multiplier=4)
-               ["rescore_multiplier"]) == {4}
-
-
-def test_int8_rescoring_reranks_the_candidates_by_the_float_query():
-    corpus, queries = unit_rows(300, 32, seed=12), unit_rows(8, 32, seed=13)
-    index = cost.ExactIndex(corpus, "int8", rescore_multiplier=3)
-    prepared = index.quantised_queries(queries)
-    _, candidates = cost.ExactIndex(corpus, "int8").search(*prepared, k=15)
-    scores, ids = index.search(*prepared, k=5)
-    rescored = np.einsum("ij,ikj->ik", queries, index.stored[candidates].astype(np.float32))
-    order = np.argsort(-rescored, axis=1)[:, :5]
-    np.testing.assert_array_equal(ids, np.take_along_axis(candidates, order, axis=1))
-    np.testing.assert_allclose(scores, np.take_along_axis(rescored, order, axis=1), rtol=1e-6)
+    calibration = corpus if precision == "int8" else None
+    quantised = quantize_embeddings(corpus, theirs, calibration_embeddings=calibration)
+    hits, _ = semantic_search_faiss(queries, corpus_embeddings=quantised, corpus_precision=theirs, top_k=5,
+                                    calibration_embeddings=calibration, rescore=multiplier is not None,
+                                    rescore_multiplier=multiplier or 1, exact=True)
+    their_scores = np.array([[hit["score"] for hit in query_hits] for query_hits in hits])
+    np.testing.assert_allclose(scores, their_scores, rtol=1e-6)
+    if multiplier is not None:  # float scores: one order (the unrescored ones tie, and faiss orders ties alike)
+        np.testing.assert_array_equal(ids, [[hit["corpus_id"] for hit in query_hits] for query_hits in hits])
+    rows = cost.search_speed(corpus, queries, precision, k=5, repeats=1, rescore_multiplier=multiplier)
+    assert set(rows["rescore_multiplier"]) == {multiplier or 0}
 
 
 @pytest.mark.parametrize(("corpus", "queries", "precision", "more", "error", "named"), [

@@ -13,15 +13,18 @@ about the other sessions than about the model; :func:`summarise` gives the media
 - **Precision**: sentence-transformers' :func:`~sentence_transformers.quantize_embeddings`: int8 calibrated on
   the corpus (its per-dimension min and max, the queries quantised with the same ranges), binary as packed
   bits (``ubinary``: ``ceil(dim / 8)`` bytes).
-- **Search**: exact faiss indexes. float32: :func:`trimbench.search.flat_index` (``IndexFlatIP``, the grid's
-  exact search, on the GPU when faiss has one). int8: ``IndexScalarQuantizer`` with
-  ``QT_8bit_direct_signed``, which stores each int8 value in one byte and scores the exact inner product of
-  the int8 vectors (the same ranking as ``IndexFlatIP`` over them cast to float, which is what
-  sentence-transformers' ``semantic_search_faiss`` builds, at a quarter of its bytes). binary:
-  ``IndexBinaryFlat`` over the packed bits, Hamming distance (a dimension that is no multiple of 8 is padded
-  with zero bits, as ``numpy.packbits`` pads it, which adds no distance). ``rescore_multiplier`` adds
-  sentence-transformers' rescoring: ``k x multiplier`` candidates from the quantised index, re-ranked by the
-  float32 query against the stored quantised vectors.
+- **Search**: exact faiss indexes, ranking as sentence-transformers' ``semantic_search_faiss(exact=True)``
+  does (the profile's quality searches with it: :mod:`trimbench.profile.quality`). float32:
+  :func:`trimbench.search.flat_index` (``IndexFlatIP``, the grid's exact search, on the GPU when faiss has
+  one). int8: the 8-bit codes as ``semantic_search_faiss`` indexes them (``uint8``, the same 256 bins as
+  int8 shifted by 128), in an ``IndexScalarQuantizer`` with ``QT_8bit_direct``, which keeps each code in
+  one byte and scores the exact inner product of the codes: the ranking of ``semantic_search_faiss``'s
+  ``IndexFlatIP`` over the codes cast to float, at a quarter of its bytes (what an int8 index is for).
+  binary: ``IndexBinaryFlat`` over the packed bits, Hamming distance (a dimension that is no multiple of 8
+  is padded with zero bits, as ``numpy.packbits`` pads it, which adds no distance). ``rescore_multiplier``
+  adds sentence-transformers' rescoring: ``k x multiplier`` candidates from the quantised index, re-ranked
+  by the float32 query against the candidates' stored vectors (int8 dequantised by the corpus' ranges,
+  binary as 0/1 bits).
 - **FLOPs**: the plan's count (:mod:`trimbench.cost.step`): the real transformers architecture run under
   fake tensors, one text of ``tokens`` tokens through the blocks kept, counted by torch's
   ``FlopCounterMode``.
@@ -222,12 +225,16 @@ class ExactIndex:
         self.precision, self.rescore_multiplier = precision, rescore_multiplier
         self.n_docs, self.dim = corpus.shape
         self.calibration = corpus
+        # int8's per-dimension start and step (sentence-transformers' ranges of the corpus), for rescoring
+        low, high = corpus.min(axis=0), corpus.max(axis=0)
+        steps = (high - low) / 255
+        self.dequantise = (low.astype(np.float64), np.where(steps == 0, 1, steps).astype(np.float64))
         if precision == "float32":
             self.index, self.stored = flat_index(self.dim), None
             self.index.add(corpus)
         elif precision == "int8":
-            self.stored = quantize_embeddings(corpus, "int8", calibration_embeddings=corpus)
-            self.index = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_8bit_direct_signed,
+            self.stored = quantize_embeddings(corpus, "uint8", calibration_embeddings=corpus)
+            self.index = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_8bit_direct,
                                                     faiss.METRIC_INNER_PRODUCT)
             self.index.add(self.stored.astype(np.float32))
         else:
@@ -245,7 +252,7 @@ class ExactIndex:
         if self.precision == "float32":
             return queries, queries
         if self.precision == "int8":
-            quantised = quantize_embeddings(queries, "int8", calibration_embeddings=self.calibration)
+            quantised = quantize_embeddings(queries, "uint8", calibration_embeddings=self.calibration)
             return quantised.astype(np.float32), queries
         return quantize_embeddings(queries, "ubinary"), queries
 
@@ -257,8 +264,11 @@ class ExactIndex:
         _, candidates = self.index.search(queries, min(k * self.rescore_multiplier, self.n_docs))
         stored = self.stored[candidates]  # queries x candidates x (dims or packed bytes)
         if self.precision == "binary":  # the float query against the document's bits, as sentence-transformers
-            stored = np.unpackbits(stored, axis=-1)[..., : self.dim]
-        scores = np.einsum("ij,ikj->ik", floats, stored.astype(np.float32))
+            stored = np.unpackbits(stored, axis=-1)[..., : self.dim].astype(np.float64)
+        else:  # the codes back in the embeddings' coordinates, as sentence-transformers' _dequantize_embeddings
+            low, steps = self.dequantise
+            stored = stored * steps + low
+        scores = np.einsum("ij,ikj->ik", floats, stored)
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         return np.take_along_axis(scores, order, axis=1), np.take_along_axis(candidates, order, axis=1)
 
