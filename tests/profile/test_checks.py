@@ -29,8 +29,8 @@ def _prepare(config, workdir=REPO):
 
 def test_the_embedded_profile_fills_every_layer_and_dim_it_needs(config):
     exp = _prepare(config)
-    assert layers_of(exp, "minilm") == [2, 4, 6]  # the full depth added
-    assert dims_of(exp, "minilm") == [384, 96, 24]
+    assert layers_of(exp, "minilm") == [3, 6]  # the full depth added
+    assert dims_of(exp, "minilm") == [384, 48]
     assert exp["tolerances"] == [0.01, 0.03, 0.05] and exp["precisions"] == ["float32", "int8", "binary"]
     config["experiments"]["p"].update(layers=None, dims=None)
     exp = _prepare(config)

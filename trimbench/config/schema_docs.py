@@ -21,6 +21,7 @@ TRACK_SECTIONS = {
     "experiment": "tracks 2dmse-sts, 2dmse-retrieval, homedepot",
     "electra_experiment": "track electra",
     "splade_experiment": "track splade",
+    "profile_experiment": "track profile",
 }
 
 #: marks a key its object requires (not a JSON Schema keyword: the generator's own)
