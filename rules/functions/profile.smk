@@ -4,7 +4,7 @@ from trimbench.profile import checks as tb_profile
 
 def profile_dir(name, model=None):
     """A profile experiment's outputs: results/profile/<experiment>[/<model>]."""
-    return f"{experiment_dir(name)}" + (f"/{model}" if model else "")
+    return str(Path(experiment_dir(name), model or ""))
 
 
 #: each model's tables (rule profile_model), CSV
