@@ -49,6 +49,8 @@ def main() -> None:
                         help="also search int8 and binary rescored from k x this many candidates (0: not)")
     parser.add_argument("--corpus-layer", type=int, default=None,
                         help="the layer whose SciFact embeddings are indexed (default: the full model)")
+    parser.add_argument("--search-threads", type=int, default=None,
+                        help="faiss' threads while searching (default: its own; 1 is steadier on a busy machine)")
     parser.add_argument("--parts", nargs="+", choices=("encode", "search"), default=["encode", "search"])
     args = parser.parse_args()
 
@@ -115,7 +117,7 @@ def searching(model, scifact: Path, full: int, args) -> None:
     print(f"\nSciFact: {len(docs)} abstracts and {len(queries)} test queries encoded by the model cut at layer "
           f"{corpus_layer} of {full} "
           f"({time.perf_counter() - began:.0f} s); exact faiss search, top {args.k}, all queries at once, "
-          f"{args.repeats} repeats after a warm-up")
+          f"{args.repeats} repeats after a warm-up, faiss threads {args.search_threads or 'its own'}")
     print(f"{'dim':>4} {'precision':>17} {'bytes/emb':>9} {'index bytes':>12} {'x float32':>9} "
           f"{'ms/query median':>15} {'min':>7} {'max':>7} {'IQR':>7}")
     searches = []
@@ -125,7 +127,7 @@ def searching(model, scifact: Path, full: int, args) -> None:
                                     else [])
             for multiplier in multipliers:
                 rows = cost.search_speed(docs[:, :dim], queries[:, :dim], precision, k=args.k, repeats=args.repeats,
-                                         rescore_multiplier=multiplier)
+                                         rescore_multiplier=multiplier, threads=args.search_threads)
                 searches.append(rows.assign(label=precision + (f"+rescore x{multiplier}" if multiplier else ""),
                                             dim=dim))
     search = pd.concat(searches, ignore_index=True)

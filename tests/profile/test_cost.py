@@ -179,6 +179,16 @@ def test_search_speed_gives_a_row_per_repeat_with_the_serialized_size(precision)
     assert set(frame["index_bytes"]) == {serialized.size}
 
 
+def test_search_speed_runs_on_the_threads_asked_and_gives_faiss_its_own_back():
+    import faiss
+
+    own = faiss.omp_get_max_threads()
+    frame = cost.search_speed(unit_rows(50, 8, seed=0), unit_rows(3, 8, seed=1), "binary", k=2, repeats=2, threads=1)
+    assert list(frame["threads"]) == [1, 1] and faiss.omp_get_max_threads() == own
+    assert set(cost.search_speed(unit_rows(50, 8, seed=0), unit_rows(3, 8, seed=1), "binary", repeats=1)
+               ["threads"]) == {own}
+
+
 @pytest.mark.parametrize(("precision", "bytes_per_value"), [("float32", 4), ("int8", 1), ("binary", 1 / 8)])
 def test_index_bytes_grow_with_docs_times_dims_as_faiss_stores_them(precision, bytes_per_value):
     def size(docs, dim):
@@ -253,6 +263,7 @@ def test_quantised_search_ranks_as_sentence_transformers_semantic_search_faiss(p
     ((10, 8), (2, 8), "binary", {"rescore_multiplier": 0}, ConfigError, "rescore_multiplier must be"),
     ((10, 8), (2, 8), "binary", {"k": 0}, ConfigError, "k must be an integer of at least 1, not 0"),
     ((10, 8), (2, 8), "binary", {"repeats": -1}, ConfigError, "repeats must be an integer of at least 1, not -1"),
+    ((10, 8), (2, 8), "binary", {"threads": 0}, ConfigError, "threads must be an integer of at least 1, not 0"),
 ])
 def test_search_speed_names_bad_input(corpus, queries, precision, more, error, named):
     with pytest.raises(error, match=named):

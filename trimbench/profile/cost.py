@@ -289,10 +289,14 @@ class ExactIndex:
 
 
 def search_speed(corpus_embeddings, query_embeddings, precision: str, k: int = 10, repeats: int = 3,
-                 rescore_multiplier: int | None = None) -> pd.DataFrame:
+                 rescore_multiplier: int | None = None, threads: int | None = None) -> pd.DataFrame:
     """Milliseconds per query of an exact faiss search of ``corpus_embeddings`` at ``precision`` (see
     :class:`ExactIndex`), all the queries searched at once (faiss spreads them over its threads), after one
     warm-up; one row per repeat. The queries' quantisation is done once, outside the clock.
+
+    ``threads`` sets faiss' OpenMP threads for the measurement (default: faiss' own, the machine's cores).
+    On a machine shared with other work, 1 is the steadier figure: a search of a few microseconds a query
+    (binary, small corpora) waits milliseconds for its threads whenever another process holds a core.
 
     Columns: ``precision, dim, n_docs, n_queries, k, repeat, seconds, ms_per_query, index_bytes`` (the
     serialized index's length), and ``device``, ``threads`` (faiss' OpenMP threads) and
@@ -301,19 +305,28 @@ def search_speed(corpus_embeddings, query_embeddings, precision: str, k: int = 1
     import faiss
 
     k, repeats = _check_count("k", k), _check_count("repeats", repeats)
+    if threads is not None:
+        threads = _check_count("threads", threads)
     index = ExactIndex(corpus_embeddings, precision, rescore_multiplier)
     queries, floats = index.quantised_queries(query_embeddings)
     index_bytes = index.serialized_bytes()
-    index.search(queries, floats, k)  # warm-up
+    own_threads = faiss.omp_get_max_threads()
     rows = []
-    for repeat in range(repeats):
-        start = time.perf_counter()
-        index.search(queries, floats, k)
-        seconds = time.perf_counter() - start
-        rows.append({"precision": precision, "dim": index.dim, "n_docs": index.n_docs, "n_queries": len(queries),
-                     "k": k, "repeat": repeat, "seconds": seconds, "ms_per_query": 1000 * seconds / len(queries),
-                     "index_bytes": index_bytes, "device": index.device, "threads": faiss.omp_get_max_threads(),
-                     "rescore_multiplier": rescore_multiplier or 0})
+    try:
+        if threads is not None:
+            faiss.omp_set_num_threads(threads)
+        index.search(queries, floats, k)  # warm-up
+        for repeat in range(repeats):
+            start = time.perf_counter()
+            index.search(queries, floats, k)
+            seconds = time.perf_counter() - start
+            rows.append({"precision": precision, "dim": index.dim, "n_docs": index.n_docs,
+                         "n_queries": len(queries), "k": k, "repeat": repeat, "seconds": seconds,
+                         "ms_per_query": 1000 * seconds / len(queries), "index_bytes": index_bytes,
+                         "device": index.device, "threads": faiss.omp_get_max_threads(),
+                         "rescore_multiplier": rescore_multiplier or 0})
+    finally:
+        faiss.omp_set_num_threads(own_threads)
     return pd.DataFrame(rows)
 
 
