@@ -87,3 +87,12 @@ def test_the_model_card_states_the_cut_and_the_full_models_measures():
     assert "| b | spearman_cosine | 0.4850 | 0.5000 | 97.0% |" in card
     assert "| encode time per text (s) | 0.5 | 1 | 2.00× faster |" in card
     assert "| bytes per embedding | 16 | 32 | 2.0× smaller |" in card
+
+
+def test_a_full_model_scoring_zero_gives_no_ratio_and_no_division_by_zero():
+    """A random stand-in (smoke mode) can score nDCG 0: a cell as good counts as keeping it, a card says "–"."""
+    values = {key: (0.0 if key[0] == "b" else value) for key, value in VALUES.items()}
+    pick = recommend(_cells(values, SECONDS), [0.01]).iloc[0]
+    assert (pick["layer"], pick["dim"], pick["precision"]) == (2, 8, "int8")
+    per_dataset = pd.DataFrame({"dataset": ["b"], "metric": ["ndcg@10"], "cut": [0.0], "full": [0.0]})
+    assert "| b | ndcg@10 | 0.0000 | 0.0000 | – |" in model_card("m", "org/m", pick, per_dataset)

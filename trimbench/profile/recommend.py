@@ -12,6 +12,7 @@ bytes, then the better worst-case quality. The full model always qualifies, so t
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from trimbench.errors import ConfigError
@@ -41,8 +42,11 @@ def relative_quality(cells: pd.DataFrame) -> pd.DataFrame:
     full = cells[(cells["layer"] == layer) & (cells["dim"] == dim) & (cells["precision"] == precision)]
     if full.empty:
         raise ValueError(f"the profile lacks the full model's cell (layer {layer}, dim {dim}, float32)")
-    reference = full.set_index("dataset")["value"]
-    return cells.assign(relative=cells["value"] / cells["dataset"].map(reference))
+    reference = cells["dataset"].map(full.set_index("dataset")["value"]).to_numpy(dtype=float)
+    value = cells["value"].to_numpy(dtype=float)
+    # A full model scoring 0 or less (a random stand-in) gives no ratio: a cell as good keeps "all" of it.
+    kept = np.divide(value, reference, out=(value >= reference).astype(float), where=reference > 0)
+    return cells.assign(relative=kept)
 
 
 def summarised_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -111,7 +115,8 @@ def model_card(name: str, source: str, pick: pd.Series, per_dataset: pd.DataFram
         "|---|---|---|---|---|",
     ]
     for row in per_dataset.itertuples(index=False):
-        lines.append(f"| {row.dataset} | {row.metric} | {row.cut:.4f} | {row.full:.4f} | {row.cut / row.full:.1%} |")
+        kept = f"{row.cut / row.full:.1%}" if row.full > 0 else "–"
+        lines.append(f"| {row.dataset} | {row.metric} | {row.cut:.4f} | {row.full:.4f} | {kept} |")
     lines += [
         "",
         "| measured on the profiling machine | this cut | full model | ratio |",
