@@ -6,7 +6,7 @@ STAMP := $(VENV)/.trimbench-installed
 # faiss' build: cpu, or gpu on a cluster's GPU nodes (pyproject.toml's extras; docs/cluster.md)
 FAISS ?= cpu
 
-.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mpnet mutate plan plan-presets
+.PHONY: demo test test-slow test-fast env lint dry-run report bench clean slurm-profile docs mini splade-tiny mpnet mutate plan plan-presets profile
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -99,6 +99,22 @@ mini: env
 	$(BIN)/python -m trimbench.jobs.warm --configfile configs/mini.yaml $$local && \
 	$(BIN)/snakemake --configfile configs/mini.yaml $$local --report results/report.html && \
 	echo "make mini: results/report.html ready; wall time $$(( $$(date +%s) - start )) s"
+
+# The trim profile (docs/profile.md): configs/profile.yaml (STS-B test and SciFact test; the local copies of
+# MINI_DATA when they exist), its models replaced by MODEL when given: hub ids, local folders or
+# package:NAME[/SUBFOLDER], several side by side. Through the warm interpreter, as demo.
+MODEL ?=
+PROFILE_OVERLAY := results/profile/models.yaml
+
+profile: env
+	@start=$$(date +%s); mkdir -p results/profile; \
+	files="configs/profile.yaml"; \
+	if [ -n "$(MODEL)" ]; then $(BIN)/python -m trimbench.profile.overlay $(MODEL) --out $(PROFILE_OVERLAY) || exit 1; \
+		files="$$files $(PROFILE_OVERLAY)"; fi; \
+	if [ -n "$(MINI_DATA)" ]; then local="--config local_copies=$(MINI_DATA)"; else local=""; fi; \
+	$(BIN)/python -m trimbench.jobs.warm --configfile $$files $$local && \
+	$(BIN)/snakemake --configfile $$files $$local --report results/report.html && \
+	echo "make profile: results/profile/ and results/report.html ready; wall time $$(( $$(date +%s) - start )) s"
 
 # The cost plan (docs/plan.md): every job of a run's dry run priced before the queue, offline (no
 # weights, no data): results/plan/<run>.{md,csv} and summary.{md,csv}. CONFIG: one run or several

@@ -15,6 +15,7 @@ include: "rules/dense.smk"
 include: "rules/splade.smk"
 include: "rules/electra.smk"
 include: "rules/export.smk"
+include: "rules/profile.smk"
 include: "rules/report.smk"
 # Last: its stage rules (all_data, ...) take their inputs from every track's functions when they
 # are defined. The other files' order does not matter: their input functions run at DAG time.

@@ -21,6 +21,7 @@ TRACKS = {
     "electra": Track(
         electra_outputs, electra_stage_targets, fine_tuning_scores, no_views
     ),
+    "profile": Track(profile_outputs, profile_stage_targets, profile_scores, no_views),
 }
 
 

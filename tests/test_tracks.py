@@ -32,7 +32,8 @@ def test_every_track_has_the_whole_face(track):
         elif hints[field.name] is str:
             assert isinstance(value, str) and value, field.name
         elif field.name == "claim_checks":
-            assert value and all(callable(check) for check in value.values()), field.name
+            # the trim profile reproduces no work: it has no claim to check
+            assert (value or track.name == "profile") and all(callable(c) for c in value.values()), field.name
         elif field.name == "presets":
             assert value and all((REPO / path).is_file() for files in value.values() for path in files), field.name
         elif field.name == "experiment_schema":

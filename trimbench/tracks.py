@@ -11,6 +11,7 @@ import typing
 from trimbench.dense.face import HOMEDEPOT, RETRIEVAL, STS
 from trimbench.electra.face import ELECTRA
 from trimbench.face import Track
+from trimbench.profile.face import PROFILE
 from trimbench.splade.face import SPLADE
 
 
@@ -53,7 +54,7 @@ def table(*tracks: Track) -> dict[str, Track]:
     return out
 
 
-TRACKS = table(STS, RETRIEVAL, HOMEDEPOT, SPLADE, ELECTRA)
+TRACKS = table(STS, RETRIEVAL, HOMEDEPOT, SPLADE, ELECTRA, PROFILE)
 
 
 def track_of(exp: dict) -> Track:

@@ -28,7 +28,8 @@ PRESET_RUNS = RUN_TOGETHER + [pytest.param((p,), marks=MINI_RUN_ELSEWHERE if p =
                               for p in PRESETS if not any(p in group for group in RUN_TOGETHER)]
 #: the figure each track draws per experiment (a glob: retrieval draws one per compared dataset)
 TRACK_FIGURES = {"2dmse-sts": ["grid_layers.*.png"], "2dmse-retrieval": ["grid_layers.*.png"],
-                 "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"], "splade": []}
+                 "homedepot": ["homedepot_recall.png"], "electra": ["layers.png", "pareto.png"], "splade": [],
+                 "profile": ["pareto.*.png"]}
 
 
 def test_every_track_of_the_table_has_its_figures_listed():

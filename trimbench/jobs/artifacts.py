@@ -55,6 +55,8 @@ PRODUCERS = (
     ("results*/splade/*/vectors/*", "encode_sparse"),
     ("results*/splade/*/indexes/*", "index_sparse"),
     ("results*/electra/*/fine-tunings/*", "train_electra"),
+    ("results*/profile/*/*/*.csv", "profile_model"),
+    ("results*/profile/*/*/scores.parquet", "profile_model"),
     ("results*/splade/*/runs/*", "splade_scores or splade_ensemble"),
     ("results*/*/*/runs/*", "retrieval_scores"),
     # the views across experiments and tracks read each experiment's scores and the headline figure
