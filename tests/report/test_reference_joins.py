@@ -53,6 +53,9 @@ def joins(exp: dict, published: pd.DataFrame) -> pd.DataFrame:
         for task, experiment in exp["reference"]["experiments"].items():
             rows = published[(published["experiment"] == experiment) & published["model"].isin(exp["models"])]
             pairs += [(i, f"{task}/{model}") for i, model in rows["model"].items()]
+    elif track == "profile":  # MTEB's score of a model joins that model's full-model cells
+        ids = exp["reference"]["models"]
+        pairs = [(i, model) for model in exp["models"] for i in published.index[published["model"] == ids.get(model)]]
     else:
         raise AssertionError(f"track {track}: no join of its published rows to its methods here; add its branch")
     return pd.DataFrame(pairs, columns=["row", "ours"])

@@ -80,8 +80,14 @@ def _hours(hours: float) -> str:
     return f"{hours:,.1f}" if hours >= 1 else f"{hours:.2g}"
 
 
+#: a preset whose jobs all run on the CPU (the trim profile): nothing for a GPU budget
+NO_GPU_JOB = "no GPU job (CPU minutes: see its page)"
+
+
 def _estimate(row: dict, gpu: str) -> str:
     """``gpu``'s estimate and range: "est. 54 GPU-h (range 20-310) on A100-80GB"."""
+    if not row["gpu_jobs"]:
+        return NO_GPU_JOB
     low, high = (_hours(row[f"gpu_hours_{gpu}_{end}"]) for end in ("low", "high"))
     return f"est. {_hours(row[f'gpu_hours_{gpu}'])} GPU-h (range {low}–{high}) on {gpu.upper()}"
 
@@ -96,7 +102,7 @@ def _unpriced(row: dict) -> str:
 def cell(row: dict, link: str) -> str:
     """A preset's cost cell: the estimate and its range on the README's GPUs, the jobs whose texts
     have no recorded lengths, the widest job, disk, jobs, and the jobs the plan could not price (named)."""
-    hours = ", ".join(_estimate(row, gpu) for gpu in GPUS)
+    hours = NO_GPU_JOB if not row["gpu_jobs"] else ", ".join(_estimate(row, gpu) for gpu in GPUS)
     at_max = (f"; {row['at_max_length']} job(s) with texts at their maximum length (none recorded)"
               if row["at_max_length"] else "")
     fit = (f"{row['over_40gb']} job(s) over 40 GB" if row["over_40gb"] else "every job fits 40 GB")
