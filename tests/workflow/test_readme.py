@@ -60,6 +60,9 @@ def checked(command: str) -> tuple[list[str], list[str]]:
     words = shlex.split(command)
     if words[:3] == ["python", "-m", "trimbench.resume"]:  # no run, no lock here: it runs the command checked
         inner, shown = checked(shlex.join(words[3:]))
+        if inner == ["true"]:  # a make run checked by its target's presence: resume must take it as given
+            return ["python", "-c", f"from trimbench.jobs.resume import resumable; print(resumable({words[3:]!r}))"], [
+                repr(words[3:])]
         return [*words[:3], *inner], shown
     if words[0] == "snakemake" or words[:3] == ["python", "-m", "trimbench.jobs.warm"]:
         dry = [] if {"-n", "--dry-run", "--unlock"} & set(words) else ["-n"]
