@@ -159,10 +159,11 @@ def test_sources_in_order_a_built_table_a_local_copy_the_contract_the_bound(tmp_
     recorded = text_lengths("stsb", STSB, "test", "sentence1", 16, "toy", model, tmp_path / "elsewhere")
     assert recorded.basis == "contract" and recorded.max == 16
     assert recorded.source.startswith("contract reference/hub/sentence-transformers--stsb.yaml (default/test/sentence1")
+    elsewhere = tmp_path / "elsewhere"  # a working folder without results/
     other_revision = {**STSB, "revision": "b" * 40}
-    assert text_lengths("stsb", other_revision, "test", "sentence1", 16, workdir=tmp_path / "elsewhere").basis == "bound"
+    assert text_lengths("stsb", other_revision, "test", "sentence1", 16, workdir=elsewhere).basis == "bound"
     uncontracted = {**STSB, "id": "someone/sts-without-contract"}
-    assert text_lengths("x", uncontracted, "test", "sentence1", 16, workdir=tmp_path / "elsewhere") == tl.upper_bound(16)
+    assert text_lengths("x", uncontracted, "test", "sentence1", 16, workdir=elsewhere) == tl.upper_bound(16)
 
 
 def test_a_model_not_on_this_machine_is_measured_with_the_named_proxy(tmp_path):
@@ -193,9 +194,11 @@ def test_retrieval_texts_are_queries_or_title_and_text_documents(tmp_path, model
         text_lengths("b", entry, "test", "text", 64, "toy", model, tmp_path)
     scifact = {"source": "hub", "id": "BeIR/scifact", "revision": "984eed826375f18d27936c4a32bf0f8491e3f414",
                "kind": "retrieval", "splits": {}}
-    assert "(corpus/corpus/title+text" in text_lengths("scifact", scifact, "test", tl.DOCUMENT, 512, workdir=tmp_path / "elsewhere").source
+    elsewhere = tmp_path / "elsewhere"  # a working folder without results/
+    recorded = text_lengths("scifact", scifact, "test", tl.DOCUMENT, 512, workdir=elsewhere)
+    assert "(corpus/corpus/title+text" in recorded.source
     assert text_lengths("scifact", {**scifact, "topics_url": "https://x"}, "test", tl.QUERY, 32,
-                        workdir=tmp_path / "elsewhere").basis == "bound"
+                        workdir=elsewhere).basis == "bound"
 
 
 def test_a_local_tevatron_folder_is_sampled_line_by_line_and_its_queries_are_those_with_positives(tmp_path,
