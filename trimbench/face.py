@@ -185,6 +185,16 @@ def evaluated_splits(exp: dict, trained: bool) -> list[tuple[str, str, str]]:
     return used
 
 
+def substitute_model_list(exp: dict, substitute, record: list[str]) -> None:
+    """Local copies for a track whose experiments name a list of ``models`` (ELECTRA, the profile): each
+    model of the list substituted; a model whose substitute is in the list already is left out."""
+    replaced = [substitute("models", model) for model in exp["models"]]
+    for index, (model, target) in enumerate(zip(exp["models"], replaced, strict=True)):
+        if target in replaced[:index]:
+            record.append(f"model {model}: left out, {target} is in the experiment already")
+    exp["models"] = list(dict.fromkeys(replaced))
+
+
 def no_hub_files(exp: dict) -> list:
     """The hub files of a track whose experiments download only registry entries."""
     return []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trimbench.electra import checks, claims, cost, smoke
-from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema
+from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema, substitute_model_list
 
 
 def used_splits(exp: dict) -> list[tuple[str, str, str]]:
@@ -15,15 +15,6 @@ def used_splits(exp: dict) -> list[tuple[str, str, str]]:
     used += [(dataset, split, "word_similarity") for dataset in (exp["word_similarity"] or {}).get("datasets", [])
              for split in ("train", "validation")]
     return used
-
-
-def substitute_models(exp: dict, substitute, record: list[str]) -> None:
-    """Each model of the list; a model whose substitute is in the list already is left out."""
-    replaced = [substitute("models", model) for model in exp["models"]]
-    for index, (model, target) in enumerate(zip(exp["models"], replaced, strict=True)):
-        if target in replaced[:index]:
-            record.append(f"model {model}: left out, {target} is in the experiment already")
-    exp["models"] = list(dict.fromkeys(replaced))
 
 
 def models(exp: dict) -> list[str]:
@@ -61,7 +52,7 @@ def headline(exp) -> dict:
 ELECTRA = Track(
     name="electra", work="Truncated ELECTRA", check_experiment=checks.check_experiment,
     main_metrics=checks.main_metrics, compared_dataset=first_task, used_splits=used_splits,
-    smoke=smoke.smoke_experiment, substitute_models=substitute_models, miner=no_miner, comparison=comparison,
+    smoke=smoke.smoke_experiment, substitute_models=substitute_model_list, miner=no_miner, comparison=comparison,
     headline=headline, claim_views=claims.claim_views, claim_checks=claims.CHECKS, cost=cost.job_cost,
     experiment_schema=package_schema(__file__, "electra_experiment"), models=models, hub_files=no_hub_files,
     training_data=no_training_data, bm25_settings=no_bm25_baseline, presets={"electra": ("configs/electra.yaml",)},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema
+from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema, substitute_model_list
 from trimbench.profile import checks
 
 
@@ -69,15 +69,6 @@ def smoke(exp: dict, settings: dict) -> None:
     exp["speed_texts"] = min(exp["speed_texts"], 16)
 
 
-def substitute_models(exp: dict, substitute, record: list[str]) -> None:
-    """Each model of the list; one whose substitute is in the list already is left out."""
-    replaced = [substitute("models", model) for model in exp["models"]]
-    for index, (model, target) in enumerate(zip(exp["models"], replaced, strict=True)):
-        if target in replaced[:index]:
-            record.append(f"model {model}: left out, {target} is in the experiment already")
-    exp["models"] = list(dict.fromkeys(replaced))
-
-
 def no_miner(exp: dict) -> None:
     return None
 
@@ -104,7 +95,7 @@ def no_training_data(exp: dict) -> None:
 PROFILE = Track(
     name="profile", work="MTEB (full model)", check_experiment=checks.check_experiment,
     main_metrics=checks.main_metrics, compared_dataset=checks_compared, used_splits=used_splits, smoke=smoke,
-    substitute_models=substitute_models, miner=no_miner, comparison=comparison, headline=headline,
+    substitute_models=substitute_model_list, miner=no_miner, comparison=comparison, headline=headline,
     claim_views=no_claim_views, claim_checks={}, cost=no_gpu_work,
     experiment_schema=package_schema(__file__, "profile_experiment"), models=models, hub_files=no_hub_files,
     training_data=no_training_data, bm25_settings=no_bm25_baseline, presets={"profile": ("configs/profile.yaml",)},
