@@ -328,3 +328,26 @@ def one_device(tiny_bert_dir, tmp_path_factory):
         return runs[case]
 
     return run
+
+
+def click_menu_entry(entry: str) -> str:
+    """A script to append to a copy of the report: it clicks the menu entry ``entry``, then writes into
+    the DOM (``<pre id="trimbench-measure">``) what the page lists, the categories' subcategories and
+    each result's MIME type."""
+    return f"""<script>
+window.addEventListener("load", () => setTimeout(() => {{
+  const out = {{}};
+  const link = [...document.querySelectorAll("#app li a")].find(a => a.textContent.trim() === "{entry}");
+  out.found = Boolean(link);
+  if (link) link.click();
+  setTimeout(() => {{
+    out.shown = document.querySelector("#app").innerText;
+    out.subcategories = Object.fromEntries(Object.entries(categories).map(([c, s]) => [c, Object.keys(s)]));
+    out.mime_types = Object.fromEntries(Object.entries(results).map(([path, r]) => [path, r.mime_type]));
+    const pre = document.createElement("pre");
+    pre.id = "trimbench-measure";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }}, 2000);
+}}, 5000));
+</script>"""

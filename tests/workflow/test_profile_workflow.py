@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import run_snakemake
+from conftest import click_menu_entry, run_snakemake
 
 #: the tests share this module's run (module fixture): under pytest-xdist, all on one worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -72,25 +72,7 @@ def test_the_report_has_the_profile_part_with_both_models_side_by_side(finished)
     assert "tiny-profile" in set(status["experiment"])
 
 
-#: appended to a copy of the report: clicks the menu entry "profile", then writes into the DOM what
-#: the page lists and each result's MIME type
-CLICK_PROFILE = """<script>
-window.addEventListener("load", () => setTimeout(() => {
-  const out = {};
-  const link = [...document.querySelectorAll("#app li a")].find(a => a.textContent.trim() === "profile");
-  out.found = Boolean(link);
-  if (link) link.click();
-  setTimeout(() => {
-    out.shown = document.querySelector("#app").innerText;
-    out.subcategories = Object.fromEntries(Object.entries(categories).map(([c, s]) => [c, Object.keys(s)]));
-    out.mime_types = Object.fromEntries(Object.entries(results).map(([path, r]) => [path, r.mime_type]));
-    const pre = document.createElement("pre");
-    pre.id = "trimbench-measure";
-    pre.textContent = JSON.stringify(out);
-    document.body.appendChild(pre);
-  }, 2000);
-}, 5000));
-</script>"""
+CLICK_PROFILE = click_menu_entry("profile")
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)")

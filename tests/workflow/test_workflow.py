@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, experiment_dir, job_counts, run_snakemake, snakemake_command
+from conftest import REPO, SNAKEMAKE, click_menu_entry, experiment_dir, job_counts, run_snakemake, snakemake_command
 
 TINY_STS = experiment_dir("", "tiny-sts")
 
@@ -289,25 +289,7 @@ def test_an_override_emptying_the_experiments_is_refused_on_a_finished_run(finis
     assert file_states(finished / "results") == before
 
 
-#: appended to a copy of the report: clicks the menu entry "reproduction status", then writes into
-#: the DOM what the page lists, the categories' subcategories and each result's MIME type
-CLICK_STATUS = """<script>
-window.addEventListener("load", () => setTimeout(() => {
-  const out = {};
-  const link = [...document.querySelectorAll("#app li a")].find(a => a.textContent.trim() === "reproduction status");
-  out.found = Boolean(link);
-  if (link) link.click();
-  setTimeout(() => {
-    out.shown = document.querySelector("#app").innerText;
-    out.subcategories = Object.fromEntries(Object.entries(categories).map(([c, s]) => [c, Object.keys(s)]));
-    out.mime_types = Object.fromEntries(Object.entries(results).map(([path, r]) => [path, r.mime_type]));
-    const pre = document.createElement("pre");
-    pre.id = "trimbench-measure";
-    pre.textContent = JSON.stringify(out);
-    document.body.appendChild(pre);
-  }, 2000);
-}, 5000));
-</script>"""
+CLICK_STATUS = click_menu_entry("reproduction status")
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)")
