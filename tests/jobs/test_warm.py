@@ -54,6 +54,19 @@ def test_child_runs_the_script_in_the_jobs_directory_environment_streams_and_exi
     assert output.splitlines() == [str(REPO / "tests"), "hello from the job", "__main__ the snakemake object"]
 
 
+def test_a_child_finds_the_servers_imports_frozen_out_of_the_collectors_reach(server, script):
+    """gc.freeze() after the imports: a child's full collection walks only its own objects, not the
+    server's heap (each walk copied it on write: about 0.4 CPU-s a job at the demo's imports)."""
+    job = script("import gc, sys\nimport trimbench.config.prepare\nprint(gc.get_freeze_count())\n"
+                 "print(sum(len(gc.get_objects(generation)) for generation in range(3)))\n")
+    run = client(server, f"sys.exit(warm.run_in_server({str(job)!r}, None))")
+    output, _ = run.communicate(timeout=60)
+    assert run.returncode == 0, output
+    frozen, collected = map(int, output.split())
+    # trimbench and its imports (jsonschema, yaml, numpy ...) frozen; the child's own few left
+    assert frozen > 10_000 and collected < frozen / 2, output
+
+
 def test_the_server_runs_a_script_by_its_path_and_nothing_named_otherwise(server):
     """No ``module.function`` string is resolved in the server: a name that is no script runs nothing."""
     run = client(server, "sys.exit(warm.run_in_server('os.system', 'echo from os.system'))")

@@ -99,3 +99,15 @@ def test_readme_command_runs_as_printed(checkout, command):
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{' '.join(run)}\n{output[-4000:]}"
     assert all(text in output for text in shown), (command, shown, output[-2000:])
+
+
+def test_the_demos_prioritized_rules_are_rules_of_the_workflow():
+    """`make demo`'s --prioritize names rules (Snakemake takes an unknown name for a file and
+    prioritises nothing): each is a rule of the workflow, and the names are the Makefile's."""
+    scheduling = re.search(r"^DEMO_SCHEDULING := (.*)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    words = shlex.split(scheduling.group(1))
+    prioritized = words[words.index("--prioritize") + 1:]
+    assert prioritized and not any(word.startswith("-") for word in prioritized)
+    listed = subprocess.run([str(VENV_BIN / "snakemake"), "--list-rules"], cwd=REPO, capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert set(prioritized) <= set(listed), set(prioritized) - set(listed)

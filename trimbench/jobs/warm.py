@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import json
 import logging
@@ -266,6 +267,9 @@ def _preload(modules) -> None:
         if not info.name.endswith(("warm", "__main__")):
             importlib.import_module(info.name)
     log.info("warm: modules imported in %.1f s", time.perf_counter() - started)
+    # Out of the collector's reach: else each child's first full collection walks (and so copies on
+    # write) every object the imports made, about 0.4 CPU-s a job (docs/performance.md).
+    gc.freeze()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         raise RuntimeError("an import initialised CUDA, which a forked child cannot use")
