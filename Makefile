@@ -132,7 +132,7 @@ plan: env
 
 # Every paper preset on the GPUs of the README's cost column; rewrites docs/costs.md from it.
 plan-presets: env
-	$(BIN)/python -m trimbench.plan.costs --write docs/costs.md
+	$(BIN)/python -m trimbench.plan.costs --write
 
 # The performance figures (docs/performance.md); each benchmark takes --help for bigger runs.
 BENCHMARKS := grid_eval cut_speed export_speed workflow_overhead warm_start train_throughput encode_memory search_speed ddp_throughput plan_accuracy padded_length plan_calibration

@@ -90,3 +90,20 @@ def test_every_preset_of_configs_is_priced():
     first_files = {files[0] for files in costs.PRESETS.values()}
     assert presets - first_files == set(), "add the preset to its track's face (presets=) in trimbench/<track>/face.py"
     assert all((costs.REPO / path).is_file() for files in costs.PRESETS.values() for path in files)
+
+
+@pytest.mark.parametrize(("hours", "written"), [
+    (1060.0, "1,060"), (117.0, "117"), (99.96, "100"), (53.7, "53.7"), (35.0, "35.0"), (1.31, "1.31"),
+    (0.819, "0.82"), (0.00328, "0.0033"),
+])
+def test_a_cells_hours_are_written_to_the_plans_three_significant_figures(hours, written):
+    """No digit the plan did not keep (117.0, 1,060.0 read as measured to a tenth), none dropped."""
+    assert costs._hours(hours) == written
+
+
+def test_make_plan_presets_passes_arguments_the_module_takes():
+    """The Makefile's recipe is parsed as the module parses it (it once passed a path `--write` refused)."""
+    recipe = re.search(r"^plan-presets:.*\n\t\$\(BIN\)/python -m trimbench\.plan\.costs(.*)$",
+                       (costs.REPO / "Makefile").read_text(), re.MULTILINE)
+    assert recipe, "make plan-presets no longer runs python -m trimbench.plan.costs"
+    assert costs.arguments().parse_args(recipe.group(1).split()).write

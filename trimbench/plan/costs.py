@@ -11,6 +11,7 @@ tests/plan/test_costs.py holds the READMEs' cells to docs/costs.md, and docs/cos
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 from pathlib import Path
 
@@ -77,7 +78,11 @@ def summary(table: pd.DataFrame, summary_totals: pd.DataFrame) -> pd.DataFrame:
 
 
 def _hours(hours: float) -> str:
-    return f"{hours:,.1f}" if hours >= 1 else f"{hours:.2g}"
+    """Three significant figures, as the plan rounds them (117, not 117.0; 1,060, not 1,060.0)."""
+    if hours < 1:
+        return f"{hours:.2g}"
+    hours = float(f"{hours:.3g}")
+    return f"{hours:,.{max(0, 2 - math.floor(math.log10(hours)))}f}"
 
 
 #: a preset whose jobs all run on the CPU (the trim profile): nothing for a GPU budget
@@ -186,10 +191,14 @@ def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame, bounded: dict) ->
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write docs/costs.{md,csv} and the READMEs' cells")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments().parse_args(argv)
     bounded: dict = {}
     table, summary_totals = plan_presets(bounded=bounded)
     figures = summary(table, summary_totals)
