@@ -513,3 +513,13 @@ def test_a_smoke_report_by_an_absolute_or_parent_path_is_refused_too(tmp_path):
     for path in (checkout / "results-smoke" / "report.html", "../checkout/results-smoke/report.html",
                  tmp_path / "results" / "report.html", "../results/report.html", "results.html"):
         check_smoke_report({"smoke": True}, ["snakemake", "--report", str(path)], checkout)
+
+
+def test_smoke_mode_encodes_a_bf16_presets_texts_in_fp32_on_the_cpu_stand_ins():
+    """The 2DMSE retrieval seed's bf16 encoding stays the preset's; its smoke run encodes in fp32 as it
+    trains in fp32 (bf16 autocast on this CPU: about 8x slower), the bf16 path tested in test_encoding."""
+    path = REPO / "configs" / "2dmse-retrieval.yaml"
+    preset = tb_config.load_file(path, workdir=REPO)["experiments"]
+    smoke = tb_config.load_file(path, {"smoke": True}, REPO)["experiments"]
+    assert {exp["evaluation"]["precision"] for exp in preset.values()} == {"bf16"}
+    assert {exp["evaluation"]["precision"] for exp in smoke.values()} == {"fp32"}
