@@ -195,6 +195,17 @@ def substitute_model_list(exp: dict, substitute, record: list[str]) -> None:
     exp["models"] = list(dict.fromkeys(replaced))
 
 
+def no_miner(exp: dict) -> None:
+    """The negatives miner of a track that mines none (ELECTRA, the profile)."""
+    return None
+
+
+def no_training_data(exp: dict) -> None:
+    """The training dataset of a track with none of its own: ELECTRA fine-tunes on each task's own train
+    split (its used_splits); the profile trains nothing."""
+    return None
+
+
 def no_hub_files(exp: dict) -> list:
     """The hub files of a track whose experiments download only registry entries."""
     return []

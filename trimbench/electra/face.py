@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from trimbench.electra import checks, claims, cost, smoke
-from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema, substitute_model_list
+from trimbench.face import (
+    Track,
+    no_bm25_baseline,
+    no_hub_files,
+    no_miner,
+    no_training_data,
+    package_schema,
+    substitute_model_list,
+)
 
 
 def used_splits(exp: dict) -> list[tuple[str, str, str]]:
@@ -21,18 +29,9 @@ def models(exp: dict) -> list[str]:
     return list(exp["models"])
 
 
-def no_training_data(exp: dict) -> None:
-    """Its fine-tunings train on each task's own train split (used_splits), not on one training dataset."""
-    return None
-
-
 def first_task(exp: dict) -> str:
     """The task the headline sets beside the published curve."""
     return exp["tasks"][0]
-
-
-def no_miner(exp: dict) -> None:
-    return None
 
 
 # The scoreboard's views draw with matplotlib (trimbench.electra.report): imported when called, not

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from trimbench.face import Track, no_bm25_baseline, no_hub_files, package_schema, substitute_model_list
+from trimbench.face import (
+    Track,
+    no_bm25_baseline,
+    no_hub_files,
+    no_miner,
+    no_training_data,
+    package_schema,
+    substitute_model_list,
+)
 from trimbench.profile import checks
 
 
@@ -69,10 +77,6 @@ def smoke(exp: dict, settings: dict) -> None:
     exp["speed_texts"] = min(exp["speed_texts"], 16)
 
 
-def no_miner(exp: dict) -> None:
-    return None
-
-
 def no_claim_views(subject, configs, scores, published, main_metrics, model_ids) -> tuple:
     return None, None
 
@@ -85,11 +89,6 @@ def no_gpu_work(rule, wildcards, exp, context) -> None:
 def models(exp: dict) -> list:
     """The registry models it profiles, in the config's order."""
     return list(exp["models"])
-
-
-def no_training_data(exp: dict) -> None:
-    """Nothing is trained: the profile cuts the models as they are."""
-    return None
 
 
 PROFILE = Track(
