@@ -87,11 +87,12 @@ def cluster_run(local_slurm, workdir_factory) -> tuple[Path, str]:
 @pytest.fixture(scope="module")
 def workdir_factory(tmp_path_factory):
     def make(name: str) -> Path:
-        """A run of tiny.yaml's first experiment alone: its jobs take every cluster rule (a second
-        experiment would only queue the same rules again)."""
+        """A run of tiny.yaml's first experiment alone, with one trained method beside the pretrained
+        model: its jobs take every cluster rule (more methods or experiments would only queue the
+        same rules again, each sbatch job paying an interpreter's start-up)."""
         workdir = tmp_path_factory.mktemp(name)
         config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
-        config["experiments"] = {"tiny-sts": config["experiments"]["tiny-sts"]}
+        config["experiments"] = {"tiny-sts": {**config["experiments"]["tiny-sts"], "methods": ["pretrained", "full"]}}
         (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         return workdir
 
