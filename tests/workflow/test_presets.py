@@ -22,7 +22,12 @@ RUN_TOGETHER = [("2dmse-sts.yaml", "2dmse-sts-v2.yaml", "electra.yaml"),
 #: real copies (the same DAG, the same code), so it runs only where that one skips
 MINI_RUN_ELSEWHERE = pytest.mark.skipif(
     SHARED_DATA.is_dir(), reason="tests/workflow/test_mini.py runs configs/mini.yaml capped on the local copies")
-#: stand-in rows a split in the runs of several presets (the default, 48, is what a user's smoke run makes)
+#: smoke settings of these runs, smaller than a user's smoke run's defaults (48 stand-in rows a split,
+#: 2 steps of 8 rows, 32 tokens): the same DAG and code at a fraction of the compute (the bert-base-
+#: shaped stand-ins' trainings and encodings were most of these runs' time). One optimiser step still
+#: runs the loss, its backward and the optimiser; the defaults stay tested in tests/config.
+SMOKE_SETTINGS = {"max_steps": 1, "batch_size": 4, "max_seq_length": 16}
+#: stand-in rows a split in the runs of several presets
 SMOKE_ROWS = 16
 PRESET_RUNS = RUN_TOGETHER + [pytest.param((p,), marks=MINI_RUN_ELSEWHERE if p == "mini.yaml" else ())
                               for p in PRESETS if not any(p in group for group in RUN_TOGETHER)]
@@ -42,13 +47,14 @@ def test_preset_smoke_mode_end_to_end(presets, tmp_path):
     files = [REPO / "configs" / preset for preset in presets]
     experiments = {name: exp for file in files for name, exp in yaml.safe_load(file.read_text())["experiments"].items()}
     # Only the presets' experiments: the embedded default's are tested on their own.
+    settings = dict(SMOKE_SETTINGS)
     if presets in RUN_TOGETHER:
-        # SMOKE_ROWS stand-in rows a split, not 48: the same DAG and code, a third of the texts to
-        # encode (smoke_settings.standin_rows; the encodings of bert-base-shaped stand-ins were most of
-        # these runs' time). Home Depot's builder needs the default's rows to keep a relevant test query.
-        rows = tmp_path / "standin-rows.yaml"
-        rows.write_text(yaml.safe_dump({"smoke_settings": {"standin_rows": SMOKE_ROWS}}))
-        files.append(rows)
+        # SMOKE_ROWS stand-in rows a split, not 48: a third of the texts to encode. Home Depot's builder
+        # needs the default's rows to keep a relevant test query.
+        settings["standin_rows"] = SMOKE_ROWS
+    smaller = tmp_path / "smoke-settings.yaml"
+    smaller.write_text(yaml.safe_dump({"smoke_settings": settings}))
+    files.append(smaller)
     run_snakemake(tmp_path, "--configfile", *map(str, files), "--config", "smoke=true",
                   f"only={','.join(experiments)}", timeout=2400)
     for name, exp in experiments.items():
