@@ -103,6 +103,22 @@ def test_splades_log1p_is_fp32_under_half_precision_as_cuda_autocast_runs_it(hal
     assert mixed.flops == cpu_autocast.flops
 
 
+@pytest.mark.parametrize("half", ["bf16", "fp16"])
+def test_an_eager_attentions_softmax_is_fp32_under_half_precision_as_cuda_autocast_runs_it(half, monkeypatch):
+    """CUDA autocast runs softmax in fp32 (CPU autocast keeps the scores' half precision): DeBERTa's eager
+    attention then holds its [batch x heads x length x length] probabilities in fp32 for the backward."""
+    deberta = dataclasses.replace(TINY, model_type="deberta-v2", extra={"relative_attention": True,
+                                                                         "pos_att_type": "p2c|c2p",
+                                                                         "position_buckets": 256})
+    batch, length = 8, 256
+    mixed = measure(Step(deberta, batch, length, train=True, dtype=half))
+    monkeypatch.setattr(step_module, "CUDA_AUTOCAST_FP32_OPS", ())
+    cpu_autocast = measure(Step(deberta, batch, length, train=True, dtype=half))
+    # two blocks' probabilities, 2 bytes an element more each
+    assert mixed.peak_bytes - cpu_autocast.peak_bytes >= 2 * 2 * batch * HEADS * length * length
+    assert mixed.flops == cpu_autocast.flops
+
+
 def test_gradient_checkpointing_trades_memory_for_a_second_forward():
     plain = measure(Step(TINY, 64, 128, train=True))
     checkpointed = measure(Step(TINY, 64, 128, train=True, gradient_checkpointing=True))

@@ -21,10 +21,11 @@ step in about a second) and runs the step there:
 Mixed precision (``bf16``/``fp16``) runs the step under ``torch.autocast`` as the trainer does
 (parameters, gradients and optimiser states fp32, matrix products and their saved inputs in half
 precision). Here it is CPU autocast (no CUDA in FakeTensorMode without a CUDA build). Its op lists
-differ from CUDA's: CPU autocast keeps ``log1p``, ``layer_norm`` and ``softmax`` in half precision,
-CUDA runs them in fp32. SPLADE's ``log1p`` over the vocabulary-wide logits, the largest of them, is
-run in fp32 here as on a GPU (:data:`CUDA_AUTOCAST_FP32_DTYPES`); the encoder's norms and softmax
-stay CPU autocast's (a smaller share of the peak, not priced in fp32).
+differ from CUDA's: CPU autocast keeps ``log1p``, ``layer_norm`` and ``softmax`` in the input's half
+precision, CUDA runs them in fp32. The count runs them in fp32 as on a GPU
+(:data:`CUDA_AUTOCAST_FP32_DTYPES`): SPLADE's ``log1p`` over the vocabulary-wide logits, the largest,
+and the encoder's ops of :data:`CUDA_AUTOCAST_FP32_OPS` (an eager attention's softmax: DeBERTa's;
+BERT's layer norms already take the fp32 residual stream).
 
 The heads: ``encoder`` (the base model, mean-pooled: dense embeddings), ``mlm`` (the model ``*ForMaskedLM``
 and SPLADE's pooling over the vocabulary logits of every token), ``classifier`` (a linear layer on the
@@ -115,13 +116,18 @@ def cache_key(step: Step) -> str:
     fields = asdict(step)
     del fields["architecture"]["source"]
     key = {"step": fields, "torch": torch.__version__, "transformers": transformers.__version__}
-    if step.head == "mlm" and step.dtype in CUDA_AUTOCAST_FP32_DTYPES:
-        key["cuda_autocast_fp32"] = ["log1p"]  # counted since the pooling's log1p is fp32 (a count of its own)
+    if step.dtype in CUDA_AUTOCAST_FP32_DTYPES:
+        # counted since these run in fp32 (a count of its own, not a cached CPU-autocast one)
+        key["cuda_autocast_fp32"] = sorted(CUDA_AUTOCAST_FP32_OPS) + (["log1p"] if step.head == "mlm" else [])
     return json.dumps(key, sort_keys=True, default=str)
 
 
-#: the dtypes whose autocast CUDA runs ``log1p`` in fp32 (and the fake step with it)
+#: the dtypes whose autocast CUDA runs ``log1p`` and :data:`CUDA_AUTOCAST_FP32_OPS` in fp32 (and the fake step)
 CUDA_AUTOCAST_FP32_DTYPES = ("bf16", "fp16")
+#: the encoder's ops on CUDA autocast's fp32 list (PyTorch's AMP docs, "CUDA Ops that can autocast to
+#: float32") that CPU autocast leaves in the input's dtype: an eager attention's softmax over
+#: [batch, heads, length, length] scores (DeBERTa's), layer norms fed half precision
+CUDA_AUTOCAST_FP32_OPS = ("layer_norm", "softmax", "log_softmax")
 
 #: the steps counted in this process, by cache key
 _COUNTED: dict[str, StepCost] = {}
@@ -258,7 +264,8 @@ def prepared(step: Step, model, loss):
     optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
 
     def iteration():
-        with torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext():
+        with torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext(), \
+                _cuda_autocast_fp32() if step.dtype in CUDA_AUTOCAST_FP32_DTYPES else contextlib.nullcontext():
             value = loss(body(input_ids=ids, attention_mask=mask), mask)
         if step.train:
             value.backward()
@@ -266,6 +273,31 @@ def prepared(step: Step, model, loss):
             optimizer.zero_grad(set_to_none=True)
 
     return optimizer, iteration
+
+
+def _cuda_autocast_fp32():
+    """A torch function mode running :data:`CUDA_AUTOCAST_FP32_OPS` as CUDA autocast does: floating
+    inputs cast to fp32, the op in fp32, an fp32 result (what the next op saves for the backward)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    names = set(CUDA_AUTOCAST_FP32_OPS)
+    functions = {function for owner in (torch, torch.nn.functional, torch.Tensor)
+                 for function in (getattr(owner, name, None) for name in names) if function is not None}
+
+    def to_fp32(value):
+        return value.float() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+
+    class CudaAutocastFp32(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func not in functions:
+                return func(*args, **kwargs)
+            with torch.autocast("cpu", enabled=False):
+                # a softmax asked for its own dtype (transformers' eager attention: dtype=float32) keeps it
+                return func(*map(to_fp32, args), **{key: to_fp32(value) for key, value in kwargs.items()})
+
+    return CudaAutocastFp32()
 
 
 def _count(step: Step) -> StepCost:
