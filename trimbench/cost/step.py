@@ -22,10 +22,10 @@ Mixed precision (``bf16``/``fp16``) runs the step under ``torch.autocast`` as th
 (parameters, gradients and optimiser states fp32, matrix products and their saved inputs in half
 precision). Here it is CPU autocast (no CUDA in FakeTensorMode without a CUDA build). Its op lists
 differ from CUDA's: CPU autocast keeps ``log1p``, ``layer_norm`` and ``softmax`` in the input's half
-precision, CUDA runs them in fp32. The count runs them in fp32 as on a GPU
-(:data:`CUDA_AUTOCAST_FP32_DTYPES`): SPLADE's ``log1p`` over the vocabulary-wide logits, the largest,
-and the encoder's ops of :data:`CUDA_AUTOCAST_FP32_OPS` (an eager attention's softmax: DeBERTa's;
-BERT's layer norms already take the fp32 residual stream).
+precision, CUDA runs them in fp32. The count runs :data:`CUDA_AUTOCAST_FP32_OPS` in fp32 as on a GPU
+(under :data:`CUDA_AUTOCAST_FP32_DTYPES`): SPLADE's ``log1p`` over the vocabulary-wide logits in
+training, the largest; an eager attention's softmax (DeBERTa's); BERT's layer norms already take the
+fp32 residual stream.
 
 The heads: ``encoder`` (the base model, mean-pooled: dense embeddings), ``mlm`` (the model ``*ForMaskedLM``
 and SPLADE's pooling over the vocabulary logits of every token), ``classifier`` (a linear layer on the
@@ -118,16 +118,17 @@ def cache_key(step: Step) -> str:
     key = {"step": fields, "torch": torch.__version__, "transformers": transformers.__version__}
     if step.dtype in CUDA_AUTOCAST_FP32_DTYPES:
         # counted since these run in fp32 (a count of its own, not a cached CPU-autocast one)
-        key["cuda_autocast_fp32"] = sorted(CUDA_AUTOCAST_FP32_OPS) + (["log1p"] if step.head == "mlm" else [])
+        key["cuda_autocast_fp32"] = sorted(CUDA_AUTOCAST_FP32_OPS)
     return json.dumps(key, sort_keys=True, default=str)
 
 
-#: the dtypes whose autocast CUDA runs ``log1p`` and :data:`CUDA_AUTOCAST_FP32_OPS` in fp32 (and the fake step)
+#: the dtypes whose autocast CUDA runs :data:`CUDA_AUTOCAST_FP32_OPS` in fp32 (and the fake step)
 CUDA_AUTOCAST_FP32_DTYPES = ("bf16", "fp16")
-#: the encoder's ops on CUDA autocast's fp32 list (PyTorch's AMP docs, "CUDA Ops that can autocast to
-#: float32") that CPU autocast leaves in the input's dtype: an eager attention's softmax over
-#: [batch, heads, length, length] scores (DeBERTa's), layer norms fed half precision
-CUDA_AUTOCAST_FP32_OPS = ("layer_norm", "softmax", "log_softmax")
+#: the ops of the counted steps on CUDA autocast's fp32 list (PyTorch's AMP docs, "CUDA Ops that can
+#: autocast to float32") that CPU autocast leaves in the input's dtype: SPLADE's log1p over the
+#: vocabulary-wide logits, an eager attention's softmax over [batch, heads, length, length] scores
+#: (DeBERTa's), layer norms fed half precision
+CUDA_AUTOCAST_FP32_OPS = ("layer_norm", "softmax", "log_softmax", "log1p")
 
 #: the steps counted in this process, by cache key
 _COUNTED: dict[str, StepCost] = {}
@@ -199,16 +200,11 @@ def step_model(step: Step):
         def loss(output, mask):
             # SPLADE's pooling: max over tokens of log(1 + relu(logit)), padding masked (sentence-transformers'
             # sparse_encoder/modules/splade_pooling.py:107-121: masked product, relu_, log1p in training)
+            # in training, log1p runs in fp32 under half precision as CUDA autocast runs it (_cuda_autocast_fp32:
+            # a fp32 copy of the vocabulary-wide logits and a fp32 result); inference's in-place log1p_ is not
+            # autocast, on a GPU either
             weights = (output.logits * mask.unsqueeze(-1).to(output.logits.dtype)).relu_()
-            if step.dtype in CUDA_AUTOCAST_FP32_DTYPES:
-                # CUDA autocast runs log1p in fp32 (PyTorch's AMP docs, "CUDA Ops that can autocast to
-                # float32"): a fp32 copy of the vocabulary-wide logits and a fp32 result, where CPU
-                # autocast would keep both in half precision
-                with torch.autocast("cpu", enabled=False):
-                    weights = weights.float()
-                    weights = weights.log1p() if step.train else weights.log1p_()
-            else:
-                weights = weights.log1p() if step.train else weights.log1p_()
+            weights = weights.log1p() if step.train else weights.log1p_()
             return weights.max(dim=1)[0].sum()
 
         return model, loss
@@ -277,7 +273,9 @@ def prepared(step: Step, model, loss):
 
 def _cuda_autocast_fp32():
     """A torch function mode running :data:`CUDA_AUTOCAST_FP32_OPS` as CUDA autocast does: floating
-    inputs cast to fp32, the op in fp32, an fp32 result (what the next op saves for the backward)."""
+    inputs cast to fp32, the op in fp32, an fp32 result (what the next op saves for the backward). As
+    autocast, it leaves in-place variants (``log1p_``) and calls with an explicit ``dtype`` alone (the
+    AMP docs: neither is eligible)."""
     import torch
     from torch.overrides import TorchFunctionMode
 
@@ -291,10 +289,9 @@ def _cuda_autocast_fp32():
     class CudaAutocastFp32(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func not in functions:
+            if func not in functions or kwargs.get("dtype") is not None:
                 return func(*args, **kwargs)
             with torch.autocast("cpu", enabled=False):
-                # a softmax asked for its own dtype (transformers' eager attention: dtype=float32) keeps it
                 return func(*map(to_fp32, args), **{key: to_fp32(value) for key, value in kwargs.items()})
 
     return CudaAutocastFp32()
