@@ -24,7 +24,7 @@ import argparse
 import time
 
 from trimbench.cost.architecture import Architecture
-from trimbench.cost.step import Step, measure, prepared, step_model
+from trimbench.cost.step import Step, measure, profiled_peak_bytes
 
 BERT_BASE = Architecture("bert", num_hidden_layers=12, hidden_size=768, num_attention_heads=12, intermediate_size=3072,
                          vocab_size=30522, max_position_embeddings=512, source="BertConfig() defaults")
@@ -37,31 +37,6 @@ def analytic_forward_flops(arch: Architecture, batch: int, length: int) -> float
     d, layers, tokens = arch.hidden_size, arch.num_hidden_layers, batch * length
     weights = layers * (4 * d * d + 2 * d * arch.intermediate_size)
     return 2 * weights * tokens + 2 * 2 * layers * length * d * tokens
-
-
-def profiled_peak_bytes(step: Step) -> int:
-    """Peak bytes of ``step`` run for real on the CPU, from torch's profiler."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.manual_seed(0)
-    model, loss = step_model(step)
-    optimizer, iteration = prepared(step, model, loss)
-    if optimizer is not None:
-        iteration()  # AdamW's states are created in its first step
-    alive = sum(p.numel() * p.element_size() for p in model.parameters())
-    if optimizer is not None:
-        alive += sum(t.numel() * t.element_size() for state in optimizer.state.values() for t in state.values()
-                     if torch.is_tensor(t))
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        iteration()
-    allocations = sorted((event.start_ns(), event.nbytes()) for event in prof.profiler.kineto_results.events()
-                         if event.name() == "[memory]")
-    running = highest = 0
-    for _, nbytes in allocations:
-        running += nbytes
-        highest = max(highest, running)
-    return alive + highest
 
 
 def main() -> None:
@@ -85,15 +60,20 @@ def main() -> None:
     batch, length = args.memory_batch, args.memory_length
     print(f"\npeak memory of a BERT-mini step ({BERT_MINI.num_hidden_layers} layers, {BERT_MINI.hidden_size} wide), "
           f"batch {batch} x {length} tokens: estimate vs this CPU's profiler (budget 15 %)")
-    print(f"{'step':<22} {'estimate MiB':>13} {'profiled MiB':>13} {'difference':>11} {'estimate s':>11}")
+    print(f"{'step':<24} {'estimate MiB':>13} {'profiled MiB':>13} {'difference':>11} {'estimate s':>11}")
+    # a retrieval step's shape: a query batch, then 8 passage columns, a forward each before the one backward
+    columns = dict(more_forwards=((batch // 2, length),) * 8)
     for label, step in (("training, fp32", Step(BERT_MINI, batch, length, train=True)),
                         ("training, bf16 autocast", Step(BERT_MINI, batch, length, train=True, dtype="bf16")),
-                        ("inference, fp32", Step(BERT_MINI, batch, length, train=False))):
+                        ("inference, fp32", Step(BERT_MINI, batch, length, train=False)),
+                        ("training, 1 + 8 columns", Step(BERT_MINI, batch // 2, length // 4, train=True, **columns)),
+                        ("same, checkpointing", Step(BERT_MINI, batch // 2, length // 4, train=True,
+                                                     gradient_checkpointing=True, **columns))):
         started = time.perf_counter()
         estimate = measure(step).peak_bytes
         seconds = time.perf_counter() - started
         profiled = profiled_peak_bytes(step)
-        print(f"{label:<22} {estimate / 2**20:13.1f} {profiled / 2**20:13.1f} {estimate / profiled - 1:+11.2%} "
+        print(f"{label:<24} {estimate / 2**20:13.1f} {profiled / 2**20:13.1f} {estimate / profiled - 1:+11.2%} "
               f"{seconds:11.1f}")
 
 

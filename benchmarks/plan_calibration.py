@@ -360,7 +360,6 @@ def mpnet_calibration(args) -> None:
 
     from trimbench.cost.architecture import architecture
     from trimbench.cost.step import Step, step_cost
-    from trimbench.cost.work import one_shape
     from trimbench.plan.price import ADAMW_BYTES_PER_PARAMETER
 
     if not (MPNET / "config.json").is_file():
@@ -401,9 +400,10 @@ def mpnet_calibration(args) -> None:
             if number == 0:
                 continue  # the warm-up step: AdamW's states are made
             cpu += time.process_time() - began
-            # the plan's step: both columns through the encoder before the one backward, each padded to its longest
-            shape = one_shape([(len(batch), f["input_ids"].shape[1]) for f in features])
-            flops += step_cost(Step(arch, shape[0], shape[1], train=True), cache).flops
+            # the plan's step: each column a forward of its own (MNRL on two columns: embed_columns merges
+            # none), padded to its longest, before the one backward
+            (first, length), *more = [(len(batch), f["input_ids"].shape[1]) for f in features]
+            flops += step_cost(Step(arch, first, length, train=True, more_forwards=tuple(more)), cache).flops
         # AdamW's update, memory-bound: the plan's term (trimbench.plan.price) at this CPU's bandwidth
         adamw = args.mpnet_steps * parameters * ADAMW_BYTES_PER_PARAMETER / bandwidth
         _mpnet_row(repeat, f"train {args.mpnet_steps} steps x {args.mpnet_batch} pairs", rate, flops / rate + adamw,

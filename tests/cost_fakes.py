@@ -53,6 +53,11 @@ class TableContext(CostContext):
         return EMBEDDING_PARAMETERS + blocks * BLOCK_PARAMETERS + (MLM_HEAD_PARAMETERS if head == "mlm" else 0)
 
 
+def shapes(phase) -> list[tuple]:
+    """(batch, length, max_length) of each forward of a phase's step."""
+    return [(forward.batch, forward.length, forward.max_length) for forward in phase.forwards]
+
+
 def experiment(config: dict, name: str) -> dict:
     """An experiment of ``config`` with the schema's defaults filled, as the rules see it (the keys
     prepare adds are the test's to set)."""

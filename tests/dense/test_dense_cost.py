@@ -3,22 +3,24 @@ the counts are worked out by hand in each test."""
 
 from __future__ import annotations
 
-from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, TableContext, experiment
+import pytest
+from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, TableContext, experiment, shapes
 
 from trimbench.cost.work import FP32_BYTES
 from trimbench.dense.cost import job_cost
 
 DATASETS = {"pairs": {"source": "local", "path": "pairs", "kind": "pairs"},
+            "triplets": {"source": "local", "path": "triplets", "kind": "triplets"},
             "sts": {"source": "local", "path": "sts", "kind": "sts"},
             "marco": {"source": "local", "path": "marco", "kind": "retrieval"},
             "beir": {"source": "local", "path": "beir", "kind": "retrieval"}}
 MODELS = {"enc": {"source": "tiny", "layers": 4, "dim": 32}}
 
 
-def _sts(**train) -> dict:
+def _sts(objective: str = "mnrl", **train) -> dict:
     exp = experiment({"datasets": DATASETS, "models": MODELS, "experiments": {"x": {
-        "track": "2dmse-sts", "model": "enc", "methods": ["full", "separate", "2dmse"],
-        "grid": {"layers": [2, 4], "dims": [8, 32]},
+        "track": "2dmse-sts", "model": "enc", "methods": ["full", "separate", "matryoshka", "2dmse"],
+        "grid": {"layers": [2, 4], "dims": [8, 32]}, "objective": objective,
         "train": {"dataset": "pairs", "epochs": 2, "batch_size": 32, "max_seq_length": 64, **train},
         "evaluation": {"datasets": ["sts"], "split": "test", "batch_size": 16}}}}, "x")
     exp["_depth"] = 4
@@ -38,12 +40,12 @@ def _retrieval(**retrieval) -> dict:
 
 
 def _context(**tables) -> TableContext:
-    counts = {"rows": {("pairs", "train"): 100, ("sts", "test"): 30},
+    counts = {"rows": {("pairs", "train"): 100, ("triplets", "train"): 100, ("sts", "test"): 30},
               "queries": {("marco", "train"): 40, ("marco", "test"): 7, ("beir", "test"): 5},
               "corpora": {"marco": 1000, "beir": 95}}
     counts.update(tables)
-    return TableContext(DATASETS, MODELS, base_lengths={"anchor": 10, "positive": 20, "sentence1": 5, "sentence2": 5,
-                                                        "query": 4, "document": 40},
+    return TableContext(DATASETS, MODELS, base_lengths={"anchor": 10, "positive": 20, "negative": 25, "sentence1": 5,
+                                                        "sentence2": 5, "query": 4, "document": 40},
                         depths={"enc": 4}, max_lengths={"enc": 128}, **counts)
 
 
@@ -53,13 +55,26 @@ def test_a_pair_training_is_its_epochs_batches_with_both_texts_a_step():
     assert work.optimizer_steps == 8 and work.examples == 100
     (phase,) = work.phases
     assert phase.count == 8 and phase.train and phase.layers is None
-    # anchors padded to 10 + 32, positives to 20 + 32: one step whose tokens (3008) and attention
-    # (32 x 42^2 + 32 x 52^2) are theirs: 47.5 tokens a text (rounded up), 63 texts
-    assert (phase.batch, phase.length) == (63, 48)
-    assert phase.max_length == 64
+    # anchors padded to 10 + 32, positives to 20 + 32: MNRL on two columns runs a forward for each
+    # (sentence-transformers' embed_columns keeps the first column's own), 64 texts of 47 tokens on average
+    assert shapes(phase) == [(32, 42, 64), (32, 52, 64)]
+    assert (phase.batch, phase.length, phase.max_length) == (64, 47, 64) and phase.tokens == 8 * 32 * (42 + 52)
     assert ("pairs", "train", "anchor", "enc", 64, 32) in context.padded
     # the saved model: embeddings and four blocks in fp32
     assert work.disk_bytes == (EMBEDDING_PARAMETERS + 4 * BLOCK_PARAMETERS) * FP32_BYTES
+
+
+@pytest.mark.parametrize("objective, method, merged", [("mnrl", "full", True), ("mnrl", "separate-L2", True),
+                                                       ("mnrl", "matryoshka", True), ("mnrl", "2dmse", False),
+                                                       ("angle", "full", False), ("angle", "2dmse", False)])
+def test_a_triplet_step_merges_the_candidates_where_the_loss_does(objective, method, merged):
+    """MNRL (alone or in MatryoshkaLoss) embeds the anchors alone and the positives and negatives in one
+    forward padded to the longer; the 2D losses and the AnglE objective forward each column alone
+    (tests/dense/test_losses.py checks the losses themselves run these forwards)."""
+    work = job_cost("train_model", {"variant": method}, _sts(objective, dataset="triplets"), _context())
+    (phase,) = work.phases
+    anchor, positive, negative = (32, 42, 64), (32, 52, 64), (32, 57, 64)
+    assert shapes(phase) == ([anchor, (64, 57, 64)] if merged else [anchor, positive, negative])
 
 
 def test_bert_s_trains_a_cut_model_and_writes_only_its_blocks():
@@ -86,10 +101,12 @@ def test_a_group_training_splits_its_queries_over_the_devices_each_with_its_pass
     assert work.optimizer_steps == 5 and work.devices == 2
     (phase,) = work.phases
     assert phase.count == 5
+    # the queries, then each of the 4 passage columns, a forward each, each padded over its 4 texts
     assert ("marco", "train", "query", "enc", 16, 4) in context.padded
-    assert ("marco", "train", "document", "enc", 64, 16) in context.padded
+    assert ("marco", "train", "document", "enc", 64, 4) in context.padded
+    assert shapes(phase) == [(4, 8, 16)] + [(4, 44, 64)] * 4
     # the longest step: queries at 16 tokens, passages at 64
-    assert 16 < phase.max_length <= 64
+    assert phase.max_length == 64
     # the job holds the training split's whole corpus (1,000 passages) in host memory, each at its
     # mean length (a batch of one: 40 + 1 tokens), for the plan's mem_mb
     assert work.held_texts == ((1000, 41),)

@@ -11,7 +11,9 @@ from sentence_transformers.sentence_transformer.losses import (
     MultipleNegativesRankingLoss,
 )
 
+from trimbench.cost.work import Forward
 from trimbench.dense import losses as tb_losses
+from trimbench.dense.cost import sts_forwards
 from trimbench.dense.losses import SeedMatryoshka2dLoss, build_sts_loss
 from trimbench.models import encoder_layers, load_sentence_model
 
@@ -159,3 +161,32 @@ def test_v1_loss_is_the_methods_with_the_configs_settings(model, method, semanti
 def test_an_unknown_v1_method_is_refused(model):
     with pytest.raises(ValueError, match="no STS training loss for method 'mrl'"):
         build_sts_loss(model, "mrl", V1_TRAIN, [8], "seed")
+
+
+NEGATIVES = ["the old museum on the hill opens its doors at nine every morning except on sundays",
+             "a new phone", "he fixed the car", "snow"]
+
+
+@pytest.mark.parametrize("objective, method", [("mnrl", "full"), ("mnrl", "separate"), ("mnrl", "matryoshka"),
+                                               ("mnrl", "2dmse"), ("angle", "full"), ("angle", "matryoshka"),
+                                               ("angle", "2dmse")])
+def test_the_plan_prices_the_forwards_the_training_loss_runs(model, objective, method):
+    """trimbench.dense.cost.sts_forwards says which of a triplet step's columns share a forward (the
+    plan counts each forward's memory on its own): the encoder's calls under the real loss, batch and
+    padded length each, are the ones it names."""
+    calls = []
+    # on the embeddings: each run of the encoder (the decorators' cached calls of model[0] run none)
+    hook = model[0].auto_model.embeddings.register_forward_pre_hook(
+        lambda module, args, kwargs: calls.append(tuple(kwargs.get("input_ids", args[0] if args else None).shape)),
+        with_kwargs=True)
+    train = {**V1_TRAIN, "angle": {"ibn_w": 30.0, "cosine_w": 0.0, "angle_w": 1.0, "ibn_tau": 20.0,
+                                   "cosine_tau": 20.0, "angle_tau": 20.0},
+             "ese": {"compression_size": 8, "kl_temperature": 1.0, "pca": True}}
+    columns = [model.preprocess(texts) for texts in (ANCHORS, POSITIVES, NEGATIVES)]
+    try:
+        build_sts_loss(model, method, train, [8, 32], "seed", objective)(columns, None)
+    finally:
+        hook.remove()
+    planned = sts_forwards([Forward(*column["input_ids"].shape) for column in columns], method, objective)
+    assert calls == [(forward.batch, forward.length) for forward in planned]
+    assert len(set(calls)) > 1  # the columns' lengths differ: a merge would show

@@ -4,7 +4,7 @@ context: the counts are worked out by hand in each test."""
 from __future__ import annotations
 
 import pytest
-from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, TableContext, experiment
+from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, TableContext, experiment, shapes
 
 from trimbench.electra.cost import job_cost
 
@@ -41,9 +41,10 @@ def test_a_job_trains_every_cut_and_seed_each_for_its_epochs():
     assert work.optimizer_steps == 48
     training = [p for p in work.phases if p.train]
     assert [(p.layers, p.count) for p in training] == [(0, 16), (1, 16), (2, 16)]
-    # both texts of each pair go through the cut model in a step, each padded over the batch of 32:
-    # 32 x 42 and 32 x 46 tokens held together, the shape of 64 x 45 (tokens and attention kept)
-    assert all((p.batch, p.length, p.head) == (64, 45, "encoder") for p in training)
+    # both texts of each pair go through the cut model in a step, a forward each (the seed's hf_model.py
+    # forward), each padded over the batch of 32: 32 x 42 and 32 x 46 tokens held together
+    assert all(shapes(p) == [(32, 42, 512), (32, 46, 512)] and p.head == "encoder" for p in training)
+    assert all((p.batch, p.length) == (64, 44) for p in training)
     assert {p.max_length for p in work.phases} == {512}  # the model's own limit: max_seq_length null
 
 

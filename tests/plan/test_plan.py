@@ -15,7 +15,7 @@ from trimbench.config.prepare import prepare
 from trimbench.config.schema import load_config
 from trimbench.cost.gpus import FIT_FRAGMENTATION, FIT_RESERVED_GIB, MFU, usable_gib
 from trimbench.cost.step import Step, step_cost
-from trimbench.cost.work import Phase, Work, matmul_precision
+from trimbench.cost.work import Forward, Phase, Work, matmul_precision, training_phase
 from trimbench.errors import ConfigError
 from trimbench.plan import price
 from trimbench.plan.context import PlanContext
@@ -197,6 +197,31 @@ def test_the_peak_and_the_high_end_take_the_longest_recorded_text_not_the_trunca
     # where a text has no recorded lengths, the truncation length stays the longest batch
     assert price.longest_length(replace(phase, lengths_source=f"{phase.lengths_source}; sentence2: upper bound: "
                                                               "max_length 512"), context.longest) == 512
+
+
+def test_a_step_of_several_forwards_is_priced_a_forward_each_each_at_its_own_longest(monkeypatch, config, cache):
+    """A retrieval step: 8 queries, then 4 passage columns of 8, before one backward. Its FLOPs and peak
+    are the step of those forwards (not one forward of all the texts: tests/cost/test_step.py), and at
+    the peak each forward is padded to the longest text of its own column: queries to their 20
+    recorded tokens, not the passages' 100."""
+    queries, passages = "contract q.yaml (queries)", "contract p.yaml (passages)"
+    forwards = [Forward(8, 12, 128, queries), *[Forward(8, 60, 128, passages)] * 4]
+    phase = training_phase("train", TINY_BERT, 100, forwards, precision="bf16", gradient_checkpointing=True,
+                           lengths_source=f"queries: {queries}; passages: {passages}")
+    assert (phase.batch, phase.length, phase.max_length) == (40, 51, 128)
+    assert phase.tokens == 100 * (8 * 12 + 32 * 60)
+    context = PlanContext(config, REPO, cache)
+    context.longest.update({queries: 20, passages: 100})
+    monkeypatch.setattr(price, "job_work", lambda *args: Work((phase,), examples=800, optimizer_steps=100))
+    plan = price.plan_job("train_model", {"experiment": "x"}, config, context, _settings(config, cache, mfu=None))
+    arch = context.architecture(TINY_BERT)
+
+    def step(query_length: int, passage_length: int) -> Step:
+        return Step(arch, 8, query_length, train=True, dtype="bf16", gradient_checkpointing=True,
+                    more_forwards=((8, passage_length),) * 4)
+
+    assert plan.flops == pytest.approx(step_cost(step(12, 60), cache).flops * 100)
+    assert plan.peak_bytes == step_cost(step(20, 100), cache).peak_bytes
 
 
 def test_tf32_is_priced_at_the_tf32_peak_and_at_fp32_where_the_gpu_has_none(monkeypatch, config, cache):

@@ -92,6 +92,30 @@ def test_max_loss_equals_in_batch_ce_plus_flops(tiny_bert_dir):
     assert torch.allclose(parts["query_regularizer_loss"], 0.3 * flops_regulariser(q), rtol=1e-4)
 
 
+@pytest.mark.parametrize("method", ["splade_max", "distil_splade"])
+def test_the_plan_prices_the_forwards_the_training_loss_runs(tiny_bert_dir, method):
+    """trimbench.splade.cost.training_forwards says which columns of a step share a forward (the plan
+    counts each forward's memory on its own): the encoder's runs under the real loss are the ones it names."""
+    from trimbench.cost.work import Forward
+    from trimbench.splade.cost import training_forwards
+    from trimbench.splade.model import splade_loss
+
+    model = _tiny_splade(tiny_bert_dir)
+    calls = []
+    hook = model[0].auto_model.base_model.embeddings.register_forward_pre_hook(
+        lambda module, args, kwargs: calls.append(tuple(kwargs.get("input_ids", args[0] if args else None).shape)),
+        with_kwargs=True)
+    columns = [_features(model, texts) for texts in (["a cat", "the dog runs"], ["a cat sat on the mat", "dogs"],
+                                                     ["stock prices fell sharply today", "rain"])]
+    try:
+        splade_loss(model, method, 0.3, 0.2, "seed")(columns, torch.zeros(2) if method == "distil_splade" else None)
+    finally:
+        hook.remove()
+    planned = training_forwards([Forward(*column["input_ids"].shape) for column in columns])
+    assert calls == [(forward.batch, forward.length) for forward in planned]
+    assert len(set(calls)) > 1  # the columns' lengths differ: another grouping would show
+
+
 def test_splade_loss_takes_the_whole_batchs_flops_on_several_devices_and_names_a_wrong_method(tiny_bert_dir):
     """What tests/splade/test_splade_ddp.py shows on two ranks (outside mutmut's one-process tests),
     as a process alone can see it: on several devices the in-batch negatives are gathered and each

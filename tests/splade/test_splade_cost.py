@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, MLM_HEAD_PARAMETERS, TableContext, experiment
+from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, MLM_HEAD_PARAMETERS, TableContext, experiment, shapes
 
 from trimbench.splade.cost import job_cost
 
@@ -66,9 +66,10 @@ def test_a_step_forwards_queries_and_two_passages_a_row_through_the_mlm_head_spl
     # padded over each device's 32 rows (each rank collates its share), cut at the seed's 300 (splade_max)
     assert ("marco", "train", "query", "enc", 300, 32) in context.padded
     assert ("marco", "train", "document", "enc", 300, 32) in context.padded
-    # on each device 32 queries of 9 + 32 tokens and 64 passages of 100 + 32, held together: 9,760
-    # tokens, 1,168,928 of attention (sum of batch x length^2): 81 sequences of 120 tokens
-    assert (phase.batch, phase.length, phase.max_length) == (81, 120, 300)
+    # on each device 32 queries of 9 + 32 tokens in a forward, then the 32 positives and 32 negatives of
+    # 100 + 32 merged in one (SpladeLoss's embed_columns), held together until the backward
+    assert shapes(phase) == [(32, 41, 300), (64, 132, 300)]
+    assert (phase.batch, phase.length, phase.max_length) == (96, 102, 300)
     short = job_cost("train_splade", {"variant": "distil"}, _exp(train={"max_seq_length": 120}), context)
     assert short.phases[0].max_length == 120 and ("marco", "train", "document", "enc", 120, 64) in context.padded
 

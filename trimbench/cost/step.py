@@ -1,7 +1,9 @@
 """One step of a job, counted on the real transformers architecture under torch's fake tensors.
 
 A :class:`Step` is what a job repeats on ONE device: ``batch`` sequences of ``length`` tokens through
-the model (a forward; for training also the backward and the optimiser's step). :func:`measure` builds
+the model (a forward; for training also the backward and the optimiser's step), and where a step
+forwards several inputs before its one backward (a pair's two texts, a query batch and its passage
+columns), each of them as a forward of its own (``more_forwards``), as the losses run them. :func:`measure` builds
 the transformers model from the :class:`~trimbench.cost.architecture.Architecture` inside
 ``FakeTensorMode`` (tensors with shapes and dtypes but no data: no weights, no memory, a bert-base
 step in about a second) and runs the step there:
@@ -74,6 +76,14 @@ class Step:
     gradient_checkpointing: bool = False
     optimizer: str = "adamw"
     attention: str = "sdpa"
+    #: the step's other forward passes before its one backward, each (batch, length): a pair's second
+    #: text, a query batch's passage columns (trimbench.cost.work.Forward); the first is batch x length
+    more_forwards: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def forwards(self) -> tuple[tuple[int, int], ...]:
+        """Every forward pass of the step, (batch, length) each, in the order they run."""
+        return ((self.batch, self.length), *self.more_forwards)
 
 
 @dataclass(frozen=True)
@@ -94,12 +104,13 @@ def check(step: Step) -> None:
                                  ("optimizer", step.optimizer, OPTIMIZERS), ("attention", step.attention, ATTENTIONS)):
         if value not in allowed:
             problems.append(f"{name} '{value}' (one of {', '.join(allowed)})")
-    if step.batch < 1 or step.length < 1:
-        problems.append(f"batch {step.batch} x length {step.length} (both at least 1)")
     limit = position_limit({**arch.extra, "model_type": arch.model_type,
                             "max_position_embeddings": arch.max_position_embeddings})
-    if limit is not None and step.length > limit[0]:
-        problems.append(f"length {step.length} beyond the model's {limit[0]} tokens ({limit[1]})")
+    for batch, length in step.forwards:
+        if batch < 1 or length < 1:
+            problems.append(f"batch {batch} x length {length} (both at least 1)")
+        if limit is not None and length > limit[0]:
+            problems.append(f"length {length} beyond the model's {limit[0]} tokens ({limit[1]})")
     if step.layers is not None and not 1 <= step.layers <= arch.num_hidden_layers:
         problems.append(f"layers {step.layers} (1 to the model's {arch.num_hidden_layers})")
     if problems:
@@ -255,20 +266,74 @@ def prepared(step: Step, model, loss):
     model.requires_grad_(step.train)
     if step.gradient_checkpointing:
         body.activation_checkpointing_enable()  # as the trainer does (transformers/trainer.py:1510)
-    ids = torch.randint(0, step.architecture.vocab_size, (step.batch, step.length))
-    mask = torch.ones(step.batch, step.length, dtype=torch.long)
+    inputs = [(torch.randint(0, step.architecture.vocab_size, (batch, length)), _padded_mask(batch, length))
+              for batch, length in step.forwards]
     optimizer = torch.optim.AdamW(model.parameters()) if step.train else None
+
+    class Forwards(torch.nn.Module):
+        """The step's forwards as one module call: MemTracker takes its root module's second call for a
+        second iteration, not the model called again for another column."""
+
+        def __init__(self):
+            super().__init__()
+            self.body = body
+
+        def forward(self):
+            # each forward's outputs are held until the one backward (a loss over every column's embeddings);
+            # under gradient checkpointing each recomputes its blocks on its own, one forward's texts at a time
+            return sum(loss(self.body(input_ids=ids, attention_mask=mask), mask) for ids, mask in inputs)
+
+    forwards = Forwards()
 
     def iteration():
         with torch.autocast("cpu", dtype=half) if half is not None else contextlib.nullcontext(), \
                 _cuda_autocast_fp32() if step.dtype in CUDA_AUTOCAST_FP32_DTYPES else contextlib.nullcontext():
-            value = loss(body(input_ids=ids, attention_mask=mask), mask)
+            value = forwards()
         if step.train:
             value.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
 
     return optimizer, iteration
+
+
+def profiled_peak_bytes(step: Step) -> int:
+    """Peak bytes of ``step`` run for real on this CPU, from torch's profiler (what
+    benchmarks/plan_accuracy.py and the tests hold :func:`measure`'s count against): the parameters and
+    AdamW's states alive before the step plus the highest running sum of its allocations and frees."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    model, loss = step_model(step)
+    optimizer, iteration = prepared(step, model, loss)
+    if optimizer is not None:
+        iteration()  # AdamW's states are created in its first step
+    alive = sum(p.numel() * p.element_size() for p in model.parameters())
+    if optimizer is not None:
+        alive += sum(t.numel() * t.element_size() for state in optimizer.state.values() for t in state.values()
+                     if torch.is_tensor(t))
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        iteration()
+    allocations = sorted((event.start_ns(), event.nbytes()) for event in prof.profiler.kineto_results.events()
+                         if event.name() == "[memory]")
+    running = highest = 0
+    for _, nbytes in allocations:
+        running += nbytes
+        highest = max(highest, running)
+    return alive + highest
+
+
+def _padded_mask(batch: int, length: int):
+    """An attention mask with the last token of the last text padded, as a batch padded to its longest
+    text has: transformers then builds the attention's mask, where for a mask of all ones it passes
+    none (a fake tensor's values are unknown, so its count always builds it)."""
+    import torch
+
+    mask = torch.ones(batch, length, dtype=torch.long)
+    if length > 1:
+        mask[-1, -1] = 0
+    return mask
 
 
 def _cuda_autocast_fp32():

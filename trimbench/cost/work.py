@@ -10,17 +10,46 @@ shared rules' costs. ``context`` is what a cost may ask of the config and the da
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from trimbench.data.columns import text_columns
 from trimbench.data.sizes import Count
 from trimbench.training import SPEED_DEFAULTS
 
 
+class Forward(NamedTuple):
+    """One forward pass of a step: ``batch`` texts padded to ``length`` tokens, the longest such a batch
+    can be is ``max_length`` (its truncation length; None: not stated); ``source``: where its texts'
+    lengths come from (trimbench.cost.lengths.Lengths.source: the longest text it records bounds the
+    forward's longest batch)."""
+
+    batch: int
+    length: int
+    max_length: int | None = None
+    source: str = ""
+
+
+def merged(forwards: list[Forward]) -> Forward:
+    """Columns sentence-transformers embeds in one forward pass (``embed_columns``:
+    ``merge_feature_batches`` pads every column to the longest and concatenates them):
+    their batches summed at the longest length."""
+    bounds = [forward.max_length for forward in forwards if forward.max_length is not None]
+    sources = dict.fromkeys(forward.source for forward in forwards if forward.source)
+    return Forward(sum(forward.batch for forward in forwards), max(forward.length for forward in forwards),
+                   max(bounds) if bounds else None, "; ".join(sources))
+
+
 @dataclass(frozen=True)
 class Phase:
     """One kind of model step a job repeats: ``count`` steps on each device, each over ``batch``
-    sequences of ``length`` tokens (the padded length of a batch), forward only or trained."""
+    sequences of ``length`` tokens (the padded length of a batch), forward only or trained.
+
+    A step that forwards several inputs before its one backward (a pair's two texts, a query batch
+    and its passage columns) lists them in ``forwards`` (:func:`training_phase` builds it; ``batch``
+    and ``length`` are then their texts and mean padded length): each is counted as a forward of its
+    own, as the loss runs it, which matters under gradient checkpointing (a block is recomputed for
+    one forward's texts at a time, not all of the step's)."""
 
     label: str
     model: str
@@ -37,6 +66,8 @@ class Phase:
     #: the job's truncation length: the longest a batch of this phase can be padded to (a long run
     #: meets such a batch: the peak memory's length); None: not stated
     max_length: int | None = None
+    #: the step's forward passes, where it runs more than one (see above); empty: one of batch x length
+    forwards: tuple[Forward, ...] = ()
 
     @property
     def sequences(self) -> int:
@@ -44,7 +75,29 @@ class Phase:
 
     @property
     def tokens(self) -> int:
+        if self.forwards:
+            return self.count * sum(forward.batch * forward.length for forward in self.forwards)
         return self.count * self.batch * self.length
+
+    @property
+    def step_forwards(self) -> tuple[Forward, ...]:
+        """The forward passes of one step: ``forwards``, or the one of batch x length."""
+        return self.forwards or (Forward(self.batch, self.length, self.max_length),)
+
+
+def with_forwards(phase: Phase, forwards: list[Forward]) -> Phase:
+    """``phase`` running ``forwards`` each step: ``batch`` their texts, ``length`` their mean padded
+    length, ``max_length`` the longest of their bounds."""
+    batch = sum(forward.batch for forward in forwards)
+    tokens = sum(forward.batch * forward.length for forward in forwards)
+    bounds = [forward.max_length for forward in forwards if forward.max_length is not None]
+    return replace(phase, batch=batch, length=math.ceil(tokens / batch), max_length=max(bounds) if bounds else None,
+                   forwards=tuple(forwards))
+
+
+def training_phase(label: str, model: str, count: int, forwards: list[Forward], **fields) -> Phase:
+    """A trained Phase whose step runs ``forwards`` (:class:`Forward`) before its one backward."""
+    return with_forwards(Phase(label, model, count, 1, 1, train=True, **fields), forwards)
 
 
 @dataclass(frozen=True)
@@ -114,18 +167,6 @@ def optimizer_steps(rows: int, batch: int, epochs: float, max_steps: int = -1, a
     if max_steps and max_steps > 0:
         return max_steps
     return max(1, math.ceil(epochs * _updates_per_epoch(_epoch_batches(rows, batch, drop_last), accumulation)))
-
-
-def one_shape(inputs: list[tuple[int, float]]) -> tuple[int, int]:
-    """One (batch, length) standing for several inputs a step runs through the same encoder before
-    its one backward (a pair's two columns, a query batch and its passages): the shape whose tokens
-    (sum of batch x length: the linear layers' FLOPs and activations) and attention (sum of batch x
-    length^2) equal theirs, so one counted step prices them together and their activations are live
-    at once, as in the real step."""
-    tokens = sum(batch * length for batch, length in inputs)
-    attention = sum(batch * length * length for batch, length in inputs)
-    length = attention / tokens
-    return max(1, round(tokens / length)), max(1, math.ceil(length))
 
 
 def training_batches(rows: int, batch: int, epochs: float, max_steps: int = -1, accumulation: int = 1,

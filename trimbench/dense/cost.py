@@ -2,10 +2,11 @@
 (rule train_model), on query groups (train_retriever), and the encodings of STS sets (encode_texts) and
 of retrieval corpora (encode_corpus), as steps the plan prices (trimbench.cost).
 
-The step structure follows the trainings: sentence-transformers' losses run each text column through
-the encoder before one backward (losses.py, the MNRL / AnglE / CoSENT losses); Tevatron's training
-(ielab/2DMSE-Reproduce code/Retrieval/tevatron/src/tevatron/retriever/modeling/encoder.py, forward)
-encodes a batch of queries and their groups of passages, then one backward. The 2DMSE / Matryoshka /
+The step structure follows the trainings: sentence-transformers' losses run the text columns through
+the encoder before one backward, a forward each or candidates merged (:func:`sts_forwards`); the
+retrieval training (trimbench.dense.retrieval_loss, after ielab/2DMSE-Reproduce
+code/Retrieval/tevatron/src/tevatron/retriever/modeling/encoder.py, forward) encodes a batch of queries,
+then each column of their groups' passages, then one backward. The 2DMSE / Matryoshka /
 Starbucks terms reuse those hidden states (an extra loss over sliced embeddings: batch x batch x dim,
 negligible beside the encoder), so a step is one pass whatever the method; BERT-S trains a cut model.
 """
@@ -16,15 +17,17 @@ from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
     Count,
+    Forward,
     Phase,
     Work,
     batches,
     matmul_precision,
-    one_shape,
+    merged,
     optimizer_steps,
     rank_batches,
     training_batches,
     training_disk,
+    training_phase,
 )
 from trimbench.data.columns import text_columns
 from trimbench.dense.variants import encoded_layers, variant_retrieval_settings, variant_train_settings, variants
@@ -56,20 +59,34 @@ def _unknown(*counts) -> tuple[str, ...]:
     return tuple(count.source for count in counts if count.n is None)
 
 
+#: the methods whose loss is sentence-transformers' MultipleNegativesRankingLoss, alone or in MatryoshkaLoss
+#: (trimbench.dense.losses.build_sts_loss, objective mnrl): it embeds its columns with embed_columns
+MNRL_EMBEDDED_METHODS = ("full", "separate", "matryoshka")
+
+
+def sts_forwards(columns: list[Forward], method: str, objective: str) -> list[Forward]:
+    """The forwards of a train_model step over its text ``columns`` (trimbench.dense.losses.build_sts_loss):
+    MNRL's ``embed_columns`` runs the first column alone and the others merged into one forward
+    (sentence-transformers base/losses/merged_forward.py); the 2D losses (``column_merging_disabled``)
+    and the AnglE / ESE objective (a forward per column) run each column alone."""
+    if objective == "mnrl" and method in MNRL_EMBEDDED_METHODS and len(columns) > 2:
+        return [columns[0], merged(columns[1:])]
+    return list(columns)
+
+
 def _train_pairs(wildcards: dict, exp: dict, context: CostContext) -> Work:
     variant = _variant(exp, wildcards["variant"])
     train = variant_train_settings(exp, variant.method)
     dataset, split = train["dataset"], train["split"]
 
-    def shape(per_device: int) -> tuple[list, list, str]:
-        inputs, longest, sources = [], [], []
+    def shape(per_device: int) -> tuple[list[Forward], str]:
+        columns, sources = [], []
         for column in text_columns(context.datasets[dataset]["kind"]):
             length, source = context.padded_length(dataset, split, column, exp["model"], train["max_seq_length"],
                                                    per_device)
-            inputs.append((per_device, length))
-            longest.append((per_device, train["max_seq_length"]))
+            columns.append(Forward(per_device, length, train["max_seq_length"], source))
             sources.append(f"{column}: {source}")
-        return inputs, longest, "; ".join(sources)
+        return sts_forwards(columns, variant.method, exp["objective"]), "; ".join(sources)
 
     rows = context.rows(dataset, split).capped(train["max_samples"], "train.max_samples")
     return _training(exp, variant, train, rows, shape, f"rows: {rows.source}", context)
@@ -84,12 +101,14 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
     # the model is loaded at p_max_length (scripts/train_retriever.py), which cuts uncut queries too
     q_max = retrieval["q_max_length"] or p_max
 
-    def shape(per_device: int) -> tuple[list, list, str]:
-        passages = per_device * retrieval["group_size"]
+    def shape(per_device: int) -> tuple[list[Forward], str]:
+        # the queries, then each of the group's passage columns, a forward each (trimbench.dense.retrieval_loss:
+        # RetrievalLoss.forward embeds them one by one), each column padded to its own longest
         q_length, q_source = context.padded_length(dataset, split, QUERY, exp["model"], q_max, per_device)
-        p_length, p_source = context.padded_length(dataset, split, DOCUMENT, exp["model"], p_max, passages)
-        return ([(per_device, q_length), (passages, p_length)], [(per_device, q_max), (passages, p_max)],
-                f"queries: {q_source}; passages: {p_source}")
+        p_length, p_source = context.padded_length(dataset, split, DOCUMENT, exp["model"], p_max, per_device)
+        passages = [Forward(per_device, p_length, p_max, p_source)] * retrieval["group_size"]
+        queries = Forward(per_device, q_length, q_max, q_source)
+        return [queries, *passages], f"queries: {q_source}; passages: {p_source}"
 
     queries = context.queries(dataset, split).capped(train["max_samples"], "train.max_samples")
     # the job loads the training split whole (scripts/train_retriever.py: RetrievalSplit.load), and
@@ -106,21 +125,19 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
 
 def _training(exp: dict, variant, train: dict, rows: Count, shape, source: str, context: CostContext,
               held_texts: tuple = ()) -> Work:
-    """A training's one phase: its steps (the trainer's schedule over ``rows``), each its inputs
-    (``shape(sequences a device)`` -> the inputs at their padded and at their longest lengths, and
-    where the lengths came from) through the encoder as one step (one_shape), and what it writes;
-    ``held_texts``: the texts it holds beside its rows (trimbench.cost.work.Work.held_texts)."""
+    """A training's one phase: its steps (the trainer's schedule over ``rows``), each its forwards
+    (``shape(sequences a device)`` -> the forwards of a step and where their lengths came from)
+    before one backward, and what it writes; ``held_texts``: the texts it holds beside its rows
+    (trimbench.cost.work.Work.held_texts)."""
     if rows.n is None:
         return Work(unknown=_unknown(rows), devices=train["devices"])
     per_device = train["batch_size"] // train["devices"]
     schedule = (rows.n, train["batch_size"], train["epochs"], train["max_steps"], train["gradient_accumulation"])
     steps = optimizer_steps(*schedule)
-    inputs, longest, lengths_source = shape(per_device)
-    batch, length = one_shape(inputs)
-    phase = Phase("train", exp["model"], training_batches(*schedule), batch, length, train=True,
-                  layers=variant.cut_layers, precision=matmul_precision(train),
-                  gradient_checkpointing=train["gradient_checkpointing"], lengths_source=lengths_source,
-                  max_length=one_shape(longest)[1])
+    forwards, lengths_source = shape(per_device)
+    phase = training_phase("train", exp["model"], training_batches(*schedule), forwards, layers=variant.cut_layers,
+                           precision=matmul_precision(train), gradient_checkpointing=train["gradient_checkpointing"],
+                           lengths_source=lengths_source)
     parameters = context.parameters(exp["model"], variant.cut_layers)
     disk, disk_note = training_disk(parameters, steps, train["checkpoint_steps"], CHECKPOINTS_KEPT)
     # train.devices gathers in-batch negatives across devices (the single-device training); accumulation

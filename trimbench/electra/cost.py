@@ -60,14 +60,14 @@ def _column_lengths(context: CostContext, datasets: list[str], split: str, model
 def _pair_training(label: str, model: str, layers: int | None, rows: int, settings: dict, count_of: int,
                    datasets: list[str], max_length: int, context: CostContext, head: str = "encoder") -> tuple:
     """(optimiser steps of one training, its Phase repeated ``count_of`` times): both texts of each
-    pair are forwarded and held until the one backward, one step of their combined shape."""
+    pair are forwarded, a forward each, and held until the one backward."""
     batch = settings["batch_size"]
     schedule = (rows, batch, settings["epochs"])
     lengths, source = _column_lengths(context, datasets, "train", model, max_length, batch)
-    step_batch, step_length = work.one_shape([(batch, tokens) for tokens in lengths])
-    phase = Phase(label, model, work.training_batches(*schedule) * count_of, step_batch, step_length, train=True,
-                  layers=layers, head=head, precision=work.matmul_precision(settings), lengths_source=source,
-                  max_length=max_length)
+    # the two texts, a forward each (src/scripts/training.py:108-116, hf_model.py:69-70 forward_once per text)
+    phase = work.training_phase(label, model, work.training_batches(*schedule) * count_of,
+                                [work.Forward(batch, tokens, max_length) for tokens in lengths], layers=layers,
+                                head=head, precision=work.matmul_precision(settings), lengths_source=source)
     return work.optimizer_steps(*schedule), phase
 
 

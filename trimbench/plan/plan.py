@@ -114,7 +114,7 @@ def totals(table: pd.DataFrame) -> pd.DataFrame:
         out.append({
             "run": run, "gpu": gpu, "jobs": len(jobs), "gpu_jobs": len(priced),
             "unpriced": int((jobs["unknown"] != "").sum()),
-            "unpriced_jobs": "; ".join(jobs.loc[jobs["unknown"] != "", "job"]),
+            "unpriced_jobs": "; ".join(sorted(jobs.loc[jobs["unknown"] != "", "job"])),
             "gpu_hours": priced["gpu_hours"].sum(), "gpu_hours_low": priced["gpu_hours_low"].sum(),
             "gpu_hours_high": priced["gpu_hours_high"].sum(),
             "at_max_length": int(priced["at_max_length"].astype(bool).sum()), "tokens": priced["tokens"].sum(),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from trimbench.cost.gpus import MFU, Efficiency, Gpu, find_gpu, gpu_table, usable_gib
 from trimbench.cost.step import Step, counted_steps, step_cost
-from trimbench.cost.work import Phase, Work, one_shape
+from trimbench.cost.work import Forward, Phase, Work, with_forwards
 from trimbench.errors import ConfigError
 from trimbench.plan.context import PlanContext
 from trimbench.tracks import track_of
@@ -159,8 +159,7 @@ def steps_to_count(jobs, config: dict, context: PlanContext) -> list[Step]:
             if work is None or work.unknown:
                 continue
             longest = peak_phases(work.phases, getattr(context, "longest", None))
-            high = [replace(phase, length=longest_length(phase, getattr(context, "longest", None)))
-                    for phase in work.phases]
+            high = [at_longest(phase, getattr(context, "longest", None)) for phase in work.phases]
             for phase in (*work.phases, *longest, *high):
                 steps += counted_steps(_step(phase, context))
         except ConfigError:  # priced as unknown by plan_job
@@ -168,35 +167,49 @@ def steps_to_count(jobs, config: dict, context: PlanContext) -> list[Step]:
     return steps
 
 
-def longest_length(phase: Phase, recorded: dict | None = None) -> int:
-    """The longest batch a phase meets: its truncation length (``max_length``), or the longest text
-    its lengths record where shorter (``recorded``: each lengths source -> its longest text,
-    trimbench.plan.context.PlanContext.longest); a phase with a text of unrecorded lengths keeps its
-    truncation length."""
-    bound = phase.max_length or phase.length
-    found = [longest for source, longest in (recorded or {}).items() if source in phase.lengths_source]
-    if not found or "upper bound" in phase.lengths_source:
+def longest_length(phase: Phase, recorded: dict | None = None, forward: Forward | None = None) -> int:
+    """The longest batch a phase (or one ``forward`` of its step) meets: its truncation length
+    (``max_length``), or the longest text its lengths record where shorter (``recorded``: each lengths
+    source -> its longest text, trimbench.plan.context.PlanContext.longest; a forward's own source,
+    where it names one: a query column is not padded to its passages' longest); a phase with a text of
+    unrecorded lengths keeps its truncation length."""
+    length, bound = (phase.length, phase.max_length) if forward is None else (forward.length, forward.max_length)
+    bound = bound or length
+    sources = forward.source if forward is not None and forward.source else phase.lengths_source
+    found = [longest for source, longest in (recorded or {}).items() if source in sources]
+    if not found or "upper bound" in sources:
         return bound
-    return max(phase.length, min(bound, max(found)))
+    return max(length, min(bound, max(found)))
+
+
+def at_longest(phase: Phase, recorded: dict | None = None) -> Phase:
+    """``phase`` with its batches (each forward of its step) at their longest (:func:`longest_length`)."""
+    if phase.forwards:
+        return with_forwards(phase, [forward._replace(length=longest_length(phase, recorded, forward))
+                                     for forward in phase.forwards])
+    return replace(phase, length=longest_length(phase, recorded))
 
 
 def peak_phases(phases: tuple[Phase, ...], recorded: dict | None = None) -> list[Phase]:
     """The steps whose memory bounds a job's peak: each phase at its longest batch
-    (:func:`longest_length`: a long run meets one), and a training's phases as one step (a query batch
-    and its passages are live together until the one backward: trimbench.cost.work.one_shape)."""
-    longest = [replace(phase, length=longest_length(phase, recorded)) for phase in phases]
+    (:func:`longest_length`: a long run meets one), and a training's phases of one model as one step
+    (their forwards are live together until the one backward)."""
+    longest = [at_longest(phase, recorded) for phase in phases]
     trained = [phase for phase in longest if phase.train]
     if len(trained) > 1 and len({(p.model, p.layers, p.head, p.precision) for p in trained}) == 1:
-        batch, length = one_shape([(phase.batch, phase.length) for phase in trained])
-        longest = [phase for phase in longest if not phase.train] + [replace(trained[0], batch=batch, length=length)]
+        together = with_forwards(trained[0], [forward for phase in trained for forward in phase.step_forwards])
+        longest = [phase for phase in longest if not phase.train] + [together]
     return longest
 
 
-def _step(phase: Phase, context: PlanContext, batch: int | None = None, checkpointing: bool | None = None) -> Step:
+def _step(phase: Phase, context: PlanContext, split: int = 1, checkpointing: bool | None = None) -> Step:
+    """The counted step of ``phase``: each forward's batch divided by ``split`` (what a "does not fit"
+    tries), gradient checkpointing as the phase has it unless ``checkpointing`` says."""
     # TF32 changes the matmuls' speed, not what they hold: its memory is fp32's
     dtype = "fp32" if phase.precision == "tf32" else phase.precision
-    return Step(context.architecture(phase.model), batch or phase.batch, phase.length, phase.train,
-                layers=phase.layers, head=phase.head, dtype=dtype,
+    (batch, length), *more = [(forward.batch // split, forward.length) for forward in phase.step_forwards]
+    return Step(context.architecture(phase.model), batch, length, phase.train, layers=phase.layers, head=phase.head,
+                dtype=dtype, more_forwards=tuple(more),
                 gradient_checkpointing=phase.gradient_checkpointing if checkpointing is None else checkpointing)
 
 
@@ -222,7 +235,7 @@ def _priced(plan: JobPlan, work: Work, context: PlanContext, settings: Settings)
     for phase in work.phases:
         cost = step_cost(_step(phase, context), settings.cache_dir)
         flops = cost.flops * phase.count * work.devices
-        longest = replace(phase, length=longest_length(phase, recorded))
+        longest = at_longest(phase, recorded)
         flops_longest = step_cost(_step(longest, context), settings.cache_dir).flops * phase.count * work.devices
         plan.flops += flops
         plan.tokens += phase.tokens * work.devices
@@ -279,14 +292,16 @@ def _advice(phase: Phase, work: Work, context: PlanContext, settings: Settings) 
     memory = usable_gib(settings.gpu) * GIB - work.resident_bytes
     keys = work.split_keys if phase.train else ((work.batch_key,) if work.batch_key else ())
     for split in (2, 4, 8, 16):
-        if not keys or phase.batch // split < 1:
+        if not keys or min(forward.batch for forward in phase.step_forwards) // split < 1:
             break
-        cost = step_cost(_step(phase, context, batch=phase.batch // split), settings.cache_dir)
+        step = _step(phase, context, split=split)
+        cost = step_cost(step, settings.cache_dir)
         if cost.peak_bytes <= memory:
             if phase.train:
                 return (f"fits with {' or '.join(_split_setting(key, split) for key in keys)}: "
-                        f"{phase.batch // split} sequences a step, {cost.peak_bytes / GIB:.1f} GiB")
-            return f"fits with {keys[0]} = {phase.batch // split} ({cost.peak_bytes / GIB:.1f} GiB)"
+                        f"{sum(batch for batch, _ in step.forwards)} sequences a step, "
+                        f"{cost.peak_bytes / GIB:.1f} GiB")
+            return f"fits with {keys[0]} = {step.batch} ({cost.peak_bytes / GIB:.1f} GiB)"
     if phase.train and not phase.gradient_checkpointing and work.checkpointing_key:
         cost = step_cost(_step(phase, context, checkpointing=True), settings.cache_dir)
         if cost.peak_bytes <= memory:

@@ -11,14 +11,16 @@ from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
     Count,
+    Forward,
     Phase,
     Work,
     matmul_precision,
-    one_shape,
+    merged,
     optimizer_steps,
     rank_batches,
     training_batches,
     training_disk,
+    training_phase,
 )
 from trimbench.splade.checks import drop_last, max_length
 from trimbench.training import CHECKPOINTS_KEPT
@@ -59,6 +61,13 @@ def pool_rows(exp: dict, context: CostContext) -> Count:
     return bound.capped(exp["train"]["max_samples"], "train.max_samples")
 
 
+def training_forwards(columns: list[Forward]) -> list[Forward]:
+    """The forwards of a training step over its (query, positive, negative) ``columns``: SpladeLoss embeds
+    the queries alone and the passages merged in one forward (sentence-transformers' ``embed_columns``,
+    sparse_encoder/losses/splade.py), all held until the step's one backward."""
+    return [columns[0], merged(columns[1:])]
+
+
 def training_work(exp: dict, variant: str, context: CostContext) -> Work:
     """One variant's training: each step forwards a batch of queries and their positives and negatives
     through the MLM head, then one backward; ``train.devices`` ranks each take their share of every
@@ -80,11 +89,11 @@ def training_work(exp: dict, variant: str, context: CostContext) -> Work:
     # ``per_device`` texts (the seed: one max_seq_length for queries and passages, train_max.py:56).
     query_tokens, query_source = context.padded_length(dataset, split, QUERY, model, length, per_device)
     passage_tokens, passage_source = context.padded_length(dataset, split, DOCUMENT, model, length, per_device)
-    # the queries' and the passages' activations are held together until the step's one backward
-    step_batch, step_length = one_shape([(per_device, query_tokens), (PASSAGES_PER_ROW * per_device, passage_tokens)])
-    phase = Phase("train", model, training_batches(*schedule), step_batch, step_length, train=True, head="mlm",
-                  precision=matmul_precision(train), gradient_checkpointing=train["gradient_checkpointing"],
-                  lengths_source=f"queries: {query_source}; passages: {passage_source}", max_length=length)
+    forwards = training_forwards([Forward(per_device, query_tokens, length, query_source),
+                                  *[Forward(per_device, passage_tokens, length, passage_source)] * PASSAGES_PER_ROW])
+    phase = training_phase("train", model, training_batches(*schedule), forwards, head="mlm",
+                           precision=matmul_precision(train), gradient_checkpointing=train["gradient_checkpointing"],
+                           lengths_source=f"queries: {query_source}; passages: {passage_source}")
     disk, disk_note = training_disk(context.parameters(model, head="mlm"), steps, train["checkpoint_steps"],
                                     CHECKPOINTS_KEPT)
     notes = (
