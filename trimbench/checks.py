@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from trimbench.data.columns import DOCUMENT, QUERY, text_columns
+from trimbench.data.contracts import validate_length_figures
 from trimbench.errors import ConfigError
 from trimbench.models import ModelShape, declared_shape, weights_problem
 
@@ -85,6 +87,30 @@ def check_dataset(name: str, entry: dict, workdir: Path) -> None:
         if not location.startswith(("http://", "https://")) and not resolve_path(location, workdir).is_file():
             raise ConfigError(f"config key {where}.{files_key}.{key}: local file '{location}' does not exist")
     check_trec_files(name, entry, workdir)
+    check_recorded_lengths(name, entry)
+
+
+def check_recorded_lengths(name: str, entry: dict) -> None:
+    """A dataset entry's ``lengths``: of a source no contract records (a hub dataset's are its contract's),
+    each of a text column of its kind, its figures as a contract's."""
+    lengths = entry.get("lengths")
+    if not lengths:
+        return
+    where = f"datasets.{name}.lengths"
+    if entry["source"] == "hub":
+        raise ConfigError(f"config key {where}: a hub dataset's lengths are its contract's "
+                          f"(reference/hub/{entry['id'].replace('/', '--')}.yaml, lengths:), not the config's")
+    columns = (QUERY, DOCUMENT) if entry["kind"] == "retrieval" else text_columns(entry["kind"])
+
+    def fail(message: str):
+        raise ConfigError(f"config key {message}")
+
+    for split, figures_of in lengths.items():
+        for column, figures in figures_of.items():
+            if column not in columns:
+                fail(f"{where}.{split}.{column}: not a text column of kind '{entry['kind']}' "
+                     f"(its text columns: {', '.join(columns)})")
+            validate_length_figures(figures, f"{where}.{split}.{column}", fail)
 
 
 def check_trec_files(name: str, entry: dict, workdir: Path) -> None:

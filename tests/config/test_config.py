@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from trimbench import checks as tb_checks
 from trimbench.config import prepare as tb_config
 from trimbench.config import schema as tb_schema
 from trimbench.dense import variants as tb_variants
@@ -418,6 +419,38 @@ def test_name_and_number_messages_say_what_to_write(default, edit, message):
     assert str(error.value).startswith(message), str(error.value)
 
 
+FIGURES = {"mean": 12.0, "p50": 10.0, "p90": 20.0, "p99": 30.0, "max": 40, "tokenizer": "a tokenizer",
+           "source": "a file"}
+
+
+@pytest.mark.parametrize(("lengths", "message"), [
+    ({"test": {"sentence1": FIGURES}}, None),
+    ({"test": {"anchor": FIGURES}},
+     "config key datasets.lee-sim.lengths.test.anchor: not a text column of kind 'sts' (its text columns: "
+     "sentence1, sentence2)"),
+    ({"test": {"sentence1": {**FIGURES, "p90": 5.0}}},
+     "config key datasets.lee-sim.lengths.test.sentence1: the figures must be ordered"),
+    ({"test": {"sentence1": {key: value for key, value in FIGURES.items() if key != "source"}}},
+     "config key datasets.lee-sim.lengths.test.sentence1: its keys are mean, p50, p90, p99, max, tokenizer, source"),
+])
+def test_a_datasets_own_recorded_lengths_are_checked_as_a_contracts(default, lengths, message):
+    """A source no contract records (url, local, gensim) may record its texts' lengths for the plan."""
+    default["datasets"]["lee-sim"]["lengths"] = lengths
+    if message is None:
+        assert prepare(default)["datasets"]["lee-sim"]["lengths"] == lengths
+        return
+    with pytest.raises(ConfigError) as error:
+        prepare(default)
+    assert str(error.value).startswith(message), str(error.value)
+
+
+def test_a_hub_datasets_lengths_are_its_contracts_not_the_configs():
+    entry = {"source": "hub", "id": "sentence-transformers/stsb", "kind": "sts", "lengths": {"test": {}}}
+    with pytest.raises(ConfigError, match=r"config key datasets.stsb.lengths: a hub dataset's lengths are its "
+                                          r"contract's \(reference/hub/sentence-transformers--stsb.yaml"):
+        tb_checks.check_recorded_lengths("stsb", entry)
+
+
 def test_a_variant_gets_only_its_own_methods_retrieval_settings_and_data_rules_no_scoring_keys():
     exp = {"retrieval": {"group_size": 8, "starbucks_layers": [2, 12], "starbucks_dims": [32],
                          "starbucks_kl_weight": 1.0}}
@@ -425,6 +458,9 @@ def test_a_variant_gets_only_its_own_methods_retrieval_settings_and_data_rules_n
     assert tb_variants.variant_retrieval_settings(exp, "starbucks-2dmse") == exp["retrieval"]
     entry = {"source": "hub", "id": "BeIR/msmarco", "relevance_level": 2}
     assert tb_config.preparation_entry(entry) == {"source": "hub", "id": "BeIR/msmarco"}
+    # recorded lengths are the plan's: a data job that never reads them is not re-run for them
+    entry = {"source": "url", "urls": {"test": "https://x/y.tsv"}, "lengths": {"test": {"sentence1": FIGURES}}}
+    assert tb_config.preparation_entry(entry) == {"source": "url", "urls": {"test": "https://x/y.tsv"}}
 
 
 def test_devices_must_share_the_batch_equally(default):

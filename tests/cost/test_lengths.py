@@ -322,3 +322,18 @@ def test_the_presets_texts_with_a_local_copy_are_priced_at_their_recorded_length
     assert found is not None and found.basis == "contract" and found.max == recorded_max
     # in an empty working directory (no table a run built): the contract's, clipped at the job's maximum
     assert text_lengths(dataset, entry, split, column, 512, workdir=tmp_path).max == recorded_max
+
+
+def test_a_url_datasets_own_recorded_lengths_price_it_where_no_contract_can(tmp_path):
+    """The ELECTRA preset reads KorSTS from kakaobrain's release by URL: no contract records those files;
+    its entry records their lengths (datasets.korsts.lengths), which price its jobs."""
+    from trimbench.plan.plan import run_config
+
+    entry = run_config([str(REPO / "configs" / "electra.yaml")])["datasets"]["korsts"]
+    assert tl.contract_lengths(entry, "test", "sentence1") is None
+    found = text_lengths("korsts", entry, "test", "sentence1", 512, workdir=tmp_path)
+    assert found.basis == "contract" and found.max == 157 and found.p50 == 36.0
+    assert found.source.startswith("contract of the config, datasets.korsts.lengths (test/sentence1, tokenizer ")
+    assert text_lengths("korsts", entry, "test", "sentence1", 64, workdir=tmp_path).max == 64  # clipped
+    unrecorded = {key: value for key, value in entry.items() if key != "lengths"}
+    assert text_lengths("korsts", unrecorded, "test", "sentence1", 512, workdir=tmp_path).basis == "bound"

@@ -670,14 +670,14 @@ def _failing(problem):
 def test_length_figures_may_all_be_equal_and_one_token():
     """The bounds are inclusive: one token everywhere (mean = p50 = p90 = p99 = max = 1) is a valid record."""
     ones = {"mean": 1, "p50": 1, "p90": 1, "p99": 1, "max": 1, "tokenizer": "wp", "source": "f.jsonl"}
-    contracts._validate_length_figures(ones, "w", _failing)
-    contracts._validate_length_figures({**ones, "mean": 1.0, "p90": 2.5, "p99": 3, "max": 3}, "w", _failing)
+    contracts.validate_length_figures(ones, "w", _failing)
+    contracts.validate_length_figures({**ones, "mean": 1.0, "p90": 2.5, "p99": 3, "max": 3}, "w", _failing)
     with pytest.raises(contracts.ContractError, match=r"^w: the figures must be ordered, p50 <= p90 <= p99 <= max "
                                                       r"and mean <= max$"):
-        contracts._validate_length_figures({**ones, "p50": 2}, "w", _failing)
+        contracts.validate_length_figures({**ones, "p50": 2}, "w", _failing)
     with pytest.raises(contracts.ContractError, match=r"^w: mean, p50, p90, p99 are positive numbers of tokens, max a "
                                                       r"positive integer$"):
-        contracts._validate_length_figures({**ones, "p99": True}, "w", _failing)
+        contracts.validate_length_figures({**ones, "p99": True}, "w", _failing)
 
 
 def test_lengths_name_the_configs_splits_and_text_features_there_are():

@@ -45,6 +45,8 @@ def check_smoke_report(config: dict, argv: list[str], workdir: str | Path | None
 #: dataset keys only scoring reads: left out of the data rules' params, so that changing one
 #: re-scores runs without preparing the data again
 SCORING_DATASET_KEYS = ("relevance_level", "ignore_identical_ids")
+#: dataset keys only the cost plan reads (trimbench.cost.lengths): no job's params, no job re-runs
+PLAN_DATASET_KEYS = ("lengths",)
 
 
 def beir_format(entry: dict) -> bool:
@@ -93,8 +95,9 @@ def dataset_main_metrics(exp: dict, datasets: dict) -> dict:
 
 
 def preparation_entry(entry: dict) -> dict:
-    """A dataset's entry as the data rules see it: without :data:`SCORING_DATASET_KEYS`."""
-    return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS}
+    """A dataset's entry as the data rules see it: without :data:`SCORING_DATASET_KEYS` and
+    :data:`PLAN_DATASET_KEYS`."""
+    return {key: value for key, value in entry.items() if key not in SCORING_DATASET_KEYS + PLAN_DATASET_KEYS}
 
 #: settings that change how many devices a job spreads over, never what it makes (``devices``: the
 #: same training; ``encode_devices``: the same array; trimbench/jobs/launch.py): kept out of the

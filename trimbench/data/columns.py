@@ -16,6 +16,9 @@ KIND_COLUMNS = {
     "triplets": ("anchor", "positive", "negative"),
     "pair-class": ("sentence1", "sentence2", "label"),
 }
+#: a retrieval split's two kinds of text, as the cost plan's lengths name them: its judged queries and
+#: its documents (``title text``, as trimbench.data.io.doc_texts feeds them to every encoder)
+QUERY, DOCUMENT = "query", "document"
 #: columns a kind uses as numbers (the rest are text)
 NUMERIC_COLUMNS = ("score", "label")
 

@@ -309,10 +309,12 @@ def _validate_lengths(lengths, configs: dict, fail) -> None:
                     texts = [name for name, feature in spec["features"].items() if is_text(feature)]
                     fail(f"{where}: not a text feature of config '{config}' (text features: {', '.join(texts)}"
                          f"{'; or ' + JOINED_TEXT if {'title', 'text'} <= set(texts) else ''})")
-                _validate_length_figures(figures, where, fail)
+                validate_length_figures(figures, where, fail)
 
 
-def _validate_length_figures(figures, where: str, fail) -> None:
+def validate_length_figures(figures, where: str, fail) -> None:
+    """Recorded token lengths (a contract's, or a dataset entry's ``lengths``): ``fail(message)`` unless
+    they are mean, p50, p90, p99, max, ordered, with the tokenizer and the file that measured them."""
     if not isinstance(figures, dict) or set(figures) != set(LENGTH_FIGURES + LENGTH_NOTES):
         fail(f"{where}: its keys are {', '.join(LENGTH_FIGURES + LENGTH_NOTES)}")
     numbers = [figures[key] for key in LENGTH_FIGURES]

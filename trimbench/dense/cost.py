@@ -13,7 +13,6 @@ negligible beside the encoder), so a step is one pass whatever the method; BERT-
 
 from __future__ import annotations
 
-from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
     Count,
@@ -29,7 +28,7 @@ from trimbench.cost.work import (
     training_disk,
     training_phase,
 )
-from trimbench.data.columns import text_columns
+from trimbench.data.columns import DOCUMENT, QUERY, text_columns
 from trimbench.dense.variants import encoded_layers, variant_retrieval_settings, variant_train_settings, variants
 from trimbench.training import CHECKPOINTS_KEPT
 

@@ -176,7 +176,8 @@ def costs_markdown(table: pd.DataFrame, figures: pd.DataFrame, bounded: dict) ->
             lines += [f"GPU jobs by rule on {GPUS[0]}:", "", per_rule.to_markdown(floatfmt=".1f"), ""]
         if bounded.get(run):
             lines += ["Texts priced at their maximum length (no measured or recorded lengths: give a contract "
-                      "`lengths:` or a local copy to price them closer): " + ", ".join(bounded[run]) + ".", ""]
+                      "`lengths:`, a url dataset's `datasets.<name>.lengths` or a local copy to price them "
+                      "closer): " + ", ".join(bounded[run]) + ".", ""]
         usable = usable_gib(find_gpu("a100-40gb"))
         wide = priced[priced["peak_gib"] > usable]
         if len(wide):

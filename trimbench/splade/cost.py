@@ -7,7 +7,6 @@ conversion, the impact indexes, the search, the ensembles and the table run on C
 
 from __future__ import annotations
 
-from trimbench.cost.lengths import DOCUMENT, QUERY
 from trimbench.cost.work import (
     CostContext,
     Count,
@@ -22,6 +21,7 @@ from trimbench.cost.work import (
     training_disk,
     training_phase,
 )
+from trimbench.data.columns import DOCUMENT, QUERY
 from trimbench.splade.checks import drop_last, max_length
 from trimbench.training import CHECKPOINTS_KEPT
 
