@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from trimbench.data.columns import DOCUMENT, QUERY, text_columns
+from trimbench.data.columns import DOCUMENT, QUERY, WORD_SIMILARITY_SPLITS, text_columns
 from trimbench.data.contracts import validate_length_figures
 from trimbench.errors import ConfigError
 from trimbench.models import ModelShape, declared_shape, weights_problem
@@ -92,7 +92,7 @@ def check_dataset(name: str, entry: dict, workdir: Path) -> None:
 
 def check_recorded_lengths(name: str, entry: dict) -> None:
     """A dataset entry's ``lengths``: of a source no contract records (a hub dataset's are its contract's),
-    each of a text column of its kind, its figures as a contract's."""
+    each of a split the source names and a text column of its kind, its figures as a contract's."""
     lengths = entry.get("lengths")
     if not lengths:
         return
@@ -101,11 +101,16 @@ def check_recorded_lengths(name: str, entry: dict) -> None:
         raise ConfigError(f"config key {where}: a hub dataset's lengths are its contract's "
                           f"(reference/hub/{entry['id'].replace('/', '--')}.yaml, lengths:), not the config's")
     columns = (QUERY, DOCUMENT) if entry["kind"] == "retrieval" else text_columns(entry["kind"])
+    # the splits a source names (a url entry's files, the word-similarity builder's cut): figures of
+    # another split would never be read, the plan silently pricing the real one at its maximum length
+    splits = {"url": tuple(entry.get("urls") or ()), "word_similarity": WORD_SIMILARITY_SPLITS}.get(entry["source"])
 
     def fail(message: str):
         raise ConfigError(f"config key {message}")
 
     for split, figures_of in lengths.items():
+        if splits is not None and split not in splits:
+            fail(f"{where}.{split}: not a split of dataset '{name}' (its splits: {', '.join(splits)})")
         for column, figures in figures_of.items():
             if column not in columns:
                 fail(f"{where}.{split}.{column}: not a text column of kind '{entry['kind']}' "

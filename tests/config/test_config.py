@@ -444,6 +444,18 @@ def test_a_datasets_own_recorded_lengths_are_checked_as_a_contracts(default, len
     assert str(error.value).startswith(message), str(error.value)
 
 
+def test_a_url_datasets_lengths_are_of_the_splits_it_names():
+    """Figures of a split the entry does not name would never be read: the plan would price the real
+    split at its maximum length without a word."""
+    entry = {"source": "url", "urls": {"train": "https://x/train.tsv", "validation": "https://x/dev.tsv"},
+             "kind": "sts", "lengths": {"train": {"sentence1": FIGURES}}}
+    tb_checks.check_recorded_lengths("korsts", entry)
+    entry["lengths"] = {"valid": {"sentence1": FIGURES}}
+    with pytest.raises(ConfigError, match=r"config key datasets.korsts.lengths.valid: not a split of dataset "
+                                          r"'korsts' \(its splits: train, validation\)"):
+        tb_checks.check_recorded_lengths("korsts", entry)
+
+
 def test_a_hub_datasets_lengths_are_its_contracts_not_the_configs():
     entry = {"source": "hub", "id": "sentence-transformers/stsb", "kind": "sts", "lengths": {"test": {}}}
     with pytest.raises(ConfigError, match=r"config key datasets.stsb.lengths: a hub dataset's lengths are its "

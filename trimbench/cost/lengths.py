@@ -11,7 +11,7 @@ Where the lengths come from, in this order (:func:`text_lengths`; :attr:`Lengths
    bert-base-uncased's vocabulary; the tokenizer tiny models are built with), named as a proxy;
 2. the **contract**'s recorded quantiles (``lengths:`` of ``reference/hub/<id>.yaml``, measured by
    ``python -m trimbench.cost.lengths --measure``, untruncated), or for a source no contract records
-   (a url or local dataset) the ones its config entry records (``datasets.<name>.lengths``, the same
+   (a url or word-similarity dataset) the ones its config entry records (``datasets.<name>.lengths``, the same
    figures), clipped at the job's maximum length;
 3. an **upper bound**: every text ``max_length`` tokens long.
 
@@ -237,23 +237,24 @@ def contract_lengths(entry: dict, split: str, column: str) -> Lengths | None:
     revision = entry.get("corpus_revision") if repo.endswith("-corpus") else entry.get("revision")
     if contract is None or not contract.describes(revision):
         return None
-    recorded = contract.lengths(config, source_split, source_column)
-    if recorded is None:
-        return None
-    return Lengths(*(recorded[key] for key in contracts.LENGTH_FIGURES),
-                   f"{CONTRACT} {contract.where} ({config}/{source_split}/{source_column}, tokenizer "
-                   f"{recorded['tokenizer']}: {recorded['source']})")
+    return _recorded(contract.lengths(config, source_split, source_column),
+                     f"{contract.where} ({config}/{source_split}/{source_column}")
 
 
 def entry_lengths(dataset: str, entry: dict, split: str, column: str) -> Lengths | None:
     """The lengths a dataset entry records itself (``lengths:``, for sources no contract records: a url
-    or local dataset) for ``column`` of ``split``; None where it records none."""
-    recorded = ((entry.get("lengths") or {}).get(split) or {}).get(column)
-    if recorded is None:
+    or word-similarity dataset) for ``column`` of ``split``; None where it records none."""
+    return _recorded(((entry.get("lengths") or {}).get(split) or {}).get(column),
+                     f"of the config, datasets.{dataset}.lengths ({split}/{column}")
+
+
+def _recorded(figures: dict | None, where: str) -> Lengths | None:
+    """Recorded figures (a contract's or a config entry's: mean, p50, p90, p99, max, tokenizer, source) as
+    Lengths whose source names ``where`` they are recorded; None for none."""
+    if figures is None:
         return None
-    return Lengths(*(recorded[key] for key in contracts.LENGTH_FIGURES),
-                   f"{CONTRACT} of the config, datasets.{dataset}.lengths ({split}/{column}, tokenizer "
-                   f"{recorded['tokenizer']}: {recorded['source']})")
+    return Lengths(*(figures[key] for key in contracts.LENGTH_FIGURES),
+                   f"{CONTRACT} {where}, tokenizer {figures['tokenizer']}: {figures['source']})")
 
 
 # --- texts on this machine -----------------------------------------------------------------------------

@@ -32,6 +32,8 @@ GENSIM_COLUMNS = {"lee_ict": ("anchor", "positive", "article_id"),
                   "lee_similarity": ("sentence1", "sentence2", "score"),
                   "lee_similarity_split": ("sentence1", "sentence2", "score"),
                   "simlex999": ("sentence1", "sentence2", "score"), "wordsim353": ("sentence1", "sentence2", "score")}
+#: the splits the word-similarity builder cuts (70/15/15: trimbench.data.tables.word_similarity_split)
+WORD_SIMILARITY_SPLITS = ("train", "validation", "test")
 #: the columns the word-similarity sets are read into (trimbench.data.tables.word_similarity_split)
 WORD_SIMILARITY_COLUMNS = ("sentence1", "sentence2", "score")
 #: a local split's file, the first of these that exists: ``<split><suffix>``

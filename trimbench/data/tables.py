@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 
 from trimbench.data import hub
-from trimbench.data.columns import KIND_COLUMNS, NUMERIC_COLUMNS, WORD_SET_READS, WORD_SIMILARITY_FILES
+from trimbench.data.columns import (
+    KIND_COLUMNS,
+    NUMERIC_COLUMNS,
+    WORD_SET_READS,
+    WORD_SIMILARITY_FILES,
+    WORD_SIMILARITY_SPLITS,
+)
 from trimbench.data.homedepot import pairs_table
 from trimbench.data.io import fetched, local_split_file, read_table
 from trimbench.data.lee import gensim_split
@@ -42,8 +48,6 @@ def _url(entry: dict, split: str, name: str, workdir: Path) -> pd.DataFrame:
 
 
 # --- the ELECTRA paper's word-similarity set (preprocess_word_sim_data.py) ----------------------
-
-WORD_SIMILARITY_SPLITS = ("train", "validation", "test")
 
 
 def _word_set(name: str, location: str, workdir: Path) -> pd.DataFrame:

@@ -12,7 +12,7 @@ the three with one figure (a calibration of yours).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from trimbench.cost.gpus import MFU, Efficiency, Gpu, find_gpu, gpu_table, usable_gib
@@ -184,10 +184,8 @@ def longest_length(phase: Phase, recorded: dict | None = None, forward: Forward 
 
 def at_longest(phase: Phase, recorded: dict | None = None) -> Phase:
     """``phase`` with its batches (each forward of its step) at their longest (:func:`longest_length`)."""
-    if phase.forwards:
-        return with_forwards(phase, [forward._replace(length=longest_length(phase, recorded, forward))
-                                     for forward in phase.forwards])
-    return replace(phase, length=longest_length(phase, recorded))
+    return with_forwards(phase, [forward._replace(length=longest_length(phase, recorded, forward))
+                                 for forward in phase.step_forwards])
 
 
 def peak_phases(phases: tuple[Phase, ...], recorded: dict | None = None) -> list[Phase]:
