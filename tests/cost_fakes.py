@@ -32,7 +32,7 @@ class TableContext(CostContext):
     def queries(self, dataset, split):
         return self._count(self._queries, (dataset, split), f"{dataset} {split} queries")
 
-    def corpus(self, dataset):
+    def corpus(self, dataset, split):
         return self._count(self._corpora, dataset, f"{dataset} corpus")
 
     def padded_length(self, dataset, split, column, model, max_length, batch):

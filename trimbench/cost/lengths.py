@@ -291,8 +291,8 @@ def _sampled_parquet(path: Path, columns: list[str], limit: int, seed: int) -> t
 
 
 def _texts_of(rows: list[dict], column: str) -> list[str]:
-    if column == DOCUMENT:
-        return [f"{row['title'] or ''} {row['text'] or ''}".strip() for row in rows]
+    if column == DOCUMENT:  # titles are optional in BEIR and Tevatron (trimbench.data.beir reads a missing one as "")
+        return [f"{row.get('title') or ''} {row.get('text') or ''}".strip() for row in rows]
     return [str(row[column]) for row in rows]
 
 

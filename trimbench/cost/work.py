@@ -215,7 +215,7 @@ class CostContext:
     - ``datasets``, ``models``: the config's registries;
     - ``rows(dataset, split) -> Count``: rows of one of our splits (after ``max_samples``-like caps
       the experiment applies itself);
-    - ``corpus(dataset) -> Count``: documents of a retrieval dataset's corpus;
+    - ``corpus(dataset, split) -> Count``: documents of the corpus a retrieval split searches;
     - ``queries(dataset, split) -> Count``: queries of a retrieval split;
     - ``padded_length(dataset, split, column, model, max_length, batch) -> (tokens, source)``: the
       length a batch of ``batch`` texts of that column is padded to;
@@ -231,7 +231,7 @@ class CostContext:
     def rows(self, dataset: str, split: str) -> Count:  # pragma: no cover - the plan's
         raise NotImplementedError
 
-    def corpus(self, dataset: str) -> Count:  # pragma: no cover
+    def corpus(self, dataset: str, split: str) -> Count:  # pragma: no cover
         raise NotImplementedError
 
     def queries(self, dataset: str, split: str) -> Count:  # pragma: no cover

@@ -94,10 +94,12 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     return _bounded(Count(int(n), f"{contract.where}, split '{ours}'"), entry)
 
 
-def corpus_rows(name: str, entry: dict, workdir: Path) -> Count:
-    """Documents of a retrieval dataset's corpus."""
+def corpus_rows(name: str, entry: dict, workdir: Path, split: str | None = None) -> Count:
+    """Documents of a retrieval dataset's corpus: of ``split``, where its builder makes each split's
+    own (trimbench.config.prepare.corpus_per_split; the embedded retrieval set's held-out articles are
+    a corpus of their own), else the one every split searches."""
     if entry.get("source") == "gensim":
-        return _embedded(lambda key: len(_embedded_retrieval(name, key, None).corpus), entry)
+        return _embedded(lambda key: len(_embedded_retrieval(name, key, split).corpus), entry)
     if entry.get("builder") == "homedepot":
         return _homedepot(entry, "corpus")
     local = _local_folder(entry, workdir)
@@ -217,7 +219,7 @@ def _embedded_retrieval(name: str, entry: str, split: str | None):
     from trimbench.data.lee import GENSIM_SPLITS
 
     entry = json.loads(entry)
-    # every split of an embedded retrieval set searches one corpus: its first split's
+    # each split of an embedded retrieval set has its own corpus (its articles' passages); no split: the first's
     return load_retrieval(name, entry, split or next(iter(GENSIM_SPLITS[entry["builder"]])))
 
 

@@ -112,7 +112,7 @@ def _train_groups(wildcards: dict, exp: dict, context: CostContext) -> Work:
     queries = context.queries(dataset, split).capped(train["max_samples"], "train.max_samples")
     # the job loads the training split whole (scripts/train_retriever.py: RetrievalSplit.load), and
     # keeps every passage's text for the groups drawn each epoch (trimbench.pools.group_pools)
-    corpus = context.corpus(dataset)
+    corpus = context.corpus(dataset, split)
     held = ()
     if corpus.n is not None:
         mean_tokens, _ = context.padded_length(dataset, split, DOCUMENT, exp["model"], p_max, SORTED_BATCH)
@@ -187,7 +187,7 @@ def _encode_corpus(wildcards: dict, exp: dict, context: CostContext) -> Work:
         counts.append(queries)
         parts = [("queries", queries, QUERY, retrieval["q_max_length"] or max_length)]
         if exp["_corpus_of"][dataset] == dataset:
-            docs = context.corpus(dataset)
+            docs = context.corpus(dataset, split)
             counts.append(docs)
             parts.append(("corpus", docs, DOCUMENT, retrieval["p_max_length"] or max_length))
         for part, count, column, part_max in parts:

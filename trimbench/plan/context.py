@@ -38,8 +38,8 @@ class PlanContext(CostContext):
     def rows(self, dataset: str, split: str) -> Count:
         return sizes.split_rows(dataset, self.datasets[dataset], split, self.workdir)
 
-    def corpus(self, dataset: str) -> Count:
-        return sizes.corpus_rows(dataset, self.datasets[dataset], self.workdir)
+    def corpus(self, dataset: str, split: str) -> Count:
+        return sizes.corpus_rows(dataset, self.datasets[dataset], self.workdir, split)
 
     def queries(self, dataset: str, split: str) -> Count:
         return sizes.query_rows(dataset, self.datasets[dataset], split, self.workdir)

@@ -117,7 +117,7 @@ def encoding_work(exp: dict, variant: str, context: CostContext) -> Work:
     texts = []  # (label, dataset, split, column, Count, max length, max terms)
     for dataset in exp["evaluation"]["datasets"]:
         if exp["_corpus_of"][dataset] == dataset:  # a corpus shared with an earlier dataset is encoded once
-            texts.append((f"{dataset} corpus", dataset, split, DOCUMENT, context.corpus(dataset),
+            texts.append((f"{dataset} corpus", dataset, split, DOCUMENT, context.corpus(dataset, split),
                           settings["p_max_length"] or trained_length, settings["d_max_terms"]))
         texts.append((f"{dataset} queries", dataset, split, QUERY, context.queries(dataset, split),
                       settings["q_max_length"] or trained_length, settings["q_max_terms"]))
