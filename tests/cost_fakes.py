@@ -11,7 +11,7 @@ EMBEDDING_PARAMETERS, BLOCK_PARAMETERS, MLM_HEAD_PARAMETERS = 1_000_000, 100_000
 
 
 class TableContext(CostContext):
-    """``rows``/``queries``: {(dataset, split): n}, ``corpora``: {dataset: n} (a missing entry is
+    """``rows``/``queries``: {(dataset, split): n}, ``corpora``: {dataset or (dataset, split): n} (a missing entry is
     unknown); ``base_lengths``: {column: tokens}, padded to ``base + batch`` tokens (at most the
     max length), so a test can tell which batch a phase was padded at; ``depths``: {model: layers}."""
 
@@ -33,7 +33,9 @@ class TableContext(CostContext):
         return self._count(self._queries, (dataset, split), f"{dataset} {split} queries")
 
     def corpus(self, dataset, split):
-        return self._count(self._corpora, dataset, f"{dataset} corpus")
+        """A split's own corpus where the table has one (``(dataset, split): n``), else the dataset's."""
+        key = (dataset, split) if (dataset, split) in self._corpora else dataset
+        return self._count(self._corpora, key, f"{dataset} corpus")
 
     def padded_length(self, dataset, split, column, model, max_length, batch):
         self.padded.append((dataset, split, column, model, max_length, batch))

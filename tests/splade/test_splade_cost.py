@@ -110,6 +110,10 @@ def test_encoding_covers_each_corpus_once_and_every_query_set_in_each_ranks_batc
     assert (corpus.length, corpus.max_length) == (101, 200) and work.phases[1].max_length == 300
     assert work.disk_bytes == (25_000 + 999) * (100 * 8 + 4) + (70 + 43 + 50) * (10 * 8 + 4)
     assert work.disk_unknown == ()
+    # a corpus of the evaluated split's own is the one encoded (not another split's)
+    own = _context(corpora={("dev", "test"): 1000, ("dev", "train"): 25_000, "beir": 999})
+    encoded = job_cost("encode_sparse", {"variant": "max"}, _exp(splade=splade, evaluation=evaluation), own)
+    assert encoded.phases[0].label == "encode dev corpus" and encoded.phases[0].count == 16  # 32 batches, 16 a rank
 
 
 def test_encoding_without_max_terms_says_its_disk_is_unknown_and_unknown_counts_give_no_phases():

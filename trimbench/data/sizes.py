@@ -94,10 +94,10 @@ def split_rows(name: str, entry: dict, split: str, workdir: Path) -> Count:
     return _bounded(Count(int(n), f"{contract.where}, split '{ours}'"), entry)
 
 
-def corpus_rows(name: str, entry: dict, workdir: Path, split: str | None = None) -> Count:
-    """Documents of a retrieval dataset's corpus: of ``split``, where its builder makes each split's
-    own (trimbench.config.prepare.corpus_per_split; the embedded retrieval set's held-out articles are
-    a corpus of their own), else the one every split searches."""
+def corpus_rows(name: str, entry: dict, workdir: Path, split: str) -> Count:
+    """Documents of the corpus a retrieval dataset's ``split`` searches: the split's own where the
+    embedded builder makes one per split (its held-out articles are a corpus of their own), else the
+    one every split searches."""
     if entry.get("source") == "gensim":
         return _embedded(lambda key: len(_embedded_retrieval(name, key, split).corpus), entry)
     if entry.get("builder") == "homedepot":
@@ -214,13 +214,12 @@ def _embedded_split(name: str, entry: str, split: str):
 
 
 @lru_cache(maxsize=64)
-def _embedded_retrieval(name: str, entry: str, split: str | None):
+def _embedded_retrieval(name: str, entry: str, split: str):
+    """An embedded retrieval split, built as its job builds it: each split has a corpus of its own (its
+    articles' passages)."""
     from trimbench.data.beir import load_retrieval
-    from trimbench.data.lee import GENSIM_SPLITS
 
-    entry = json.loads(entry)
-    # each split of an embedded retrieval set has its own corpus (its articles' passages); no split: the first's
-    return load_retrieval(name, entry, split or next(iter(GENSIM_SPLITS[entry["builder"]])))
+    return load_retrieval(name, json.loads(entry), split)
 
 
 def _filters(entry: dict) -> str:
