@@ -8,6 +8,7 @@ import re
 import pandas as pd
 import pytest
 
+from trimbench.cost.gpus import find_gpu, usable_gib
 from trimbench.plan import costs, plan
 
 
@@ -124,7 +125,7 @@ def _job(run: str, gpu: str, rule: str, name: str, hours: float | None = None, p
 
 def _presets_table() -> pd.DataFrame:
     """Two presets on the cells' GPUs (the H100 three times the A100): "paper" with GPU jobs (one at
-    the truncation length, one over 40 GB, three the plan cannot price for two reasons, a CPU job),
+    the truncation length, one over 40 GB, four the plan cannot price for three reasons, a CPU job),
     "cpu" with CPU jobs only."""
     jobs = []
     for gpu, speed in zip(costs.GPUS, (1, 3), strict=True):
@@ -134,7 +135,8 @@ def _presets_table() -> pd.DataFrame:
             _job("paper", gpu, "encode_texts", "v=a", 0.5555 / speed, 2.0, 1.0, lengths="contract z"),
             _job("paper", gpu, "train_electra", "m=q", unknown="no config.json of q", disk=None),
             _job("paper", gpu, "train_electra", "m=p", unknown="no config.json of p", disk=None),
-            _job("paper", gpu, "train_electra", "m=p2", unknown="no config.json of p", disk=None),
+            _job("paper", gpu, "train_electra", "m=p2", unknown="no config.json of q", disk=None),
+            _job("paper", gpu, "train_electra", "m=o", unknown="no config.json of o", disk=None),
             _job("paper", gpu, "prepare_data", "d=x", examples=None, disk=None),
             _job("cpu", gpu, "profile_cuts", "m=x", examples=None, disk=None),
         ]
@@ -152,8 +154,8 @@ def test_a_presets_figures_are_its_plans_totals_on_the_cells_gpus(two_presets):
     figures = costs.summary(two_presets, plan.totals(two_presets)).set_index("preset")
     assert list(figures.index) == ["paper", "cpu"]
     paper = figures.loc["paper"]
-    assert (paper["jobs"], paper["gpu_jobs"], paper["unpriced"]) == (7, 3, 3)
-    assert paper["unpriced_jobs"] == "train_electra[m=p2]; train_electra[m=p]; train_electra[m=q]"
+    assert (paper["jobs"], paper["gpu_jobs"], paper["unpriced"]) == (8, 3, 4)
+    assert paper["unpriced_jobs"] == "train_electra[m=o]; train_electra[m=p2]; train_electra[m=p]; train_electra[m=q]"
     assert paper["at_max_length"] == 1  # the one priced job with an upper bound among its lengths
     # three significant figures, each GPU and end its own
     assert paper["gpu_hours_a100-80gb"] == 5.56 and paper["gpu_hours_h100-80gb"] == 1.85
@@ -173,19 +175,25 @@ def test_the_cost_page_gives_each_presets_rules_lengths_wide_jobs_and_unpriced_j
     # the page's opening is docs/costs.md's (make plan-presets writes it from this function)
     opening = "\n".join(costs.COSTS_MD.read_text().split("\n")[:4])
     assert page.startswith(opening + "\n| preset ")
-    paper = page.split("## paper\n\n")[1].split("## cpu")[0]
-    assert paper.startswith("Files: `configs/paper.yaml`, `configs/overlay.yaml`.\n\nGPU jobs by rule on a100-80gb:\n")
-    rules = [[cell.strip() for cell in line.strip("|").split("|")] for line in paper.splitlines() if
-             line.startswith("| encode_texts") or line.startswith("| train_model")]
+    assert page.split("\n")[4 + 2 + len(figures)] == "" and page.split("\n")[4 + 2 + len(figures) + 1] == "## paper"
+    paper = page.split("## paper\n\n")[1].split("## cpu")[0].split("\n")
+    assert paper[:4] == ["Files: `configs/paper.yaml`, `configs/overlay.yaml`.", "", "GPU jobs by rule on a100-80gb:", ""]
+    rules = [[cell.strip() for cell in line.strip("|").split("|")] for line in paper[6:8]]
     # per rule: jobs, GPU-hours (summed), widest GiB (the largest), disk GB (summed), to a tenth
     assert [[rule, *map(float, figures)] for rule, *figures in rules] == [["encode_texts", 1, 0.6, 2.0, 1.0],
                                                                           ["train_model", 2, 5.0, 39.0, 0.7]]
-    assert ("Texts priced at their maximum length (no measured or recorded lengths: give a contract `lengths:`, "
-            "a url dataset's `datasets.<name>.lengths` or a local copy to price them closer): d train text, "
-            "d train title.\n") in paper
-    assert "Jobs over 40 GB (more than the 37 GiB a job can use of it):\n\n- train_model[v=b] (39.0 GiB)\n" in paper
-    assert paper.endswith("Not priced (what the plan lacks):\n\n- no config.json of p (2 job(s))\n"
-                          "- no config.json of q (1 job(s))\n\n")
+    assert paper[4].startswith("| rule ") and paper[5].startswith("|:-")
+    assert paper[8:] == [
+        "", "Texts priced at their maximum length (no measured or recorded lengths: give a contract `lengths:`, a url "
+            "dataset's `datasets.<name>.lengths` or a local copy to price them closer): d train text, d train title.",
+        "", "Jobs over 40 GB (more than the 37 GiB a job can use of it):", "", "- train_model[v=b] (39.0 GiB)", "",
+        # by how many jobs each reason leaves unpriced, then by the reason
+        "Not priced (what the plan lacks):", "", "- no config.json of q (2 job(s))", "- no config.json of o (1 job(s))",
+        "- no config.json of p (1 job(s))", "", ""]
+    # a job at exactly the usable memory of a 40 GB device fits it
+    at_limit = two_presets.copy()
+    at_limit.loc[at_limit["job"] == "train_model[v=a]", "peak_gib"] = usable_gib(find_gpu("a100-40gb"))
+    assert "- train_model[v=a]" not in costs.costs_markdown(at_limit, figures, {})
     cpu = page.split("## cpu\n\n")[1]
     assert cpu == "Files: `configs/cpu.yaml`.\n"
 
@@ -299,9 +307,9 @@ def test_a_runs_totals_add_its_priced_jobs_and_count_the_rest(two_presets):
     paper = totals.loc[("paper", "a100-80gb")].to_dict()
     assert {key: paper[key] for key in ("jobs", "gpu_jobs", "unpriced", "at_max_length", "over_40gb", "over_80gb",
                                         "not_fitting", "disk_unknown")} == {
-        "jobs": 7, "gpu_jobs": 3, "unpriced": 3, "at_max_length": 1, "over_40gb": 1, "over_80gb": 0, "not_fitting": 0,
-        "disk_unknown": 3}
-    assert paper["unpriced_jobs"] == "train_electra[m=p2]; train_electra[m=p]; train_electra[m=q]"
+        "jobs": 8, "gpu_jobs": 3, "unpriced": 4, "at_max_length": 1, "over_40gb": 1, "over_80gb": 0, "not_fitting": 0,
+        "disk_unknown": 4}
+    assert paper["unpriced_jobs"] == "train_electra[m=o]; train_electra[m=p2]; train_electra[m=p]; train_electra[m=q]"
     assert (paper["gpu_hours"], paper["gpu_hours_low"], paper["gpu_hours_high"]) == pytest.approx(
         (5.5555, 5.5555 / 2, 2 * 5.5555))
     assert (paper["tokens"], paper["pflops"], paper["widest_gib"], paper["disk_gb"]) == pytest.approx(

@@ -461,7 +461,7 @@ record = Path(os.environ["FAKE_SNAKEMAKE_RECORD"])
 mode = record.read_text() if record.exists() else ""
 record.write_text(json.dumps({"argv": sys.argv[1:], "listing_only": os.environ.get("%s"), "cwd": os.getcwd()}))
 if mode == "fail":
-    print("some output"); print("MissingInputException: no file x", file=sys.stderr); sys.exit(1)
+    print("some output" + "." * 5000); print("MissingInputException: no file x", file=sys.stderr); sys.exit(1)
 print(%r if mode == "short" else %r)
 """
 
@@ -493,12 +493,44 @@ def test_the_dry_run_lists_every_job_of_the_configs_in_the_working_directory(mon
     assert "--config" not in json.loads(record.read_text())["argv"]
 
     record.write_text("fail")
-    with pytest.raises(ConfigError, match=r"(?s)^the dry run of .*config.yaml failed:\nsome output\n"
-                                          r"MissingInputException: no file x$"):
-        dryrun.dry_run([REPO / "config.yaml"], [], tmp_path, snakemake=fake)
+    with pytest.raises(ConfigError) as failed:
+        dryrun.dry_run([REPO / "config.yaml", REPO / "configs" / "splade.yaml"], [], tmp_path, snakemake=fake)
+    # the configs named, then the output's last 4,000 characters (its end: the error)
+    head, tail = str(failed.value).split(" failed:\n")
+    assert head == f"the dry run of {REPO / 'config.yaml'} {REPO / 'configs' / 'splade.yaml'}"
+    assert len(tail) == 4000 and tail.endswith("....\nMissingInputException: no file x")
     record.write_text("short")  # a listing whose job count is not its job stats' total
     with pytest.raises(RuntimeError, match="read 1 jobs of the dry run's 2: the listing changed format"):
         dryrun.dry_run([REPO / "config.yaml"], [], tmp_path, snakemake=fake)
+
+
+def test_the_counts_are_kept_in_the_users_cache(monkeypatch, tmp_path):
+    from trimbench.plan.plan import default_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache() == tmp_path / "trimbench" / "steps"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache() == tmp_path / "home" / ".cache" / "trimbench" / "steps"
+
+
+def test_a_users_own_gpu_is_known_to_the_plan_before_its_dry_runs(monkeypatch, tmp_path):
+    """A GPU the config adds (plan_gpus) passes the names' check: the plan goes on to the dry runs."""
+    from trimbench.plan import plan
+
+    class Reached(Exception):
+        pass
+
+    def dry_runs(*args, **kwargs):
+        raise Reached
+
+    monkeypatch.setattr(plan, "dry_runs", dry_runs)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("plan_gpus:\n  mine-8gb:\n    memory_gib: 8\n    peak_tflops: {fp32: 10}\n")
+    with pytest.raises(Reached):
+        plan.plan_many([[str(REPO / "config.yaml"), str(mine)]], ["mine-8gb", "a100-80gb"], workdir=tmp_path)
+    with pytest.raises(ConfigError, match="^unknown GPU 'mine-8gb'"):
+        plan.plan_many([[str(REPO / "config.yaml")]], ["mine-8gb"], workdir=tmp_path)
 
 
 @pytest.fixture(scope="module")
