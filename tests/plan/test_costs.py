@@ -177,7 +177,8 @@ def test_the_cost_page_gives_each_presets_rules_lengths_wide_jobs_and_unpriced_j
     assert page.startswith(opening + "\n| preset ")
     assert page.split("\n")[4 + 2 + len(figures)] == "" and page.split("\n")[4 + 2 + len(figures) + 1] == "## paper"
     paper = page.split("## paper\n\n")[1].split("## cpu")[0].split("\n")
-    assert paper[:4] == ["Files: `configs/paper.yaml`, `configs/overlay.yaml`.", "", "GPU jobs by rule on a100-80gb:", ""]
+    assert paper[:4] == ["Files: `configs/paper.yaml`, `configs/overlay.yaml`.", "",
+                         "GPU jobs by rule on a100-80gb:", ""]
     rules = [[cell.strip() for cell in line.strip("|").split("|")] for line in paper[6:8]]
     # per rule: jobs, GPU-hours (summed), widest GiB (the largest), disk GB (summed), to a tenth
     assert [[rule, *map(float, figures)] for rule, *figures in rules] == [["encode_texts", 1, 0.6, 2.0, 1.0],
