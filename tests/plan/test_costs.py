@@ -131,7 +131,7 @@ def _presets_table() -> pd.DataFrame:
     for gpu, speed in zip(costs.GPUS, (1, 3), strict=True):
         jobs += [
             _job("paper", gpu, "train_model", "v=a", 2.0 / speed, 12.04, 0.5, lengths="measured on x.jsonl"),
-            _job("paper", gpu, "train_model", "v=b", 3.0 / speed, 39.0, 0.2, lengths="upper bound 512; measured on y"),
+            _job("paper", gpu, "train_model", "v=b", 3.0 / speed, 39.04, 0.24, lengths="upper bound 512; measured on y"),
             _job("paper", gpu, "encode_texts", "v=a", 0.5555 / speed, 2.0, 1.0, lengths="contract z"),
             _job("paper", gpu, "train_electra", "m=q", unknown="no config.json of q", disk=None),
             _job("paper", gpu, "train_electra", "m=p", unknown="no config.json of p", disk=None),
@@ -270,7 +270,7 @@ def test_the_cost_cells_are_rewritten_in_their_tables_rows_and_nowhere_else(monk
     page = tmp_path / "page.md"
     page.write_text(PAGE)
     cells = {"paper": "P", "cpu": "C", "extra": "E"}
-    rewritten = costs._rewrite_cells(page, cells, "cost", "x.md").splitlines()
+    rewritten = costs._rewrite_cells(page, cells, "cost").splitlines()
     expected = PAGE.splitlines()
     for row, cell in ((6, "P"), (7, "C"), (8, "E")):
         expected[row] = expected[row].replace("| old |", f"| {cell} |")
@@ -314,7 +314,7 @@ def test_a_runs_totals_add_its_priced_jobs_and_count_the_rest(two_presets):
     assert (paper["gpu_hours"], paper["gpu_hours_low"], paper["gpu_hours_high"]) == pytest.approx(
         (5.5555, 5.5555 / 2, 2 * 5.5555))
     assert (paper["tokens"], paper["pflops"], paper["widest_gib"], paper["disk_gb"]) == pytest.approx(
-        (3000, 2 * 5.5555 / 1e3, 39.0, 1.7))
+        (3000, 2 * 5.5555 / 1e3, 39.04, 1.74))
     assert totals.loc[("paper", "h100-80gb"), "not_fitting"] == 1
     assert totals.loc[("paper", "h100-80gb"), "gpu_hours"] == pytest.approx(5.5555 / 3)
     cpu = totals.loc[("cpu", "a100-80gb")].to_dict()

@@ -302,7 +302,8 @@ def test_slurm_gets_the_plan_times_the_attempt_and_the_rule_where_it_cannot_be_p
     assert planner.resource("train_model", {"experiment": "z"}, "runtime", 240, 2) == 480
 
 
-def test_a_rules_planner_prices_in_the_default_cache_and_reports_on_the_terminal(monkeypatch, config, cache, capsys):
+def test_a_rules_planner_prices_in_the_default_cache_and_reports_on_the_terminal(monkeypatch, config, cache, capsys,
+                                                                                 tmp_path):
     """Without a cache or a report given, the planner counts in the plan's own cache and writes what it
     flags to standard error; a resource it does not plan is refused by name; a local run keeps the
     rule's request even for a job the plan can price."""
@@ -315,6 +316,9 @@ def test_a_rules_planner_prices_in_the_default_cache_and_reports_on_the_terminal
     assert planner.resource("train_model", {"experiment": "x"}, "runtime", 240, 1, queued=False) == 240
     assert planner.resource("train_model", {"experiment": "x"}, "runtime", 240, 1) != 240
     assert planner._context.cache_dir == cache and planner._context.workdir == REPO
+    given = RulePlanner(config, REPO, tmp_path)  # a cache given is the one counted in
+    given.resource("train_model", {"experiment": "x"}, "runtime", 240, 1)
+    assert given._context.cache_dir == tmp_path
     with pytest.raises(ValueError, match="^planned resource 'gpu': one of runtime, mem_mb$"):
         planner.resource("train_model", {"experiment": "x"}, "gpu", 1, 1)
     monkeypatch.setattr(price, "job_work", lambda *args: Work(unknown=("no count of y",)))
@@ -490,7 +494,17 @@ def test_the_dry_run_lists_every_job_of_the_configs_in_the_working_directory(mon
     assert called["listing_only"] == "1" and called["cwd"] == str(tmp_path / "work")
     record.unlink()
     dryrun.dry_run([REPO / "config.yaml"], [], tmp_path, snakemake=fake)
-    assert "--config" not in json.loads(record.read_text())["argv"]
+    argv = json.loads(record.read_text())["argv"]
+    assert "--config" not in argv and "--forceall" in argv  # every job, unless asked for the remaining ones
+    # without a command given: the snakemake beside this interpreter
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "snakemake").write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    (bin_dir / "snakemake").chmod(0o755)
+    monkeypatch.setattr(dryrun.sys, "executable", str(bin_dir / "python"))
+    record.unlink()
+    assert dryrun.dry_run([REPO / "config.yaml"], [], tmp_path)[0] == parse(LISTING)
+    assert json.loads(record.read_text())["argv"][:2] == ["--snakefile", str(REPO / "Snakefile")]
 
     record.write_text("fail")
     with pytest.raises(ConfigError) as failed:

@@ -128,7 +128,7 @@ def _table_column(lines: list[str], column: str) -> tuple[int, int]:
     return header, [c.strip() for c in lines[header].strip("|").split("|")].index(column)
 
 
-def _rewrite_cells(path: Path, rows_of: dict[str, str], column: str, link: str) -> str:
+def _rewrite_cells(path: Path, rows_of: dict[str, str], column: str) -> str:
     """``path``'s markdown table with each row's ``column`` cell from ``rows_of`` (row key -> cell)."""
     lines = path.read_text().splitlines()
     header, index = _table_column(lines, column)
@@ -148,9 +148,9 @@ def readme_cells(figures: pd.DataFrame) -> dict[Path, str]:
     """README.md and configs/README.md with their cost cells from ``figures``."""
     by_preset = {row["preset"]: row for row in figures.to_dict("records")}
     configs = _rewrite_cells(CONFIGS_README, {name: cell(row, "../docs/costs.md") for name, row in by_preset.items()},
-                             "cost", "../docs/costs.md")
+                             "cost")
     presets = {name: short_cell(by_preset[name], "docs/costs.md") for name in README_PRESETS}
-    readme = _rewrite_cells(README, presets, "cost", "docs/costs.md")
+    readme = _rewrite_cells(README, presets, "cost")
     return {CONFIGS_README: configs, README: readme}
 
 
