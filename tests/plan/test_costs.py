@@ -131,7 +131,7 @@ def _presets_table() -> pd.DataFrame:
     for gpu, speed in zip(costs.GPUS, (1, 3), strict=True):
         jobs += [
             _job("paper", gpu, "train_model", "v=a", 2.0 / speed, 12.04, 0.5, lengths="measured on x.jsonl"),
-            _job("paper", gpu, "train_model", "v=b", 3.0 / speed, 39.04, 0.24, lengths="upper bound 512; measured on y"),
+            _job("paper", gpu, "train_model", "v=b", 3.0 / speed, 39.04, 0.24, lengths="upper bound 512; on y"),
             _job("paper", gpu, "encode_texts", "v=a", 0.5555 / speed, 2.0, 1.0, lengths="contract z"),
             _job("paper", gpu, "train_electra", "m=q", unknown="no config.json of q", disk=None),
             _job("paper", gpu, "train_electra", "m=p", unknown="no config.json of p", disk=None),
