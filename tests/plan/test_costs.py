@@ -131,7 +131,7 @@ def _presets_table() -> pd.DataFrame:
     for gpu, speed in zip(costs.GPUS, (1, 3), strict=True):
         jobs += [
             _job("paper", gpu, "train_model", "v=a", 2.0 / speed, 12.04, 0.5, lengths="measured on x.jsonl"),
-            _job("paper", gpu, "train_model", "v=b", 3.0 / speed, 39.04, 0.24, lengths="upper bound 512; on y"),
+            _job("paper", gpu, "train_model", "v=b", 3.0 / speed, 39.44, 0.24, lengths="upper bound 512; on y"),
             _job("paper", gpu, "encode_texts", "v=a", 0.5555 / speed, 2.0, 1.0, lengths="contract z"),
             _job("paper", gpu, "train_electra", "m=q", unknown="no config.json of q", disk=None),
             _job("paper", gpu, "train_electra", "m=p", unknown="no config.json of p", disk=None),
@@ -161,7 +161,7 @@ def test_a_presets_figures_are_its_plans_totals_on_the_cells_gpus(two_presets):
     assert paper["gpu_hours_a100-80gb"] == 5.56 and paper["gpu_hours_h100-80gb"] == 1.85
     assert paper["gpu_hours_a100-80gb_low"] == 2.78 and paper["gpu_hours_a100-80gb_high"] == 11.1
     assert paper["gpu_hours_h100-80gb_low"] == 0.926 and paper["gpu_hours_h100-80gb_high"] == 3.7
-    assert (paper["widest_gib"], paper["over_40gb"], paper["over_80gb"], paper["disk_gb"]) == (39.0, 1, 0, 1.7)
+    assert (paper["widest_gib"], paper["over_40gb"], paper["over_80gb"], paper["disk_gb"]) == (39.4, 1, 0, 1.7)
     cpu = figures.loc["cpu"]
     assert (cpu["jobs"], cpu["gpu_jobs"], cpu["unpriced"], cpu["at_max_length"]) == (1, 0, 0, 0)
     assert costs._estimate({**cpu.to_dict(), "preset": "cpu"}, costs.GPUS[0]) == costs.NO_GPU_JOB
@@ -182,12 +182,12 @@ def test_the_cost_page_gives_each_presets_rules_lengths_wide_jobs_and_unpriced_j
     rules = [[cell.strip() for cell in line.strip("|").split("|")] for line in paper[6:8]]
     # per rule: jobs, GPU-hours (summed), widest GiB (the largest), disk GB (summed), to a tenth
     assert [[rule, *map(float, figures)] for rule, *figures in rules] == [["encode_texts", 1, 0.6, 2.0, 1.0],
-                                                                          ["train_model", 2, 5.0, 39.0, 0.7]]
+                                                                          ["train_model", 2, 5.0, 39.4, 0.7]]
     assert paper[4].startswith("| rule ") and paper[5].startswith("|:-")
     assert paper[8:] == [
         "", "Texts priced at their maximum length (no measured or recorded lengths: give a contract `lengths:`, a url "
             "dataset's `datasets.<name>.lengths` or a local copy to price them closer): d train text, d train title.",
-        "", "Jobs over 40 GB (more than the 37 GiB a job can use of it):", "", "- train_model[v=b] (39.0 GiB)", "",
+        "", "Jobs over 40 GB (more than the 37 GiB a job can use of it):", "", "- train_model[v=b] (39.4 GiB)", "",
         # by how many jobs each reason leaves unpriced, then by the reason
         "Not priced (what the plan lacks):", "", "- no config.json of q (2 job(s))", "- no config.json of o (1 job(s))",
         "- no config.json of p (1 job(s))", "", ""]
@@ -314,7 +314,7 @@ def test_a_runs_totals_add_its_priced_jobs_and_count_the_rest(two_presets):
     assert (paper["gpu_hours"], paper["gpu_hours_low"], paper["gpu_hours_high"]) == pytest.approx(
         (5.5555, 5.5555 / 2, 2 * 5.5555))
     assert (paper["tokens"], paper["pflops"], paper["widest_gib"], paper["disk_gb"]) == pytest.approx(
-        (3000, 2 * 5.5555 / 1e3, 39.04, 1.74))
+        (3000, 2 * 5.5555 / 1e3, 39.44, 1.74))
     assert totals.loc[("paper", "h100-80gb"), "not_fitting"] == 1
     assert totals.loc[("paper", "h100-80gb"), "gpu_hours"] == pytest.approx(5.5555 / 3)
     cpu = totals.loc[("cpu", "a100-80gb")].to_dict()

@@ -311,6 +311,10 @@ def test_a_rules_planner_prices_in_the_default_cache_and_reports_on_the_terminal
 
     monkeypatch.delenv(PLAN_LISTING_ONLY)
     monkeypatch.setattr(plan, "default_cache", lambda: cache)
+    # a job of the run's own config, priced through its track
+    real = RulePlanner(config, REPO)
+    sts = {"track": "2dmse-sts", "experiment": "sts-v1", "variant": "full"}
+    assert real.resource("train_model", sts, "mem_mb", 8000, 1) == real.plan("train_model", sts).mem_mb > 0
     monkeypatch.setattr(price, "job_work", lambda *args: _work())
     planner = RulePlanner(config, REPO)
     assert planner.resource("train_model", {"experiment": "x"}, "runtime", 240, 1, queued=False) == 240
@@ -321,11 +325,17 @@ def test_a_rules_planner_prices_in_the_default_cache_and_reports_on_the_terminal
     assert given._context.cache_dir == tmp_path
     with pytest.raises(ValueError, match="^planned resource 'gpu': one of runtime, mem_mb$"):
         planner.resource("train_model", {"experiment": "x"}, "gpu", 1, 1)
-    monkeypatch.setattr(price, "job_work", lambda *args: Work(unknown=("no count of y",)))
+    monkeypatch.setattr(price, "job_work", lambda *args: Work(unknown=("no count of y", "no contract of y")))
     assert planner.resource("train_model", {"experiment": "y"}, "mem_mb", 8000, 1) == 8000
+
+    # a plan that cannot be made at all (its GPU unknown) keeps the rule's request too, saying why
+    wrong = RulePlanner({**config, "plan_gpu": "nope"}, REPO)
+    assert wrong.resource("train_model", {"experiment": "z"}, "runtime", 240, 2) == 480
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err == (
-        "plan: train_model[experiment=y] keeps its rule's runtime and mem_mb: it cannot be priced: no count of y\n")
+    assert captured.out == "" and captured.err.startswith(
+        "plan: train_model[experiment=y] keeps its rule's runtime and mem_mb: it cannot be priced: no count of y; "
+        "no contract of y\nplan: train_model[experiment=z] keeps its rule's runtime and mem_mb: unknown GPU 'nope'; "
+        "known: a10-24gb, ")
 
 
 @pytest.mark.workflow

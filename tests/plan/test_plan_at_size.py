@@ -168,10 +168,12 @@ def test_a_queued_run_submits_no_job_over_the_partitions_limit_unless_told(monke
     assert reported == [f"plan: train_retriever[experiment=x]: planned {runtime} min, over plan_max_runtime 20 min; "
                         "a queued run submits it only with plan_submit_over_limit: true; raise the devices or "
                         "split the job (see docs/plan.md)"]
+    planner.resource("train_retriever", {"experiment": "w"}, "runtime", 240, 1)
     with pytest.raises(ConfigError) as refused:
         planner.refuse_over_limit()
-    assert str(refused.value) == (
-        "1 job(s) planned over plan_max_runtime (20 min, the partition's limit), so none is submitted:\n"
+    assert str(refused.value) == (  # each job on a line of its own, by name
+        "2 job(s) planned over plan_max_runtime (20 min, the partition's limit), so none is submitted:\n"
+        f"  train_retriever[experiment=w]: planned {runtime} min\n"
         f"  train_retriever[experiment=x]: planned {runtime} min\n"
         "raise their devices or split them (docs/plan.md), or set plan_submit_over_limit: true to queue them anyway")
     allowed = RulePlanner({**limited, "plan_submit_over_limit": True}, REPO, cache, report=reported.append)
