@@ -91,8 +91,10 @@ def check_dataset(name: str, entry: dict, workdir: Path) -> None:
 
 
 def check_recorded_lengths(name: str, entry: dict) -> None:
-    """A dataset entry's ``lengths``: of a source no contract records (a hub dataset's are its contract's),
-    each of a split the source names and a text column of its kind, its figures as a contract's."""
+    """A dataset entry's ``lengths``: of a source whose texts the plan cannot measure here and no contract
+    records (url, word_similarity), each of a split the source names and a text column of its kind, its
+    figures as a contract's. Figures the plan would never read are refused, not kept: it would price the
+    texts otherwise without a word."""
     lengths = entry.get("lengths")
     if not lengths:
         return
@@ -100,16 +102,19 @@ def check_recorded_lengths(name: str, entry: dict) -> None:
     if entry["source"] == "hub":
         raise ConfigError(f"config key {where}: a hub dataset's lengths are its contract's "
                           f"(reference/hub/{entry['id'].replace('/', '--')}.yaml, lengths:), not the config's")
+    if entry["source"] in ("local", "gensim"):
+        raise ConfigError(f"config key {where}: a {entry['source']} dataset's lengths are measured on its files "
+                          "here (trimbench.cost.lengths); the key is for url and word_similarity sources")
     columns = (QUERY, DOCUMENT) if entry["kind"] == "retrieval" else text_columns(entry["kind"])
     # the splits a source names (a url entry's files, the word-similarity builder's cut): figures of
     # another split would never be read, the plan silently pricing the real one at its maximum length
-    splits = {"url": tuple(entry.get("urls") or ()), "word_similarity": WORD_SIMILARITY_SPLITS}.get(entry["source"])
+    splits = tuple(entry.get("urls") or ()) if entry["source"] == "url" else WORD_SIMILARITY_SPLITS
 
     def fail(message: str):
         raise ConfigError(f"config key {message}")
 
     for split, figures_of in lengths.items():
-        if splits is not None and split not in splits:
+        if split not in splits:
             fail(f"{where}.{split}: not a split of dataset '{name}' (its splits: {', '.join(splits)})")
         for column, figures in figures_of.items():
             if column not in columns:

@@ -423,6 +423,12 @@ FIGURES = {"mean": 12.0, "p50": 10.0, "p90": 20.0, "p99": 30.0, "max": 40, "toke
            "source": "a file"}
 
 
+#: a url dataset (the ELECTRA preset's KorSTS, read from kakaobrain's release): no copy here to measure
+URL_STS = {"source": "url", "urls": {"test": "https://raw.githubusercontent.com/kakaobrain/kor-nlu-datasets/"
+                                               "0df0fe7d496eb61b092e022e238c2230b29f1cbc/KorSTS/sts-test.tsv"},
+           "quoting": "none", "kind": "sts", "score_range": [0, 5]}
+
+
 @pytest.mark.parametrize(("lengths", "message"), [
     ({"test": {"sentence1": FIGURES}}, None),
     ({"test": {"anchor": FIGURES}},
@@ -434,14 +440,25 @@ FIGURES = {"mean": 12.0, "p50": 10.0, "p90": 20.0, "p99": 30.0, "max": 40, "toke
      "config key datasets.lee-sim.lengths.test.sentence1: its keys are mean, p50, p90, p99, max, tokenizer, source"),
 ])
 def test_a_datasets_own_recorded_lengths_are_checked_as_a_contracts(default, lengths, message):
-    """A source no contract records (url, local, gensim) may record its texts' lengths for the plan."""
-    default["datasets"]["lee-sim"]["lengths"] = lengths
+    """A source no contract records and the plan cannot measure here (url, word_similarity) may record its
+    texts' lengths for the plan."""
+    # the default's judgements, read from a URL instead
+    default["datasets"]["lee-sim"] = {**URL_STS, "lengths": lengths}
     if message is None:
         assert prepare(default)["datasets"]["lee-sim"]["lengths"] == lengths
         return
     with pytest.raises(ConfigError) as error:
         prepare(default)
     assert str(error.value).startswith(message), str(error.value)
+
+
+def test_a_dataset_measured_here_records_no_lengths(default):
+    """A gensim or local dataset's texts are on this machine: the plan measures them and would never read
+    recorded figures, so they are refused rather than kept."""
+    default["datasets"]["lee-sim"]["lengths"] = {"test": {"sentence1": FIGURES}}
+    with pytest.raises(ConfigError, match=r"^config key datasets.lee-sim.lengths: a gensim dataset's lengths are "
+                                          r"measured on its files here"):
+        prepare(default)
 
 
 def test_a_url_datasets_lengths_are_of_the_splits_it_names():
